@@ -1,0 +1,55 @@
+import express, { NextFunction, Request, Response } from 'express';
+import { basicAuth } from './auth';
+import { Config } from './config';
+import { ErrorCode, PlatformError, toHttp } from './errors';
+import { catchAsync } from './lib/catch-async';
+import type { GatewayMetrics } from './metrics/gateway-metrics';
+import type { FunctionProvider } from './providers/function-provider';
+import type { Registry } from './registry/registry';
+import { functionRoutes } from './routes/functions';
+import { infoRoutes } from './routes/info';
+import { logRoutes } from './routes/logs';
+import { secretRoutes } from './routes/secrets';
+
+export interface AppDeps {
+  cfg: Config;
+  provider: FunctionProvider;
+  registry: Registry;
+  metrics: GatewayMetrics;
+  /** Extra `/system/*` routers added by later subsystems (scaling events, jobs). */
+  extra?: express.Router[];
+}
+
+/** The Express app for everything except the `/function/*` and `/async-function/*` hot paths. */
+export function buildApp(d: AppDeps): express.Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.get('/healthz', (_req, res) => res.status(200).send('OK'));
+  app.get('/metrics', async (_req, res) => {
+    res.set('Content-Type', d.metrics.registry.contentType).send(await d.metrics.registry.metrics());
+  });
+  app.use('/system', basicAuth(d.cfg.auth));
+  app.use(express.json({ limit: d.cfg.maxBodyBytes, strict: false, type: () => true }));
+  for (const r of [
+    infoRoutes(d.provider, d.cfg.version),
+    functionRoutes(d.provider, d.registry),
+    secretRoutes(d.provider),
+    logRoutes(d.provider),
+    ...(d.extra ?? []),
+  ]) {
+    app.use(catchAsync(r));
+  }
+  app.use((req: Request, _res: Response, next: NextFunction) => {
+    next(new PlatformError(ErrorCode.NotFound, `no route for ${req.method} ${req.path}`));
+  });
+  app.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {
+    const h = toHttp(err);
+    if (res.headersSent) {
+      res.end();
+      return;
+    }
+    res.status(h.status).set(h.headers).json(h.body);
+  });
+  return app;
+}

@@ -1,0 +1,140 @@
+import axios from 'axios';
+import { Job, Queue, Worker } from 'bullmq';
+import type Redis from 'ioredis';
+import type { IncomingHttpHeaders } from 'node:http';
+import { ErrorCode, functionNotFound, PlatformError, toHttp } from '../errors';
+import { FunctionRef } from '../lib/names';
+import { keys } from '../registry/keys';
+import { FunctionState } from '../proxy/function-state';
+import { Invoker } from '../proxy/invoker';
+import { FunctionRouter } from '../proxy/router';
+
+/** What is stored in Redis for one accepted async invocation. */
+export interface AsyncJob {
+  ref: FunctionRef;
+  method: string;
+  path: string;
+  headers: Record<string, string>;
+  /** base64 */
+  body: string;
+  callId: string;
+  callbackUrl?: string;
+  /** Set once the function answered, so a retried callback does not invoke it again. */
+  result?: { status: number; contentType?: string; body: string };
+}
+
+export interface AsyncOptions {
+  concurrency: number;
+  lockMs: number;
+  attempts: number;
+  callbackTimeoutMs: number;
+}
+
+/** Request headers carried to the function (the rest are the async caller's transport). */
+const KEEP = /^(content-type|accept|x-(?!callback-url$)[a-z0-9-]+)$/;
+
+/** Transient gateway-side failures worth another attempt. */
+const RETRY = new Set([ErrorCode.NoReplicas, ErrorCode.QueueFull, ErrorCode.UpstreamUnavailable, ErrorCode.UpstreamTimeout]);
+
+/**
+ * `/async-function/*`: accepted invocations are BullMQ jobs in Redis before the 202 is sent; a
+ * worker invokes the function and POSTs the result to `X-Callback-Url` with `X-Function-Status`,
+ * `X-Function-Name` and `X-Call-Id`.
+ *
+ * Guarantee: at-least-once. A job is in Redis (AOF) when the caller gets 202. If the gateway
+ * dies mid-job, its lock expires after `lockMs` and another worker (or this one after restart)
+ * runs it again; the function's result is saved before the callback, so a failed callback is
+ * retried without re-invoking, but a crash between invoking and saving re-invokes.
+ */
+export class AsyncInvocations {
+  readonly queue: Queue<AsyncJob>;
+  private worker?: Worker<AsyncJob>;
+  private workerConn?: Redis;
+
+  constructor(
+    private readonly connection: Redis,
+    private readonly invoker: Invoker,
+    private readonly router: FunctionRouter,
+    private readonly opts: AsyncOptions,
+  ) {
+    this.queue = new Queue<AsyncJob>(keys.asyncQueue, { connection });
+  }
+
+  async enqueue(ref: FunctionRef, method: string, path: string, headers: IncomingHttpHeaders, body: Buffer, callId: string): Promise<void> {
+    const kept: Record<string, string> = {};
+    for (const [k, v] of Object.entries(headers)) if (KEEP.test(k) && typeof v === 'string') kept[k] = v;
+    const job: AsyncJob = { ref, method, path, headers: kept, body: body.toString('base64'), callId };
+    const cb = headers['x-callback-url'];
+    if (typeof cb === 'string' && cb) job.callbackUrl = cb;
+    await this.queue.add('invoke', job, {
+      jobId: callId,
+      attempts: this.opts.attempts,
+      backoff: { type: 'exponential', delay: 500 },
+      removeOnComplete: { age: 3600, count: 10_000 },
+      removeOnFail: { age: 24 * 3600 },
+    });
+  }
+
+  startWorker(): void {
+    this.workerConn = this.connection.duplicate();
+    this.workerConn.on('error', () => undefined);
+    this.worker = new Worker<AsyncJob>(keys.asyncQueue, (job) => this.process(job), {
+      connection: this.workerConn,
+      concurrency: this.opts.concurrency,
+      lockDuration: this.opts.lockMs,
+      stalledInterval: this.opts.lockMs,
+      maxStalledCount: 10,
+    });
+    this.worker.on('error', () => undefined);
+  }
+
+  private async process(job: Job<AsyncJob>): Promise<{ status: number }> {
+    const d = job.data;
+    let result = d.result;
+    if (!result) {
+      result = await this.invoke(d, job.attemptsMade + 1 >= this.opts.attempts);
+      await job.updateData({ ...d, result });
+    }
+    if (d.callbackUrl) {
+      const headers: Record<string, string> = {
+        'X-Function-Status': String(result.status),
+        'X-Function-Name': d.ref.name,
+        'X-Call-Id': d.callId,
+      };
+      if (result.contentType) headers['Content-Type'] = result.contentType;
+      await axios.post(d.callbackUrl, Buffer.from(result.body, 'base64'), {
+        headers,
+        timeout: this.opts.callbackTimeoutMs,
+        validateStatus: (s) => s < 500,
+        maxRedirects: 0,
+      });
+    }
+    return { status: result.status };
+  }
+
+  private async invoke(d: AsyncJob, lastAttempt: boolean): Promise<NonNullable<AsyncJob['result']>> {
+    const startHr = process.hrtime.bigint();
+    try {
+      const st = await this.router.state(d.ref);
+      if (!(st instanceof FunctionState)) throw functionNotFound(d.ref.name, d.ref.namespace);
+      const inv = { ref: d.ref, method: d.method, path: d.path, headers: d.headers, body: Buffer.from(d.body, 'base64'), callId: d.callId };
+      const { upstream, response } = await this.invoker.send(st, inv);
+      const chunks: Buffer[] = [];
+      for await (const c of response) chunks.push(c as Buffer);
+      const status = response.statusCode ?? 502;
+      this.invoker.finish(st, upstream, status, startHr);
+      const ct = response.headers['content-type'];
+      return { status, body: Buffer.concat(chunks).toString('base64'), ...(ct ? { contentType: ct } : {}) };
+    } catch (e) {
+      if (e instanceof PlatformError && RETRY.has(e.code) && !lastAttempt) throw e;
+      const h = toHttp(e);
+      return { status: h.status, contentType: 'application/json', body: Buffer.from(JSON.stringify(h.body)).toString('base64') };
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.worker?.close();
+    await this.queue.close();
+    this.workerConn?.disconnect();
+  }
+}

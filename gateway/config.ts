@@ -1,0 +1,115 @@
+import { readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+
+/** Repository root (where package.json, templates/ and native/ live). */
+export const REPO_ROOT = resolve(__dirname, '..');
+
+export interface AuthConfig {
+  enabled: boolean;
+  user: string;
+  password: string;
+}
+
+/** Every knob of the gateway, local provider and async worker. Parsed once; core code never reads env. */
+export interface Config {
+  host: string;
+  port: number;
+  /** Where the embedded redis-server keeps data and AOF, the image store, secrets and pid files. */
+  dataDir: string;
+  /** `redis://…` of a shared Redis; absent → start an embedded `redis-server` on a unix socket in dataDir. */
+  redisUrl?: string;
+  auth: AuthConfig;
+  /** Largest request body accepted on any endpoint, bytes. */
+  maxBodyBytes: number;
+  /** How long the gateway waits for a replica's answer, ms. */
+  upstreamTimeoutMs: number;
+  /** Requests queued per function in one gateway before tail drop (429). */
+  queueDepth: number;
+  /** Concurrent requests sent to one replica before queueing (overridable per function). */
+  replicaConcurrency: number;
+  /** How long a request waits for a first replica when a function is at zero, ms. */
+  scaleFromZeroTimeoutMs: number;
+  /** Run replicas in this process (the local node agent). Only one agent holds the lock at a time. */
+  agent: boolean;
+  /** Readiness probe deadline for a starting replica, ms. */
+  readinessTimeoutMs: number;
+  /** Time a replica leaves balancers before SIGTERM on scale-down, ms. */
+  drainMs: number;
+  /** SIGTERM → SIGKILL grace, ms. */
+  terminationGraceMs: number;
+  async: {
+    concurrency: number;
+    /** BullMQ lock duration: a crashed worker's job is retried after this, ms. */
+    lockMs: number;
+    attempts: number;
+    callbackTimeoutMs: number;
+  };
+  /** Directory of templates for `mlfaas build` (lang → templates/<lang>). */
+  templatesDir: string;
+  version: { release: string; sha: string };
+}
+
+type Env = Record<string, string | undefined>;
+
+function int(env: Env, key: string, def: number, min: number): number {
+  const raw = env[key];
+  if (raw === undefined || raw === '') return def;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min) {
+    throw new Error(`config: ${key}="${raw}" must be an integer ≥ ${min}`);
+  }
+  return n;
+}
+
+function bool(env: Env, key: string, def: boolean): boolean {
+  const raw = env[key];
+  if (raw === undefined || raw === '') return def;
+  if (/^(1|true|yes|on)$/i.test(raw)) return true;
+  if (/^(0|false|no|off)$/i.test(raw)) return false;
+  throw new Error(`config: ${key}="${raw}" must be true or false`);
+}
+
+function auth(env: Env): AuthConfig {
+  const enabled = bool(env, 'MLFAAS_BASIC_AUTH', false);
+  let user = env.MLFAAS_AUTH_USER ?? 'admin';
+  let password = env.MLFAAS_AUTH_PASSWORD ?? '';
+  const dir = env.MLFAAS_AUTH_DIR; // OpenFaaS layout: basic-auth-user, basic-auth-password
+  if (dir) {
+    user = readFileSync(join(dir, 'basic-auth-user'), 'utf8').trim();
+    password = readFileSync(join(dir, 'basic-auth-password'), 'utf8').trim();
+  }
+  if (enabled && password === '') {
+    throw new Error('config: MLFAAS_BASIC_AUTH=true needs MLFAAS_AUTH_PASSWORD or MLFAAS_AUTH_DIR');
+  }
+  return { enabled, user, password };
+}
+
+/** Defaults → env → overrides (from flags), validated with messages naming the variable. */
+export function loadConfig(env: Env = process.env, overrides: Partial<Config> = {}): Config {
+  const pkg = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string };
+  const cfg: Config = {
+    host: env.MLFAAS_HOST ?? '127.0.0.1',
+    port: int(env, 'MLFAAS_PORT', 8080, 0),
+    dataDir: resolve(env.MLFAAS_DATA_DIR ?? join(REPO_ROOT, '.mlfaas')),
+    redisUrl: env.MLFAAS_REDIS_URL || undefined,
+    auth: auth(env),
+    maxBodyBytes: int(env, 'MLFAAS_MAX_BODY_BYTES', 16 * 1024 * 1024, 1),
+    upstreamTimeoutMs: int(env, 'MLFAAS_UPSTREAM_TIMEOUT_MS', 60_000, 1),
+    queueDepth: int(env, 'MLFAAS_QUEUE_DEPTH', 512, 0),
+    replicaConcurrency: int(env, 'MLFAAS_REPLICA_CONCURRENCY', 64, 1),
+    scaleFromZeroTimeoutMs: int(env, 'MLFAAS_SCALE_FROM_ZERO_TIMEOUT_MS', 60_000, 1),
+    agent: bool(env, 'MLFAAS_AGENT', true),
+    readinessTimeoutMs: int(env, 'MLFAAS_READINESS_TIMEOUT_MS', 60_000, 1),
+    drainMs: int(env, 'MLFAAS_DRAIN_MS', 1_000, 0),
+    terminationGraceMs: int(env, 'MLFAAS_TERMINATION_GRACE_MS', 10_000, 0),
+    async: {
+      concurrency: int(env, 'MLFAAS_ASYNC_CONCURRENCY', 8, 1),
+      lockMs: int(env, 'MLFAAS_ASYNC_LOCK_MS', 30_000, 1000),
+      attempts: int(env, 'MLFAAS_ASYNC_ATTEMPTS', 5, 1),
+      callbackTimeoutMs: int(env, 'MLFAAS_CALLBACK_TIMEOUT_MS', 10_000, 1),
+    },
+    templatesDir: resolve(env.MLFAAS_TEMPLATES_DIR ?? join(REPO_ROOT, 'templates')),
+    version: { release: pkg.version, sha: env.MLFAAS_GIT_SHA ?? 'dev' },
+  };
+  return { ...cfg, ...overrides };
+}

@@ -1,0 +1,76 @@
+import { Counter, Gauge, Histogram, Registry as PromRegistry, collectDefaultMetrics } from 'prom-client';
+import type { FunctionRouter } from '../proxy/router';
+
+/**
+ * Prometheus metrics with OpenFaaS's names (`gateway_function_invocation_total`,
+ * `gateway_functions_seconds`, `gateway_service_count`) plus mlfaas's queue, in-flight and
+ * replica gauges. `function_name` is `name.namespace`, as OpenFaaS labels it.
+ */
+export class GatewayMetrics {
+  readonly registry = new PromRegistry();
+  readonly invocations: Counter<'function_name' | 'code'>;
+  readonly seconds: Histogram<'function_name' | 'code'>;
+  private router?: FunctionRouter;
+
+  constructor() {
+    collectDefaultMetrics({ register: this.registry, prefix: 'mlfaas_gateway_' });
+    this.invocations = new Counter({
+      name: 'gateway_function_invocation_total',
+      help: 'Function invocations by status code',
+      labelNames: ['function_name', 'code'],
+      registers: [this.registry],
+    });
+    this.seconds = new Histogram({
+      name: 'gateway_functions_seconds',
+      help: 'Function time taken, seconds',
+      labelNames: ['function_name', 'code'],
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+      registers: [this.registry],
+    });
+    const self = this;
+    const each = (g: Gauge<string>, value: (s: ReturnType<FunctionRouter['all']> extends Iterable<infer T> ? T : never) => number) => {
+      g.reset();
+      for (const s of self.router?.all() ?? []) g.set({ function_name: `${s.ref.name}.${s.ref.namespace}` }, value(s));
+    };
+    new Gauge({
+      name: 'gateway_service_count',
+      help: 'Desired replicas of each function',
+      labelNames: ['function_name'],
+      registers: [this.registry],
+      collect() {
+        each(this, (s) => s.desired);
+      },
+    });
+    new Gauge({
+      name: 'mlfaas_function_queue_length',
+      help: 'Requests waiting in this gateway for a replica slot',
+      labelNames: ['function_name'],
+      registers: [this.registry],
+      collect() {
+        each(this, (s) => s.queued);
+      },
+    });
+    new Gauge({
+      name: 'mlfaas_function_inflight',
+      help: 'Requests this gateway has sent to replicas and not yet answered',
+      labelNames: ['function_name'],
+      registers: [this.registry],
+      collect() {
+        each(this, (s) => s.inflight);
+      },
+    });
+    new Gauge({
+      name: 'mlfaas_function_ready_replicas',
+      help: 'Replicas passing readiness',
+      labelNames: ['function_name'],
+      registers: [this.registry],
+      collect() {
+        each(this, (s) => s.upstreams.length);
+      },
+    });
+  }
+
+  attach(router: FunctionRouter): void {
+    this.router = router;
+  }
+}

@@ -1,0 +1,121 @@
+import type Redis from 'ioredis';
+import { FunctionRef, refKey } from '../lib/names';
+import { keys } from '../registry/keys';
+
+/** Upper bounds (ms) of the latency histogram kept per function per second. */
+export const LATENCY_BUCKETS_MS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, Infinity];
+
+/** Per-function counters for one second, as stored in the Redis hash `mlfaas:metrics:<fn>:<sec>`. */
+export interface SecondCounters {
+  arrivals: number;
+  completions: number;
+  errors: number;
+  rejected: number;
+  latencySumMs: number;
+  /** counts per LATENCY_BUCKETS_MS bucket */
+  buckets: number[];
+}
+
+const empty = (): SecondCounters => ({
+  arrivals: 0,
+  completions: 0,
+  errors: 0,
+  rejected: 0,
+  latencySumMs: 0,
+  buckets: LATENCY_BUCKETS_MS.map(() => 0),
+});
+
+export function bucketOf(ms: number): number {
+  let i = 0;
+  while (ms > LATENCY_BUCKETS_MS[i]) i++;
+  return i;
+}
+
+/**
+ * Aggregates arrivals, completions and latencies in memory and adds them to per-second hashes in
+ * Redis once a second (one pipeline), where the autoscaler reads them. Several gateways add into
+ * the same hashes. Keys expire after `ttlSec`.
+ */
+export class SecondWindow {
+  private cur = new Map<string, SecondCounters>();
+  private timer?: NodeJS.Timeout;
+
+  constructor(
+    private readonly redis: Redis,
+    private readonly ttlSec = 600,
+  ) {}
+
+  start(): void {
+    this.timer = setInterval(() => void this.flush(), 1000);
+    this.timer.unref();
+  }
+
+  private get(key: string): SecondCounters {
+    let c = this.cur.get(key);
+    if (!c) this.cur.set(key, (c = empty()));
+    return c;
+  }
+
+  arrival(ref: FunctionRef): void {
+    this.get(refKey(ref)).arrivals++;
+  }
+
+  rejected(ref: FunctionRef): void {
+    this.get(refKey(ref)).rejected++;
+  }
+
+  completion(ref: FunctionRef, ms: number, ok: boolean): void {
+    const c = this.get(refKey(ref));
+    c.completions++;
+    if (!ok) c.errors++;
+    c.latencySumMs += ms;
+    c.buckets[bucketOf(ms)]++;
+  }
+
+  async flush(nowMs = Date.now()): Promise<void> {
+    if (this.cur.size === 0) return;
+    const batch = this.cur;
+    this.cur = new Map();
+    const sec = Math.floor(nowMs / 1000);
+    const p = this.redis.pipeline();
+    for (const [k, c] of batch) {
+      const i = k.indexOf('/');
+      const key = keys.metrics({ namespace: k.slice(0, i), name: k.slice(i + 1) }, sec);
+      p.hincrby(key, 'arrivals', c.arrivals);
+      p.hincrby(key, 'completions', c.completions);
+      p.hincrby(key, 'errors', c.errors);
+      p.hincrby(key, 'rejected', c.rejected);
+      p.hincrbyfloat(key, 'latency_sum_ms', c.latencySumMs);
+      c.buckets.forEach((n, b) => n && p.hincrby(key, `le_${b}`, n));
+      p.expire(key, this.ttlSec);
+      if (c.completions) p.hincrby(keys.invocations, k, c.completions);
+    }
+    await p.exec().catch(() => undefined);
+  }
+
+  close(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    return this.flush();
+  }
+}
+
+/** Reads one function's counters for the seconds [fromSec, toSec] (for the autoscaler and tests). */
+export async function readSeconds(redis: Redis, ref: FunctionRef, fromSec: number, toSec: number): Promise<Map<number, SecondCounters>> {
+  const p = redis.pipeline();
+  for (let s = fromSec; s <= toSec; s++) p.hgetall(keys.metrics(ref, s));
+  const res = (await p.exec()) ?? [];
+  const out = new Map<number, SecondCounters>();
+  res.forEach(([, h], i) => {
+    const m = h as Record<string, string>;
+    if (!m || Object.keys(m).length === 0) return;
+    const c = empty();
+    c.arrivals = Number(m.arrivals ?? 0);
+    c.completions = Number(m.completions ?? 0);
+    c.errors = Number(m.errors ?? 0);
+    c.rejected = Number(m.rejected ?? 0);
+    c.latencySumMs = Number(m.latency_sum_ms ?? 0);
+    c.buckets = LATENCY_BUCKETS_MS.map((_, b) => Number(m[`le_${b}`] ?? 0));
+    out.set(fromSec + i, c);
+  });
+  return out;
+}

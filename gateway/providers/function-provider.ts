@@ -1,0 +1,100 @@
+import type { ChangeListener } from '../registry/change-feed';
+import type { FunctionSpec } from '../registry/function-spec';
+import type { ReplicaInfo } from '../registry/registry';
+import type { FunctionRef } from '../lib/names';
+
+/** `/system/info`'s provider block (OpenFaaS `ProviderInfo`). */
+export interface ProviderInfo {
+  provider: string;
+  orchestration: string;
+  version: { release: string; sha: string };
+}
+
+/** A deployed function as `/system/functions` returns it (OpenFaaS `FunctionStatus`, minus invocations). */
+export interface FunctionStatus {
+  name: string;
+  image: string;
+  namespace: string;
+  envProcess?: string;
+  envVars?: Record<string, string>;
+  constraints?: string[];
+  secrets?: string[];
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+  limits?: { memory?: string; cpu?: string };
+  requests?: { memory?: string; cpu?: string };
+  readOnlyRootFilesystem?: boolean;
+  /** Desired replicas. */
+  replicas: number;
+  /** Replicas passing readiness. */
+  availableReplicas: number;
+  /** RFC3339 */
+  createdAt: string;
+  /** `inference`, `training` or `classic` (fork-per-request watchdog). */
+  kind: string;
+}
+
+export interface LogLine {
+  name: string;
+  namespace: string;
+  instance: string;
+  /** RFC3339 with nanoseconds as OpenFaaS prints them. */
+  timestamp: string;
+  text: string;
+}
+
+export interface LogQuery {
+  /** Last N lines; undefined or < 0 = all kept lines. */
+  tail?: number;
+  since?: Date;
+  follow: boolean;
+  signal: AbortSignal;
+}
+
+export interface Secret {
+  name: string;
+  namespace: string;
+  value?: string;
+  /** base64 raw bytes (faas-cli `--from-file`) */
+  rawValue?: string;
+}
+
+export interface SecretStore {
+  list(namespace: string): Promise<Array<{ name: string; namespace: string }>>;
+  /** Fails with Conflict if it exists. */
+  create(s: Secret): Promise<void>;
+  /** Fails with NotFound if absent. */
+  update(s: Secret): Promise<void>;
+  /** Fails with NotFound if absent. */
+  remove(name: string, namespace: string): Promise<void>;
+}
+
+/**
+ * The whole backend contract, like OpenFaaS faas-provider's handler set. The gateway never knows
+ * which backend runs; `test/contract/describe-provider.ts` runs one suite against each.
+ */
+export interface FunctionProvider {
+  info(): ProviderInfo;
+  /** New function; Conflict if it exists, ImageNotFound (400) if the image cannot be run. */
+  deploy(spec: FunctionSpec): Promise<void>;
+  /** Rolling update of an existing function; NotFound if absent. */
+  update(spec: FunctionSpec): Promise<void>;
+  /** NotFound if absent. Replicas drain and stop. */
+  remove(ref: FunctionRef): Promise<void>;
+  get(ref: FunctionRef): Promise<FunctionStatus | undefined>;
+  list(namespace?: string): Promise<FunctionStatus[]>;
+  /** Desired replica count; NotFound if absent. Clamped by nothing: the caller applies min/max. */
+  scale(ref: FunctionRef, replicas: number): Promise<void>;
+  /** A replica's device time quota in (0, 1] (vertical scaling). */
+  setQuota(ref: FunctionRef, replicaId: string, quota: number): Promise<void>;
+  /** A replica's load-balancer weight (> 0). */
+  setWeight(ref: FunctionRef, replicaId: string, weight: number): Promise<void>;
+  /** All replicas with their state; the balancer uses the `ready` ones. */
+  endpoints(ref: FunctionRef): Promise<ReplicaInfo[]>;
+  logs(ref: FunctionRef, q: LogQuery): AsyncIterable<LogLine>;
+  namespaces(): Promise<string[]>;
+  readonly secrets: SecretStore;
+  /** Change notifications (spec, desired count, replica set) from any process on the same store. */
+  watch(l: ChangeListener): Promise<() => void>;
+  close(): Promise<void>;
+}

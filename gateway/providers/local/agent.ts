@@ -1,0 +1,193 @@
+import { createHash, randomBytes } from 'node:crypto';
+import type Redis from 'ioredis';
+import { FunctionRef, parseRefKey, refKey } from '../../lib/names';
+import { keys } from '../../registry/keys';
+import { FunctionRecord, Registry, ReplicaInfo } from '../../registry/registry';
+import { ImageStore } from './image-store';
+import { LogSink } from './log-sink';
+import { Replica, ReplicaHost } from './replica';
+
+export interface AgentOptions {
+  dataDir: string;
+  readinessTimeoutMs: number;
+  drainMs: number;
+  terminationGraceMs: number;
+  extraEnv?: Record<string, string>;
+  /** Lock lease, ms; a dead agent's functions are taken over after this. */
+  leaseMs?: number;
+  readSecret(namespace: string, name: string): Promise<string | undefined>;
+}
+
+const RENEW = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end return 0";
+
+/**
+ * The local node agent: makes the running child processes match the registry (desired count,
+ * spec version) for every function. One agent at a time holds a lease in Redis; a standby takes
+ * over when the holder dies and drops the dead agent's replica records.
+ */
+export class LocalAgent {
+  readonly id = randomBytes(6).toString('hex');
+  private replicas = new Map<string, Replica[]>();
+  private chains = new Map<string, Promise<void>>();
+  private leader = false;
+  private closed = false;
+  private timers: NodeJS.Timeout[] = [];
+  private unsubscribe?: () => void;
+  private readonly host: ReplicaHost;
+  private readonly leaseMs: number;
+
+  constructor(
+    private readonly redis: Redis,
+    private readonly registry: Registry,
+    private readonly images: ImageStore,
+    private readonly logs: LogSink,
+    opts: AgentOptions,
+  ) {
+    this.leaseMs = opts.leaseMs ?? 5000;
+    this.host = {
+      agentId: this.id,
+      dataDir: opts.dataDir,
+      readinessTimeoutMs: opts.readinessTimeoutMs,
+      drainMs: opts.drainMs,
+      terminationGraceMs: opts.terminationGraceMs,
+      extraEnv: opts.extraEnv ?? {},
+      publish: (info) => this.registry.putReplica(this.refOf(info.id), info),
+      unpublish: (id) => this.registry.removeReplica(this.refOf(id), id),
+      log: (instance, text) => this.logs.push(this.refOf(instance), instance, text),
+      readSecret: opts.readSecret,
+    };
+  }
+
+  get isLeader(): boolean {
+    return this.leader;
+  }
+
+  private owner = new Map<string, FunctionRef>();
+  private refOf(replicaId: string): FunctionRef {
+    return this.owner.get(replicaId)!;
+  }
+
+  /** Tries for the lease now and every lease/3 ms; reconciles while it holds it. */
+  async start(): Promise<void> {
+    await this.tryLead();
+    this.timers.push(setInterval(() => void this.tryLead(), Math.max(200, this.leaseMs / 3)));
+    this.timers.push(setInterval(() => this.leader && void this.reconcileAll(), 2000));
+  }
+
+  private async tryLead(): Promise<void> {
+    if (this.closed) return;
+    if (this.leader) {
+      const ok = await this.redis.eval(RENEW, 1, keys.agentLock, this.id, String(this.leaseMs)).catch(() => 0);
+      if (ok !== 1) {
+        this.leader = false;
+        await this.stopAll(false);
+      }
+      return;
+    }
+    const got = await this.redis.set(keys.agentLock, this.id, 'PX', this.leaseMs, 'NX').catch(() => null);
+    if (got !== 'OK') return;
+    this.leader = true;
+    await this.registry.dropForeignReplicas(this.id);
+    this.unsubscribe = await this.registry.feed.subscribe((c) => void this.reconcile(c.key));
+    await this.reconcileAll();
+  }
+
+  async reconcileAll(): Promise<void> {
+    const fns = await this.redis.hkeys(keys.functions);
+    const known = new Set([...fns, ...this.replicas.keys()]);
+    await Promise.all([...known].map((k) => this.reconcile(k)));
+  }
+
+  /** Serialised per function: the next reconcile of a key waits for the previous one. */
+  reconcile(key: string): Promise<void> {
+    const prev = this.chains.get(key) ?? Promise.resolve();
+    const next = prev.then(() => this.reconcileOne(key)).catch((e) => {
+      this.logs.push(parseRefKey(key), 'agent', `reconcile failed: ${(e as Error).message}`);
+    });
+    this.chains.set(key, next);
+    return next;
+  }
+
+  private async reconcileOne(key: string): Promise<void> {
+    if (!this.leader || this.closed) return;
+    const ref = parseRefKey(key);
+    const rec = await this.registry.get(ref);
+    const list = this.replicas.get(key) ?? [];
+    if (!rec || rec.kind === 'training') {
+      this.replicas.delete(key);
+      await Promise.all(list.map((r) => r.stop()));
+      if (!rec) await this.redis.del(keys.replicas(ref));
+      return;
+    }
+    const desired = await this.registry.desired(ref);
+    const hash = specHash(rec, this.images.find(rec.spec.image)?.builtAt ?? '');
+    const current = list.filter((r) => r.plan.specHash === hash);
+    const old = list.filter((r) => r.plan.specHash !== hash);
+    const started: Replica[] = [];
+    if (current.length < desired) {
+      const manifest = this.images.find(rec.spec.image);
+      if (!manifest) {
+        this.logs.push(ref, 'agent', `image ${rec.spec.image} is missing from the store`);
+      } else {
+        for (let i = current.length; i < desired; i++) {
+          const id = `${ref.name}-${randomBytes(3).toString('hex')}`;
+          this.owner.set(id, ref);
+          const r = new Replica(id, { ref, spec: rec.spec, manifest, specHash: hash }, this.host);
+          started.push(r);
+          void r.start();
+        }
+      }
+    }
+    // scale down: not-ready replicas first, then the newest
+    const keep = [...current, ...started];
+    const surplus = keep.length - desired;
+    const victims =
+      surplus > 0
+        ? [...keep].sort((a, b) => rank(a) - rank(b)).slice(0, surplus)
+        : [];
+    // a rolling update retires old replicas once the new ones are ready (or nothing is wanted)
+    const readyNew = keep.filter((r) => r.state === 'ready').length;
+    const retire = desired === 0 || readyNew >= desired ? old : [];
+    const leaving = new Set([...victims, ...retire]);
+    this.replicas.set(key, [...keep, ...old].filter((r) => !leaving.has(r)));
+    await Promise.all([...leaving].map((r) => r.stop()));
+  }
+
+  /** Replicas this agent runs for a function (for tests and the node agent's quota work). */
+  local(ref: FunctionRef): Replica[] {
+    return this.replicas.get(refKey(ref)) ?? [];
+  }
+
+  private async stopAll(drain: boolean): Promise<void> {
+    const all = [...this.replicas.values()].flat();
+    this.replicas.clear();
+    await Promise.all(all.map((r) => r.stop({ drain })));
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    this.timers.forEach(clearInterval);
+    this.unsubscribe?.();
+    await Promise.all([...this.chains.values()]);
+    await this.stopAll(false);
+    if (this.leader) {
+      await this.redis
+        .eval("if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0", 1, keys.agentLock, this.id)
+        .catch(() => undefined);
+    }
+    this.leader = false;
+  }
+}
+
+function rank(r: Replica): number {
+  // lower = stopped first: crashed, starting, then ready ones newest first
+  const base = { crashed: 0, starting: 1, draining: 2, ready: 3 }[r.state];
+  return base;
+}
+
+/** The spec and image build a replica was started from; a change means a rolling update. */
+export function specHash(rec: FunctionRecord, imageBuiltAt: string): string {
+  return createHash('sha1').update(JSON.stringify(rec.spec)).update(imageBuiltAt).digest('hex').slice(0, 12);
+}
+
+export type { ReplicaInfo };

@@ -1,0 +1,157 @@
+import type Redis from 'ioredis';
+import { ErrorCode, invalid, notFound, PlatformError } from '../../errors';
+import { DEFAULT_NAMESPACE, FunctionRef, parseRefKey } from '../../lib/names';
+import { ChangeListener } from '../../registry/change-feed';
+import { FunctionSpec } from '../../registry/function-spec';
+import { keys, replicaSettingsKey } from '../../registry/keys';
+import { FunctionRecord, Registry, ReplicaInfo } from '../../registry/registry';
+import { RedisSecretStore } from '../../registry/secrets';
+import { FunctionProvider, FunctionStatus, LogLine, LogQuery, ProviderInfo } from '../function-provider';
+import { ImageStore } from './image-store';
+import { readLogs } from './log-reader';
+
+/**
+ * The local provider: functions, desired counts and secrets in Redis; replicas run as child
+ * processes by whichever `LocalAgent` holds the lease. Any number of gateways can share it.
+ */
+export class LocalProvider implements FunctionProvider {
+  readonly secrets: RedisSecretStore;
+
+  constructor(
+    private readonly redis: Redis,
+    readonly registry: Registry,
+    readonly images: ImageStore,
+    private readonly version: { release: string; sha: string },
+  ) {
+    this.secrets = new RedisSecretStore(redis);
+  }
+
+  info(): ProviderInfo {
+    return { provider: 'mlfaas-local', orchestration: 'local', version: this.version };
+  }
+
+  private record(spec: FunctionSpec, createdAt: string): FunctionRecord {
+    const m = this.images.require(spec.image);
+    if (m.mode === 'classic' && !spec.envProcess && !m.fprocess) {
+      throw invalid('envProcess', `image "${spec.image}" is a classic watchdog image and needs envProcess (fprocess)`);
+    }
+    return { spec, createdAt, kind: m.kind };
+  }
+
+  private static initialReplicas(rec: FunctionRecord): number {
+    return rec.kind === 'training' ? 0 : rec.spec.ml.minScale;
+  }
+
+  async deploy(spec: FunctionSpec): Promise<void> {
+    const rec = this.record(spec, new Date().toISOString());
+    const ref = { name: spec.service, namespace: spec.namespace };
+    if (!(await this.registry.put(rec, 'absent'))) {
+      throw new PlatformError(ErrorCode.Conflict, `function ${spec.service}.${spec.namespace} already exists; use PUT to update`, 'service');
+    }
+    await this.registry.setDesired(ref, LocalProvider.initialReplicas(rec));
+  }
+
+  async update(spec: FunctionSpec): Promise<void> {
+    const ref = { name: spec.service, namespace: spec.namespace };
+    const old = await this.registry.get(ref);
+    if (!old) throw notFound(`function ${spec.service}.${spec.namespace} not found`);
+    const rec = this.record(spec, old.createdAt);
+    if (!(await this.registry.put(rec, 'present'))) throw notFound(`function ${spec.service}.${spec.namespace} not found`);
+    const cur = await this.registry.desired(ref);
+    const want = rec.kind === 'training' ? 0 : Math.min(Math.max(cur, spec.ml.minScale), spec.ml.maxScale);
+    await this.registry.setDesired(ref, old.kind === 'training' && rec.kind !== 'training' ? spec.ml.minScale : want);
+  }
+
+  async remove(ref: FunctionRef): Promise<void> {
+    if (!(await this.registry.remove(ref))) throw notFound(`function ${ref.name}.${ref.namespace} not found`);
+    await this.redis.del(replicaSettingsKey(ref));
+  }
+
+  private async status(rec: FunctionRecord): Promise<FunctionStatus> {
+    const ref = { name: rec.spec.service, namespace: rec.spec.namespace };
+    const [desired, replicas] = await Promise.all([this.registry.desired(ref), this.registry.replicas(ref)]);
+    const { spec } = rec;
+    const s: FunctionStatus = {
+      name: spec.service,
+      image: spec.image,
+      namespace: spec.namespace,
+      labels: spec.labels,
+      annotations: spec.annotations,
+      replicas: desired,
+      availableReplicas: replicas.filter((r) => r.state === 'ready').length,
+      createdAt: rec.createdAt,
+      kind: rec.kind,
+    };
+    if (spec.envProcess !== undefined) s.envProcess = spec.envProcess;
+    if (Object.keys(spec.envVars).length) s.envVars = spec.envVars;
+    if (spec.constraints) s.constraints = spec.constraints;
+    if (spec.secrets) s.secrets = spec.secrets;
+    if (spec.limits) s.limits = spec.limits;
+    if (spec.requests) s.requests = spec.requests;
+    if (spec.readOnlyRootFilesystem !== undefined) s.readOnlyRootFilesystem = spec.readOnlyRootFilesystem;
+    return s;
+  }
+
+  async get(ref: FunctionRef): Promise<FunctionStatus | undefined> {
+    const rec = await this.registry.get(ref);
+    return rec ? this.status(rec) : undefined;
+  }
+
+  async list(namespace?: string): Promise<FunctionStatus[]> {
+    return Promise.all((await this.registry.list(namespace)).map((r) => this.status(r)));
+  }
+
+  private async mustExist(ref: FunctionRef): Promise<FunctionRecord> {
+    const rec = await this.registry.get(ref);
+    if (!rec) throw notFound(`function ${ref.name}.${ref.namespace} not found`);
+    return rec;
+  }
+
+  async scale(ref: FunctionRef, replicas: number): Promise<void> {
+    const rec = await this.mustExist(ref);
+    await this.registry.setDesired(ref, rec.kind === 'training' ? 0 : replicas);
+  }
+
+  private async setSetting(ref: FunctionRef, replicaId: string, patch: { quota?: number; weight?: number }) {
+    await this.mustExist(ref);
+    const known = (await this.registry.replicas(ref)).some((r) => r.id === replicaId);
+    if (!known) throw notFound(`replica ${replicaId} of ${ref.name}.${ref.namespace} not found`);
+    const key = replicaSettingsKey(ref);
+    const cur = JSON.parse((await this.redis.hget(key, replicaId)) ?? '{}') as { quota?: number; weight?: number };
+    await this.redis.hset(key, replicaId, JSON.stringify({ ...cur, ...patch }));
+    await this.registry.feed.publish({ kind: 'replicas', key: `${ref.namespace}/${ref.name}` });
+  }
+
+  async setQuota(ref: FunctionRef, replicaId: string, quota: number): Promise<void> {
+    if (!(quota > 0 && quota <= 1)) throw invalid('quota', `${quota} must be in (0, 1]`);
+    await this.setSetting(ref, replicaId, { quota });
+  }
+
+  async setWeight(ref: FunctionRef, replicaId: string, weight: number): Promise<void> {
+    if (!(weight > 0 && Number.isFinite(weight))) throw invalid('weight', `${weight} must be a positive number`);
+    await this.setSetting(ref, replicaId, { weight });
+  }
+
+  async endpoints(ref: FunctionRef): Promise<ReplicaInfo[]> {
+    const [replicas, settings] = await Promise.all([this.registry.replicas(ref), this.redis.hgetall(replicaSettingsKey(ref))]);
+    return replicas.map((r) => (settings[r.id] ? { ...r, ...(JSON.parse(settings[r.id]) as object) } : r));
+  }
+
+  logs(ref: FunctionRef, q: LogQuery): AsyncIterable<LogLine> {
+    return readLogs(this.redis, ref, q);
+  }
+
+  async namespaces(): Promise<string[]> {
+    const fns = await this.redis.hkeys(keys.functions);
+    const set = new Set([DEFAULT_NAMESPACE, ...fns.map((k) => parseRefKey(k).namespace)]);
+    return [...set];
+  }
+
+  watch(l: ChangeListener): Promise<() => void> {
+    return this.registry.feed.subscribe(l);
+  }
+
+  async close(): Promise<void> {
+    await this.registry.feed.close();
+  }
+}

@@ -1,0 +1,186 @@
+import { randomUUID } from 'node:crypto';
+import { Agent, IncomingHttpHeaders, IncomingMessage, request, ServerResponse } from 'node:http';
+import { ErrorCode, functionNotFound, PlatformError, toHttp } from '../errors';
+import { checkDnsLabel, FunctionRef, splitQualified } from '../lib/names';
+import type { GatewayMetrics } from '../metrics/gateway-metrics';
+import type { SecondWindow } from '../metrics/second-window';
+import type { FunctionProvider } from '../providers/function-provider';
+import { Upstream } from './balancer';
+import { FunctionState } from './function-state';
+import { readBody } from './read-body';
+import { FunctionRouter } from './router';
+
+export interface InvokerOptions {
+  maxBodyBytes: number;
+  upstreamTimeoutMs: number;
+  scaleFromZeroTimeoutMs: number;
+}
+
+/** A request to a function, independent of where it came from (HTTP or the async queue). */
+export interface Invocation {
+  ref: FunctionRef;
+  method: string;
+  /** Path after the function name plus query, e.g. `/predict?x=1` (or `/`). */
+  path: string;
+  headers: IncomingHttpHeaders;
+  body: Buffer;
+  callId: string;
+}
+
+const HOP = new Set(['connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'host']);
+
+function forwardHeaders(h: IncomingHttpHeaders): IncomingHttpHeaders {
+  const out: IncomingHttpHeaders = {};
+  for (const k in h) if (!HOP.has(k)) out[k] = h[k];
+  return out;
+}
+
+/** Parses `/function/{name}[.{ns}][/path][?query]` (prefix given); undefined when malformed. */
+export function parseInvocationPath(url: string, prefix: string): { ref: FunctionRef; path: string } {
+  const rest = url.slice(prefix.length);
+  const cut = rest.search(/[/?]/);
+  const seg = decodeURIComponent(cut < 0 ? rest : rest.slice(0, cut));
+  let path = cut < 0 ? '/' : rest.slice(cut);
+  if (path.startsWith('?')) path = '/' + path;
+  const ref = splitQualified(seg);
+  checkDnsLabel(ref.name, 'name');
+  checkDnsLabel(ref.namespace, 'namespace');
+  return { ref, path };
+}
+
+/**
+ * The invocation proxy: per-function queue, weighted least-outstanding balancing, scale from
+ * zero, upstream timeout, OpenFaaS's X-Call-Id / X-Start-Time / X-Duration-Seconds headers.
+ */
+export class Invoker {
+  private readonly agent = new Agent({ keepAlive: true, maxSockets: Infinity, maxFreeSockets: 1024 });
+  private readonly waking = new Map<string, Promise<void>>();
+
+  constructor(
+    private readonly router: FunctionRouter,
+    private readonly provider: FunctionProvider,
+    private readonly metrics: GatewayMetrics,
+    private readonly window: SecondWindow,
+    private readonly opts: InvokerOptions,
+  ) {}
+
+  /** Handles `/function/*` on the raw HTTP server (no Express on the hot path). */
+  async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const started = Date.now();
+    const startHr = process.hrtime.bigint();
+    let state: FunctionState | undefined;
+    try {
+      const { ref, path } = parseInvocationPath(req.url!, '/function/');
+      const body = await readBody(req, this.opts.maxBodyBytes);
+      const callId = (req.headers['x-call-id'] as string) || randomUUID();
+      const inv: Invocation = { ref, method: req.method!, path, headers: req.headers, body, callId };
+      const s = await this.stateOf(ref);
+      state = s;
+      const { upstream, response } = await this.send(s, inv, started);
+      const secs = Number(process.hrtime.bigint() - startHr) / 1e9;
+      const headers: Record<string, string | string[]> = {};
+      for (const k in response.headers) if (!HOP.has(k)) headers[k] = response.headers[k]!;
+      headers['x-call-id'] = callId;
+      headers['x-start-time'] = String(BigInt(started) * 1_000_000n);
+      headers['x-duration-seconds'] = secs.toFixed(6);
+      res.writeHead(response.statusCode ?? 502, headers);
+      response.pipe(res);
+      response.on('end', () => this.finish(s, upstream, response.statusCode ?? 502, startHr));
+      response.on('error', () => {
+        this.finish(s, upstream, 502, startHr);
+        res.destroy();
+      });
+    } catch (e) {
+      this.fail(res, e, state, startHr);
+    }
+  }
+
+  private stateOf(ref: FunctionRef): Promise<FunctionState> {
+    const s = this.router.state(ref);
+    if (s instanceof FunctionState) return Promise.resolve(s);
+    return Promise.resolve(s).then((st) => {
+      if (!st) throw functionNotFound(ref.name, ref.namespace);
+      return st;
+    });
+  }
+
+  /** Waits for a replica slot (waking the function from zero if needed) and sends the request. */
+  async send(s: FunctionState, inv: Invocation, started = Date.now()): Promise<{ upstream: Upstream; response: IncomingMessage }> {
+    if (s.kind === 'training') {
+      throw new PlatformError(ErrorCode.BadRequest, `${s.label} is a training function; submit jobs with POST /system/jobs`, 'name');
+    }
+    this.window.arrival(s.ref);
+    if (s.upstreams.length === 0 && s.desired === 0) await this.wake(s);
+    const wait = s.upstreams.length === 0 ? this.opts.scaleFromZeroTimeoutMs : this.opts.upstreamTimeoutMs;
+    let upstream: Upstream;
+    try {
+      upstream = await s.acquire(wait);
+    } catch (e) {
+      if (e instanceof PlatformError && e.code === ErrorCode.QueueFull) this.window.rejected(s.ref);
+      throw e;
+    }
+    try {
+      const response = await this.forward(upstream, inv, started);
+      return { upstream, response };
+    } catch (e) {
+      s.release(upstream);
+      throw e;
+    }
+  }
+
+  private wake(s: FunctionState): Promise<void> {
+    const key = s.label;
+    let p = this.waking.get(key);
+    if (!p) {
+      p = this.provider.scale(s.ref, 1).finally(() => this.waking.delete(key));
+      this.waking.set(key, p);
+    }
+    return p;
+  }
+
+  private forward(u: Upstream, inv: Invocation, started: number): Promise<IncomingMessage> {
+    return new Promise((resolve, reject) => {
+      const headers = forwardHeaders(inv.headers);
+      headers['content-length'] = String(inv.body.length);
+      headers['x-call-id'] = inv.callId;
+      headers['x-start-time'] = String(BigInt(started) * 1_000_000n);
+      const r = request(
+        { host: u.host, port: u.port, method: inv.method, path: inv.path, headers, agent: this.agent, timeout: this.opts.upstreamTimeoutMs },
+        resolve,
+      );
+      r.on('timeout', () => r.destroy(new PlatformError(ErrorCode.UpstreamTimeout, `function did not answer within ${this.opts.upstreamTimeoutMs} ms`)));
+      r.on('error', (e) =>
+        reject(e instanceof PlatformError ? e : new PlatformError(ErrorCode.UpstreamUnavailable, `replica ${u.id} unreachable: ${e.message}`)),
+      );
+      r.end(inv.body);
+    });
+  }
+
+  finish(s: FunctionState, u: Upstream, code: number, startHr: bigint): void {
+    s.release(u);
+    const secs = Number(process.hrtime.bigint() - startHr) / 1e9;
+    const c = String(code);
+    this.metrics.invocations.inc({ function_name: s.label, code: c });
+    this.metrics.seconds.observe({ function_name: s.label, code: c }, secs);
+    this.window.completion(s.ref, secs * 1000, code < 500);
+  }
+
+  private fail(res: ServerResponse, e: unknown, s: FunctionState | undefined, startHr: bigint): void {
+    const h = toHttp(e);
+    if (s) {
+      const c = String(h.status);
+      this.metrics.invocations.inc({ function_name: s.label, code: c });
+      this.metrics.seconds.observe({ function_name: s.label, code: c }, Number(process.hrtime.bigint() - startHr) / 1e9);
+    }
+    if (res.headersSent) {
+      res.destroy();
+      return;
+    }
+    res.writeHead(h.status, { 'content-type': 'application/json', ...h.headers });
+    res.end(JSON.stringify(h.body));
+  }
+
+  close(): void {
+    this.agent.destroy();
+  }
+}

@@ -1,0 +1,103 @@
+import { functionNotFound } from '../errors';
+import { FunctionRef, refKey } from '../lib/names';
+import { FunctionProvider, FunctionStatus } from '../providers/function-provider';
+import { parseMlSpec } from '../registry/function-spec';
+import { FunctionState } from './function-state';
+
+export interface RouterOptions {
+  queueDepth: number;
+  replicaConcurrency: number;
+  /** Safety-net refresh of every cached function, ms (changes normally arrive by pub/sub). */
+  refreshMs?: number;
+}
+
+/** Per-replica concurrency for a function: `mlfaas.max_inflight`, else env `max_inflight`, else the default. */
+export function maxInflightOf(s: FunctionStatus, def: number): number {
+  try {
+    const ml = parseMlSpec(s.labels ?? {}, s.annotations ?? {});
+    if (ml.maxInflight) return ml.maxInflight;
+  } catch {
+    // validated at deploy; fall through
+  }
+  const env = Number(s.envVars?.max_inflight);
+  return Number.isInteger(env) && env > 0 ? env : def;
+}
+
+/**
+ * This gateway's view of every function it has routed to: kept current by the provider's change
+ * feed, so the request path reads memory only.
+ */
+export class FunctionRouter {
+  private fns = new Map<string, FunctionState>();
+  private loading = new Map<string, Promise<FunctionState | undefined>>();
+  private unwatch?: () => void;
+  private timer?: NodeJS.Timeout;
+
+  constructor(
+    private readonly provider: FunctionProvider,
+    private readonly opts: RouterOptions,
+  ) {}
+
+  async start(): Promise<void> {
+    this.unwatch = await this.provider.watch((c) => {
+      if (this.fns.has(c.key)) void this.refresh(c.key);
+    });
+    this.timer = setInterval(() => {
+      for (const k of this.fns.keys()) void this.refresh(k);
+    }, this.opts.refreshMs ?? 2000);
+    this.timer.unref();
+  }
+
+  /** Cached state, loading it on first use; undefined when the function does not exist. */
+  state(ref: FunctionRef): FunctionState | Promise<FunctionState | undefined> | undefined {
+    const key = refKey(ref);
+    const s = this.fns.get(key);
+    if (s) return s;
+    let p = this.loading.get(key);
+    if (!p) {
+      p = this.load(ref).finally(() => this.loading.delete(key));
+      this.loading.set(key, p);
+    }
+    return p;
+  }
+
+  private async load(ref: FunctionRef): Promise<FunctionState | undefined> {
+    const status = await this.provider.get(ref);
+    if (!status) return undefined;
+    const key = refKey(ref);
+    let s = this.fns.get(key);
+    if (!s) {
+      s = new FunctionState(ref, maxInflightOf(status, this.opts.replicaConcurrency), this.opts.queueDepth);
+      this.fns.set(key, s);
+    }
+    s.kind = status.kind;
+    s.setReplicas(await this.provider.endpoints(ref), status.replicas);
+    return s;
+  }
+
+  private async refresh(key: string): Promise<void> {
+    const s = this.fns.get(key);
+    if (!s) return;
+    const status = await this.provider.get(s.ref).catch(() => null);
+    if (status === null) return; // store unreachable: keep routing with what we know
+    if (!status) {
+      this.fns.delete(key);
+      s.rejectAll(functionNotFound(s.ref.name, s.ref.namespace));
+      return;
+    }
+    s.maxInflight = maxInflightOf(status, this.opts.replicaConcurrency);
+    s.kind = status.kind;
+    const eps = await this.provider.endpoints(s.ref).catch(() => null);
+    if (eps) s.setReplicas(eps, status.replicas);
+  }
+
+  /** Every function this gateway routes, for metrics. */
+  all(): Iterable<FunctionState> {
+    return this.fns.values();
+  }
+
+  close(): void {
+    this.unwatch?.();
+    if (this.timer) clearInterval(this.timer);
+  }
+}

@@ -1,0 +1,18 @@
+import { FunctionRef, refKey } from '../lib/names';
+
+/** Every Redis key the platform uses, in one place. `k` is `namespace/name`. */
+export const keys = {
+  functions: 'mlfaas:functions', // hash k → FunctionRecord JSON
+  desired: 'mlfaas:desired', // hash k → desired replica count
+  invocations: 'mlfaas:invocations', // hash k → total invocations
+  replicas: (r: FunctionRef) => `mlfaas:replicas:${refKey(r)}`, // hash replicaId → ReplicaInfo JSON
+  secrets: (namespace: string) => `mlfaas:secrets:${namespace}`, // hash name → value
+  logs: (r: FunctionRef) => `mlfaas:logs:${refKey(r)}`, // stream of log lines
+  metrics: (r: FunctionRef, sec: number) => `mlfaas:metrics:${refKey(r)}:${sec}`, // hash per second
+  agentLock: 'mlfaas:agent-lock',
+  changes: 'mlfaas:changes', // pub/sub channel, message = JSON Change
+  asyncQueue: 'mlfaas-async', // BullMQ queue name
+};
+
+/** Autoscaler-set replica settings (weight, quota), kept apart from the agent-written replica table. */
+export const replicaSettingsKey = (r: FunctionRef) => `mlfaas:replica-settings:${refKey(r)}`;

@@ -1,0 +1,83 @@
+import { Router } from 'express';
+import { invalid, notFound } from '../errors';
+import { checkDnsLabel, DEFAULT_NAMESPACE, FunctionRef, refKey } from '../lib/names';
+import type { FunctionProvider, FunctionStatus } from '../providers/function-provider';
+import { parseDeployment, parseMlSpec } from '../registry/function-spec';
+import type { Registry } from '../registry/registry';
+
+/** `namespace` query parameter, validated, defaulting to openfaas-fn. */
+export function namespaceOf(q: unknown, field = 'namespace'): string {
+  if (q === undefined || q === '') return DEFAULT_NAMESPACE;
+  return checkDnsLabel(q, field);
+}
+
+/** Body `{functionName, namespace?}` of DELETE /system/functions. */
+function deleteRef(body: unknown): FunctionRef {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw invalid('body', 'must be a JSON object');
+  const b = body as Record<string, unknown>;
+  return { name: checkDnsLabel(b.functionName, 'functionName'), namespace: namespaceOf(b.namespace) };
+}
+
+/** Body `{serviceName?, replicas, namespace?}` of POST /system/scale-function/{name}. */
+function scaleBody(body: unknown): { replicas: number; namespace?: string } {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw invalid('body', 'must be a JSON object');
+  const b = body as Record<string, unknown>;
+  if (typeof b.replicas !== 'number' || !Number.isInteger(b.replicas)) throw invalid('replicas', 'must be an integer');
+  if (b.replicas < 0) throw invalid('replicas', `${b.replicas} must not be negative`);
+  return { replicas: b.replicas, namespace: b.namespace === undefined ? undefined : namespaceOf(b.namespace) };
+}
+
+/** Adds the gateway's invocation counts to provider statuses (OpenFaaS's gateway does the same). */
+function withCounts(list: FunctionStatus[], counts: Record<string, number>) {
+  return list.map((s) => ({ ...s, invocationCount: counts[refKey(s)] ?? 0 }));
+}
+
+/** `/system/functions`, `/system/function/{name}`, `/system/scale-function/{name}`. */
+export function functionRoutes(provider: FunctionProvider, registry: Registry): Router {
+  const r = Router();
+
+  r.get('/system/functions', async (req, res) => {
+    const ns = namespaceOf(req.query.namespace);
+    res.json(withCounts(await provider.list(ns), await registry.invocationCounts()));
+  });
+
+  r.post('/system/functions', async (req, res) => {
+    await provider.deploy(parseDeployment(req.body));
+    res.status(202).end();
+  });
+
+  // faas-cli deploys with PUT first and falls back to POST on 404
+  r.put('/system/functions', async (req, res) => {
+    await provider.update(parseDeployment(req.body));
+    res.status(202).end();
+  });
+
+  r.delete('/system/functions', async (req, res) => {
+    await provider.remove(deleteRef(req.body));
+    res.status(202).end();
+  });
+
+  r.get('/system/function/:name', async (req, res) => {
+    const ref = { name: checkDnsLabel(req.params.name, 'name'), namespace: namespaceOf(req.query.namespace) };
+    const s = await provider.get(ref);
+    if (!s) throw notFound(`No such function: ${ref.name}`);
+    const [withCount] = withCounts([s], await registry.invocationCounts());
+    res.json(withCount);
+  });
+
+  r.post('/system/scale-function/:name', async (req, res) => {
+    const name = checkDnsLabel(req.params.name, 'name');
+    const b = scaleBody(req.body);
+    const ref = { name, namespace: b.namespace ?? namespaceOf(req.query.namespace) };
+    const s = await provider.get(ref);
+    if (!s) throw notFound(`No such function: ${name}`);
+    const ml = parseMlSpec(s.labels, s.annotations);
+    const floor = ml.scaleToZero ? 0 : ml.minScale;
+    if (b.replicas > ml.maxScale) throw invalid('replicas', `${b.replicas} exceeds max_scale ${ml.maxScale}`);
+    if (b.replicas < floor) throw invalid('replicas', `${b.replicas} is below min_scale ${floor}`);
+    await provider.scale(ref, b.replicas);
+    res.status(202).end();
+  });
+
+  return r;
+}

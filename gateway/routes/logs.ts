@@ -1,0 +1,45 @@
+import { Router } from 'express';
+import { invalid, notFound } from '../errors';
+import { checkDnsLabel } from '../lib/names';
+import type { FunctionProvider } from '../providers/function-provider';
+import { namespaceOf } from './functions';
+
+function parseQuery(q: Record<string, unknown>) {
+  const name = checkDnsLabel(q.name, 'name');
+  const namespace = namespaceOf(q.namespace);
+  let tail: number | undefined;
+  if (q.tail !== undefined && q.tail !== '') {
+    tail = Number(q.tail);
+    if (!Number.isInteger(tail)) throw invalid('tail', `"${q.tail}" is not an integer`);
+  }
+  let follow = false;
+  if (q.follow !== undefined && q.follow !== '') {
+    if (q.follow !== 'true' && q.follow !== 'false') throw invalid('follow', `"${q.follow}" must be true or false`);
+    follow = q.follow === 'true';
+  }
+  let since: Date | undefined;
+  if (q.since !== undefined && q.since !== '') {
+    since = new Date(String(q.since));
+    if (Number.isNaN(since.getTime())) throw invalid('since', `"${q.since}" is not an RFC3339 time`);
+  }
+  return { ref: { name, namespace }, tail, follow, since };
+}
+
+/** `/system/logs`: NDJSON lines `{name, namespace, instance, timestamp, text}`, optionally followed. */
+export function logRoutes(provider: FunctionProvider): Router {
+  const r = Router();
+  r.get('/system/logs', async (req, res) => {
+    const q = parseQuery(req.query as Record<string, unknown>);
+    if (!(await provider.get(q.ref))) throw notFound(`No such function: ${q.ref.name}`);
+    const ac = new AbortController();
+    res.on('close', () => ac.abort());
+    res.writeHead(200, { 'Content-Type': 'application/x-ndjson', 'Cache-Control': 'no-cache' });
+    res.flushHeaders();
+    for await (const line of provider.logs(q.ref, { tail: q.tail, since: q.since, follow: q.follow, signal: ac.signal })) {
+      if (ac.signal.aborted) break;
+      res.write(JSON.stringify(line) + '\n');
+    }
+    res.end();
+  });
+  return r;
+}

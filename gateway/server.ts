@@ -1,0 +1,123 @@
+import { randomUUID } from 'node:crypto';
+import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
+import { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import type Redis from 'ioredis';
+import { buildApp } from './app';
+import { AsyncInvocations } from './async/async-invocations';
+import { Config } from './config';
+import { functionNotFound, toHttp } from './errors';
+import { connectRedis } from './lib/redis-server';
+import { GatewayMetrics } from './metrics/gateway-metrics';
+import { SecondWindow } from './metrics/second-window';
+import { LocalAgent } from './providers/local/agent';
+import { ImageStore } from './providers/local/image-store';
+import { LocalProvider } from './providers/local/local-provider';
+import { LogSink } from './providers/local/log-sink';
+import { parseInvocationPath, Invoker } from './proxy/invoker';
+import { readBody } from './proxy/read-body';
+import { FunctionRouter } from './proxy/router';
+import { ChangeFeed } from './registry/change-feed';
+import { Registry } from './registry/registry';
+
+/** A running gateway (with its local provider, and the agent when enabled). */
+export interface Gateway {
+  url: string;
+  port: number;
+  cfg: Config;
+  redis: Redis;
+  provider: LocalProvider;
+  agent?: LocalAgent;
+  router: FunctionRouter;
+  asyncInvocations: AsyncInvocations;
+  close(): Promise<void>;
+}
+
+/** `redisTarget`: a `redis://` URL or a unix socket path. */
+export async function startGateway(cfg: Config, redisTarget: string): Promise<Gateway> {
+  const redis = connectRedis(redisTarget);
+  redis.on('error', () => undefined);
+  const feed = new ChangeFeed(redis);
+  const registry = new Registry(redis, feed);
+  const images = new ImageStore(join(cfg.dataDir, 'images'));
+  const provider = new LocalProvider(redis, registry, images, cfg.version);
+  const logs = new LogSink(redis);
+  let agent: LocalAgent | undefined;
+  if (cfg.agent) {
+    agent = new LocalAgent(redis, registry, images, logs, {
+      dataDir: cfg.dataDir,
+      readinessTimeoutMs: cfg.readinessTimeoutMs,
+      drainMs: cfg.drainMs,
+      terminationGraceMs: cfg.terminationGraceMs,
+      readSecret: (ns, name) => provider.secrets.read(ns, name),
+    });
+    await agent.start();
+  }
+  const metrics = new GatewayMetrics();
+  const window = new SecondWindow(redis);
+  window.start();
+  const router = new FunctionRouter(provider, { queueDepth: cfg.queueDepth, replicaConcurrency: cfg.replicaConcurrency });
+  await router.start();
+  metrics.attach(router);
+  const invoker = new Invoker(router, provider, metrics, window, {
+    maxBodyBytes: cfg.maxBodyBytes,
+    upstreamTimeoutMs: cfg.upstreamTimeoutMs,
+    scaleFromZeroTimeoutMs: cfg.scaleFromZeroTimeoutMs,
+  });
+  const asyncInvocations = new AsyncInvocations(redis, invoker, router, cfg.async);
+  asyncInvocations.startWorker();
+  const app = buildApp({ cfg, provider, registry, metrics });
+
+  const asyncHandler = async (req: IncomingMessage, res: ServerResponse) => {
+    try {
+      const { ref, path } = parseInvocationPath(req.url!, '/async-function/');
+      const body = await readBody(req, cfg.maxBodyBytes);
+      if (!(await provider.get(ref))) throw functionNotFound(ref.name, ref.namespace);
+      const callId = (req.headers['x-call-id'] as string) || randomUUID();
+      await asyncInvocations.enqueue(ref, req.method!, path, req.headers, body, callId);
+      res.writeHead(202, { 'x-call-id': callId }).end();
+    } catch (e) {
+      const h = toHttp(e);
+      res.writeHead(h.status, { 'content-type': 'application/json', ...h.headers }).end(JSON.stringify(h.body));
+    }
+  };
+
+  const server: Server = createServer((req, res) => {
+    const url = req.url ?? '/';
+    if (url.startsWith('/function/')) void invoker.handle(req, res);
+    else if (url.startsWith('/async-function/')) void asyncHandler(req, res);
+    else app(req, res);
+  });
+  server.keepAliveTimeout = 65_000;
+  server.headersTimeout = 66_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(cfg.port, cfg.host, () => resolve());
+  });
+  const port = (server.address() as AddressInfo).port;
+
+  return {
+    url: `http://${cfg.host}:${port}`,
+    port,
+    cfg,
+    redis,
+    provider,
+    agent,
+    router,
+    asyncInvocations,
+    async close() {
+      await new Promise<void>((r) => {
+        server.close(() => r());
+        server.closeAllConnections();
+      });
+      router.close();
+      invoker.close();
+      await asyncInvocations.close();
+      await window.close();
+      await agent?.close();
+      await logs.close();
+      await provider.close();
+      redis.disconnect();
+    },
+  };
+}
