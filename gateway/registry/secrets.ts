@@ -36,6 +36,7 @@ export class RedisSecretStore implements SecretStore {
 
   async create(s: Secret): Promise<void> {
     const ok = await this.redis.hsetnx(keys.secrets(s.namespace), s.name, RedisSecretStore.encode(s));
+    await this.redis.sadd(keys.namespaces, s.namespace);
     if (ok !== 1) throw new PlatformError(ErrorCode.Conflict, `secret with the name "${s.name}" already exists`, 'name');
   }
 

@@ -45,6 +45,7 @@ export class LocalProvider implements FunctionProvider {
   async deploy(spec: FunctionSpec): Promise<void> {
     const rec = this.record(spec, new Date().toISOString());
     const ref = { name: spec.service, namespace: spec.namespace };
+    await this.redis.sadd(keys.namespaces, spec.namespace);
     if (!(await this.registry.put(rec, 'absent'))) {
       throw new PlatformError(ErrorCode.Conflict, `function ${spec.service}.${spec.namespace} already exists; use PUT to update`, 'service');
     }
@@ -142,9 +143,8 @@ export class LocalProvider implements FunctionProvider {
   }
 
   async namespaces(): Promise<string[]> {
-    const fns = await this.redis.hkeys(keys.functions);
-    const set = new Set([DEFAULT_NAMESPACE, ...fns.map((k) => parseRefKey(k).namespace)]);
-    return [...set];
+    const [fns, known] = await Promise.all([this.redis.hkeys(keys.functions), this.redis.smembers(keys.namespaces)]);
+    return [...new Set([DEFAULT_NAMESPACE, ...known.sort(), ...fns.map((k) => parseRefKey(k).namespace)])];
   }
 
   watch(l: ChangeListener): Promise<() => void> {

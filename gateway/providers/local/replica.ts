@@ -129,7 +129,11 @@ export class Replica {
       mkdirSync(dir, { recursive: true, mode: 0o700 });
       for (const name of spec.secrets) {
         const value = await this.host.readSecret(ref.namespace, name);
-        if (value === undefined) throw new Error(`secret "${name}" not found in namespace ${ref.namespace}`);
+        if (value === undefined) {
+          // faas-cli deploys before `secret create` in common flows; start, and say so in the logs
+          this.host.log(this.id, `warning: secret "${name}" not found in namespace ${ref.namespace}; starting without it`);
+          continue;
+        }
         writeFileSync(join(dir, name), Buffer.from(value, 'base64'), { mode: 0o600 });
       }
       env.MLFAAS_SECRETS_DIR = dir;

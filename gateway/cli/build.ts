@@ -1,0 +1,53 @@
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { parse } from 'yaml';
+import { ImageManifest, ImageStore } from '../providers/local/image-store';
+import { StackFunction } from './stack';
+
+interface TemplateYml {
+  language?: string;
+  fprocess?: string;
+  mlfaas?: { kind?: 'inference' | 'training'; mode?: 'http' | 'job' | 'classic'; health?: string; readiness?: string };
+}
+
+/** Finds `<lang>/template.yml` in `./template` beside the stack file, then in the templates dir. */
+export function findTemplate(lang: string, stackDir: string, templatesDir: string): string {
+  for (const base of [join(stackDir, 'template'), templatesDir]) {
+    const dir = join(base, lang);
+    if (existsSync(join(dir, 'template.yml'))) return dir;
+  }
+  throw new Error(`template "${lang}" not found in ${join(stackDir, 'template')} or ${templatesDir}`);
+}
+
+/**
+ * Shrinkwraps one function like `faas-cli build --shrinkwrap` — the template's files with the
+ * handler folder as `function/` — and stores it in the local image store under its image name.
+ */
+export function buildFunction(f: StackFunction, stackFile: string, templatesDir: string, store: ImageStore): ImageManifest {
+  if (!f.lang) throw new Error(`functions.${f.name}.lang is required to build`);
+  const work = mkdtempSync(join(tmpdir(), `mlfaas-build-${f.name}-`));
+  try {
+    let manifest: Omit<ImageManifest, 'dir' | 'image' | 'builtAt'>;
+    if (f.lang === 'dockerfile') {
+      if (!f.handler) throw new Error(`functions.${f.name}.handler is required`);
+      cpSync(f.handler, work, { recursive: true });
+      manifest = { language: 'dockerfile', kind: 'classic', mode: 'classic', fprocess: f.fprocess };
+    } else {
+      const tdir = findTemplate(f.lang, dirname(stackFile), templatesDir);
+      const t = parse(readFileSync(join(tdir, 'template.yml'), 'utf8')) as TemplateYml;
+      const fnDir = join(tdir, 'function');
+      const skip = (src: string) => src === fnDir || src.startsWith(fnDir + '/') || src.split('/').includes('node_modules');
+      cpSync(tdir, work, { recursive: true, filter: (src) => !skip(src) });
+      if (f.handler) cpSync(f.handler, join(work, 'function'), { recursive: true });
+      else cpSync(join(tdir, 'function'), join(work, 'function'), { recursive: true });
+      const m = t.mlfaas;
+      manifest = m
+        ? { language: f.lang, kind: m.kind ?? 'inference', mode: m.mode ?? 'http', fprocess: t.fprocess, health: m.health, readiness: m.readiness }
+        : { language: f.lang, kind: 'classic', mode: 'classic', fprocess: t.fprocess };
+    }
+    return store.put(f.image, work, manifest);
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}

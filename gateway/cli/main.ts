@@ -1,0 +1,126 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { Config, loadConfig, REPO_ROOT } from '../config';
+import { ImageStore } from '../providers/local/image-store';
+import { startGateway } from '../server';
+import { buildFunction } from './build';
+import { readStack } from './stack';
+import { up, waitReady } from './up';
+
+const USAGE = `mlfaas — serverless ML functions with the OpenFaaS API
+
+Usage:
+  mlfaas up [-f stack.yml] [--port N] [--no-build]   Redis + gateway + local provider, deploy the stack
+  mlfaas gateway [--port N] [--redis-url URL] [--no-agent]
+                                                     the gateway alone against a shared Redis
+  mlfaas build [-f stack.yml] [--filter NAME]        shrinkwrap functions into the local image store
+  mlfaas autoscaler | node-agent | sim | jobs        (not yet: later roles)
+
+Configuration comes from MLFAAS_* environment variables (see README); flags override them.`;
+
+const log = (l: string) => process.stderr.write(`[mlfaas] ${l}\n`);
+
+function config(values: Record<string, unknown>): Config {
+  const over: Partial<Config> = {};
+  if (values.port !== undefined) over.port = Number(values.port);
+  if (values['redis-url'] !== undefined) over.redisUrl = String(values['redis-url']);
+  if (values['no-agent']) over.agent = false;
+  return loadConfig(process.env, over);
+}
+
+function onSignals(stop: () => Promise<void>): void {
+  let stopping = false;
+  const handler = (sig: string) => {
+    if (stopping) return;
+    stopping = true;
+    log(`${sig}: stopping replicas, gateway and redis`);
+    stop().then(
+      () => process.exit(0),
+      (e) => {
+        log(`stop failed: ${(e as Error).message}`);
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGINT', () => handler('SIGINT'));
+  process.on('SIGTERM', () => handler('SIGTERM'));
+}
+
+async function main(argv: string[]): Promise<number> {
+  const [cmd, ...rest] = argv;
+  const { values } = parseArgs({
+    args: rest,
+    allowPositionals: true,
+    options: {
+      file: { type: 'string', short: 'f' },
+      port: { type: 'string' },
+      'redis-url': { type: 'string' },
+      'no-agent': { type: 'boolean' },
+      'no-build': { type: 'boolean' },
+      filter: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (!cmd || values.help || cmd === 'help') {
+    console.log(USAGE);
+    return cmd ? 0 : 1;
+  }
+  switch (cmd) {
+    case 'up': {
+      const cfg = config(values);
+      const stackFile = values.file ?? (existsSync('stack.yml') ? 'stack.yml' : join(REPO_ROOT, 'stack.yml'));
+      const p = await up(cfg, { stackFile, build: !values['no-build'], log });
+      onSignals(() => p.stop());
+      const ready = await waitReady(p.gateway, cfg.readinessTimeoutMs);
+      log(ready ? `ready: ${p.gateway.url} (Ctrl-C stops everything)` : 'some replicas are not ready yet; see /system/logs');
+      return -1; // keep running
+    }
+    case 'gateway': {
+      const cfg = config(values);
+      if (!cfg.redisUrl) {
+        log('mlfaas gateway needs a shared Redis: --redis-url redis://127.0.0.1:6379 (or use `mlfaas up`)');
+        return 2;
+      }
+      const gw = await startGateway(cfg, cfg.redisUrl);
+      onSignals(() => gw.close());
+      log(`gateway on ${gw.url} (agent: ${gw.agent ? 'yes' : 'no'})`);
+      return -1;
+    }
+    case 'build': {
+      const cfg = config(values);
+      const stack = readStack(values.file ?? 'stack.yml');
+      const store = new ImageStore(join(cfg.dataDir, 'images'));
+      const fns = stack.functions.filter((f) => !values.filter || f.name === values.filter);
+      if (fns.length === 0) {
+        log(`no function matches --filter ${values.filter}`);
+        return 1;
+      }
+      for (const f of fns) {
+        const m = buildFunction(f, stack.file, cfg.templatesDir, store);
+        console.log(`${f.name}: ${m.image} → ${m.dir}`);
+      }
+      return 0;
+    }
+    case 'autoscaler':
+    case 'node-agent':
+    case 'sim':
+    case 'jobs':
+      log(`"${cmd}" is not yet implemented in this version of mlfaas`);
+      return 3;
+    default:
+      log(`unknown command "${cmd}"`);
+      console.log(USAGE);
+      return 2;
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    if (code >= 0) process.exit(code);
+  },
+  (e) => {
+    log((e as Error).message);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,74 @@
+import { join } from 'node:path';
+import { Config } from '../config';
+import { PlatformError, ErrorCode } from '../errors';
+import { EmbeddedRedis, startEmbeddedRedis } from '../lib/redis-server';
+import { ImageStore } from '../providers/local/image-store';
+import { parseDeployment } from '../registry/function-spec';
+import { Gateway, startGateway } from '../server';
+import { buildFunction } from './build';
+import { readStack, toDeployment } from './stack';
+
+export interface UpOptions {
+  stackFile?: string;
+  /** Build the stack's images first (default true). */
+  build: boolean;
+  log: (line: string) => void;
+}
+
+export interface Platform {
+  gateway: Gateway;
+  redis?: EmbeddedRedis;
+  stop(): Promise<void>;
+}
+
+/** Starts Redis (embedded unless a URL is configured), the gateway with its agent, and deploys a stack. */
+export async function up(cfg: Config, opts: UpOptions): Promise<Platform> {
+  let redis: EmbeddedRedis | undefined;
+  if (!cfg.redisUrl) {
+    redis = await startEmbeddedRedis({ dir: cfg.dataDir });
+    opts.log(`redis-server (pid ${redis.pid}) on ${redis.socketPath}, AOF in ${join(cfg.dataDir, 'redis')}`);
+  }
+  const gateway = await startGateway(cfg, cfg.redisUrl ?? redis!.url);
+  opts.log(`gateway on ${gateway.url} (provider: local, agent: ${gateway.agent ? 'yes' : 'no'})`);
+  const stop = async () => {
+    await gateway.close();
+    await redis?.stop();
+  };
+  try {
+    if (opts.stackFile) await deployStack(gateway, cfg, opts);
+  } catch (e) {
+    await stop();
+    throw e;
+  }
+  return { gateway, redis, stop };
+}
+
+async function deployStack(gw: Gateway, cfg: Config, opts: UpOptions): Promise<void> {
+  const stack = readStack(opts.stackFile!);
+  const store = new ImageStore(join(cfg.dataDir, 'images'));
+  for (const f of stack.functions) {
+    if (opts.build && f.lang) {
+      const m = buildFunction(f, stack.file, cfg.templatesDir, store);
+      opts.log(`built ${f.name} → ${m.image} (${m.kind})`);
+    }
+    const spec = parseDeployment(toDeployment(f));
+    try {
+      await gw.provider.update(spec);
+    } catch (e) {
+      if (!(e instanceof PlatformError && e.code === ErrorCode.NotFound)) throw e;
+      await gw.provider.deploy(spec);
+    }
+    opts.log(`deployed ${f.name}: ${gw.url}/function/${f.name}`);
+  }
+}
+
+/** Resolves when every function with desired replicas > 0 has them all ready (or the deadline passes). */
+export async function waitReady(gw: Gateway, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const all = await gw.provider.list();
+    if (all.every((s) => s.availableReplicas >= s.replicas)) return true;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  return false;
+}
