@@ -35,7 +35,8 @@ function preprocess(body, headers, ctx) {
  */
 function postprocess(outputs, instances, ctx) {
   const probs = outputs.probabilities;
-  const labels = ctx.labels || probs[0].map((/** @type {number} */ _, /** @type {number} */ i) => String(i));
+  /** @type {string[]} */
+  const labels = ctx.labels || Array.from(probs[0], (_, i) => String(i));
   return probs.map((row) => {
     let best = 0;
     for (let i = 1; i < row.length; i++) if (row[i] > row[best]) best = i;

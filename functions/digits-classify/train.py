@@ -13,6 +13,7 @@ Writes, deterministically (seed 0):
   functions/digits-classify/labels.json       class names "0".."9"
   digit.json                                  one held-out test example in the runtime's format
   functions/digits-classify/metrics.json      measured held-out accuracy and the split used
+  functions/digits-classify/data/split.json   the held-out rows, so other code can re-measure
 """
 import json
 import os
@@ -125,6 +126,11 @@ def main():
                       "predicted": int(model(torch.from_numpy(x[example:example + 1])).argmax())},
         "torch": torch.__version__,
     }
+    with open(os.path.join(HERE, "data", "split.json"), "w") as f:
+        json.dump({"seed": SEED, "testFraction": TEST_FRACTION,
+                   "note": "0-based data rows of digits.csv (header excluded) held out from training",
+                   "testRows": sorted(int(i) for i in test_idx)}, f)
+        f.write("\n")
     with open(os.path.join(HERE, "metrics.json"), "w") as f:
         json.dump(metrics, f, indent=2)
         f.write("\n")
