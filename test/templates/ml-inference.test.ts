@@ -1,7 +1,8 @@
+import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import {
-  FunctionProcess, freePort, getJson, layoutImage, post, removeImage, repoRoot, startFunction, waitFor200,
+  FunctionProcess, freePort, getJson, layoutImage, nodeModules, post, removeImage, repoRoot, startFunction, waitFor200,
 } from './image-layout';
 
 const digit = JSON.parse(fs.readFileSync(path.join(repoRoot, 'digit.json'), 'utf8'));
@@ -69,12 +70,17 @@ describe('ml-inference runtime serving digits-classify', () => {
   });
 
   test('32 concurrent requests are batched', async () => {
-    const replies = await Promise.all(Array.from({ length: 32 }, () => post(base, digit)));
-    for (const r of replies) {
-      expect(r.status).toBe(200);
-      expect(r.body.predictions[0].label).toBe(digitLabel);
+    // With BATCH_TIMEOUT_MS=0 a batch forms from whatever queued while the previous one ran;
+    // a digits batch takes ~0.2 ms, so on a loaded machine one burst may not overlap. Up to 5 bursts.
+    const sizes: number[] = [];
+    for (let burst = 0; burst < 5 && Math.max(0, ...sizes) <= 1; burst++) {
+      const replies = await Promise.all(Array.from({ length: 32 }, () => post(base, digit)));
+      for (const r of replies) {
+        expect(r.status).toBe(200);
+        expect(r.body.predictions[0].label).toBe(digitLabel);
+        sizes.push(Number(r.headers.get('x-batch-size')));
+      }
     }
-    const sizes = replies.map((r) => Number(r.headers.get('x-batch-size')));
     expect(Math.max(...sizes)).toBeGreaterThan(1);
     expect(Math.max(...sizes)).toBeLessThanOrEqual(8);
   });
@@ -158,6 +164,43 @@ describe('ml-inference runtime lifecycle', () => {
     }
   });
 });
+
+describe('ml-inference parent watch', () => {
+  test('exits by itself when its parent process dies', async () => {
+    const dir = layoutImage('ml-inference', 'functions/digits-classify', ['data']);
+    const port = await freePort();
+    // The shell starts the runtime, prints its pid and lives one more second.
+    const sh = startShell(`node index.js > out.log 2>&1 & echo $!; sleep 1`, dir, port);
+    try {
+      const pid = Number(await sh.pid);
+      const base = `http://127.0.0.1:${port}`;
+      await waitFor200(`${base}/_/health`, 10_000);
+      const deadline = Date.now() + 8000;
+      while (Date.now() < deadline && alive(pid)) await new Promise((r) => setTimeout(r, 100));
+      expect(alive(pid)).toBe(false);
+      expect(fs.readFileSync(path.join(dir, 'out.log'), 'utf8')).toMatch(/parent process exited: draining/);
+    } finally {
+      removeImage(dir);
+    }
+  });
+});
+
+function startShell(script: string, cwd: string, port: number): { pid: Promise<string> } {
+  const child = spawn('sh', ['-c', script], {
+    cwd, env: { PATH: process.env.PATH ?? '', NODE_PATH: nodeModules, HOST: '127.0.0.1', PORT: String(port) },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  return { pid: new Promise((resolve) => child.stdout.once('data', (d: Buffer) => resolve(d.toString().trim()))) };
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 describe('ml-inference token gate', () => {
   test('tokens.js, when the image has one, is asked before and told after every batch', async () => {
