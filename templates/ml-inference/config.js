@@ -1,0 +1,68 @@
+// @ts-check
+'use strict';
+/**
+ * Runtime configuration, parsed once from the environment. Nothing else in the runtime reads
+ * `process.env` (except `index.js`, which hands the token daemon socket to the gate).
+ */
+const path = require('node:path');
+
+/**
+ * @typedef {object} RuntimeConfig
+ * @property {number} port             TCP port of the HTTP server.
+ * @property {string} host             Bind address.
+ * @property {string} functionDir      Absolute path of the handler folder (`function/`).
+ * @property {string} modelPath        Absolute path of the ONNX model.
+ * @property {number} maxBatchSize     Most instances in one ONNX run.
+ * @property {number} batchTimeoutMs   Extra wait for a batch to fill once the model is idle, ms.
+ * @property {number} maxBodyBytes     Largest accepted request body, bytes.
+ * @property {number} drainTimeoutMs   Longest SIGTERM drain before giving up, ms.
+ * @property {number} reportIntervalMs Least time between two batch report lines on stdout, ms (0: none).
+ * @property {number} intraOpThreads   onnxruntime intra-op threads (0: its default).
+ * @property {boolean} watchParent     Exit when the parent process goes away.
+ * @property {string | undefined} tokendSocket Token daemon socket, if any.
+ */
+
+/** Thrown for a malformed setting; the message names the variable and the value. */
+class ConfigError extends Error {}
+
+/**
+ * @param {NodeJS.ProcessEnv} env
+ * @param {string} name
+ * @param {number} def
+ * @param {number} min
+ * @param {number} max
+ */
+function intVar(env, name, def, min, max) {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return def;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min || n > max) {
+    throw new ConfigError(`${name}=${JSON.stringify(raw)}: want an integer in [${min}, ${max}]`);
+  }
+  return n;
+}
+
+/**
+ * @param {NodeJS.ProcessEnv} env
+ * @param {string} cwd directory the image was laid out in (holds `function/`)
+ * @returns {RuntimeConfig}
+ */
+function parseConfig(env, cwd) {
+  const functionDir = path.resolve(cwd, env.FUNCTION_DIR || 'function');
+  return {
+    port: intVar(env, 'PORT', 8080, 0, 65535),
+    host: env.HOST || '0.0.0.0',
+    functionDir,
+    modelPath: path.resolve(functionDir, env.MODEL_PATH || 'model.onnx'),
+    maxBatchSize: intVar(env, 'MAX_BATCH_SIZE', 8, 1, 4096),
+    batchTimeoutMs: intVar(env, 'BATCH_TIMEOUT_MS', 0, 0, 60_000),
+    maxBodyBytes: intVar(env, 'MAX_BODY_BYTES', 64 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
+    drainTimeoutMs: intVar(env, 'DRAIN_TIMEOUT_MS', 9000, 0, 600_000),
+    reportIntervalMs: intVar(env, 'REPORT_INTERVAL_MS', 10_000, 0, 3_600_000),
+    intraOpThreads: intVar(env, 'ORT_INTRA_OP_THREADS', 0, 0, 1024),
+    watchParent: env.MLFAAS_WATCH_PARENT !== '0',
+    tokendSocket: env.MLFAAS_TOKEND_SOCKET || undefined,
+  };
+}
+
+module.exports = { parseConfig, ConfigError };

@@ -1,0 +1,25 @@
+// @ts-check
+'use strict';
+/** Errors with a code and an HTTP status; the server turns them into `{"error":{code,message}}`. */
+
+class RuntimeError extends Error {
+  /**
+   * @param {string} code   machine-readable code, e.g. `bad_input`
+   * @param {number} status HTTP status
+   * @param {string} message
+   */
+  constructor(code, status, message) {
+    super(message);
+    this.code = code;
+    this.status = status;
+  }
+}
+
+/** @param {string} message */
+const badInput = (message) => new RuntimeError('bad_input', 400, message);
+/** @param {string} message */
+const modelError = (message) => new RuntimeError('model_error', 500, message);
+/** @param {string} message */
+const notReady = (message) => new RuntimeError('not_ready', 503, message);
+
+module.exports = { RuntimeError, badInput, modelError, notReady };

@@ -1,0 +1,165 @@
+// @ts-check
+'use strict';
+/**
+ * The HTTP surface: `GET /_/health`, `GET /_/ready`, `GET /_/stats`, `GET /` (model description)
+ * and inference on POST/PUT to any other path (the gateway forwards `/function/<name>/...`).
+ */
+const http = require('node:http');
+const { RuntimeError, badInput, notReady } = require('./errors');
+
+/**
+ * @typedef {object} ServerDeps
+ * @property {{ ready: boolean, draining: boolean }} state
+ * @property {() => import('./model').Model | null} model
+ * @property {() => import('./batcher').Batcher | null} batcher
+ * @property {() => ReturnType<import('./codec').loadCodec> | null} codec
+ * @property {import('./stats').Stats} stats
+ * @property {number} maxBodyBytes
+ * @property {(line: string) => void} log
+ */
+
+/** @param {ServerDeps} deps */
+function createServer(deps) {
+  let active = 0;
+  const server = http.createServer((req, res) => {
+    active += 1;
+    res.on('close', () => { active -= 1; });
+    route(deps, req, res).catch((err) => sendError(res, err, deps));
+  });
+  server.keepAliveTimeout = 5000;
+  return { server, activeRequests: () => active };
+}
+
+/**
+ * @param {ServerDeps} deps
+ * @param {http.IncomingMessage} req
+ * @param {http.ServerResponse} res
+ */
+async function route(deps, req, res) {
+  const url = (req.url || '/').split('?')[0];
+  const { state } = deps;
+  if (url === '/_/health') return sendJson(res, 200, { status: 'ok' });
+  if (url === '/_/ready') {
+    return state.ready && !state.draining
+      ? sendJson(res, 200, { status: 'ready' })
+      : sendJson(res, 503, { status: state.draining ? 'draining' : 'loading' });
+  }
+  if (url === '/_/stats') {
+    const b = deps.batcher();
+    return sendJson(res, 200, {
+      ...deps.stats.snapshot({ queueLength: b ? b.queueLength : 0, inFlight: b ? b.inFlight : 0 }),
+      ready: state.ready,
+      draining: state.draining,
+    });
+  }
+  if (req.method === 'GET' || req.method === 'HEAD') {
+    const m = deps.model();
+    return sendJson(res, 200, {
+      ready: state.ready,
+      model: m ? { input: m.info.inputName, shape: ['batch', ...m.info.instanceDims], outputs: m.info.outputNames } : null,
+      usage: 'POST {"instances": [[...], ...]} or {"data": [...]}; answer {"predictions": [...]}',
+    });
+  }
+  if (req.method !== 'POST' && req.method !== 'PUT') {
+    res.setHeader('Allow', 'GET, POST, PUT');
+    throw new RuntimeError('method_not_allowed', 405, `${req.method} is not served; POST a request body`);
+  }
+  await infer(deps, req, res);
+}
+
+/**
+ * @param {ServerDeps} deps
+ * @param {http.IncomingMessage} req
+ * @param {http.ServerResponse} res
+ */
+async function infer(deps, req, res) {
+  const body = await readBody(req, deps.maxBodyBytes);
+  const model = deps.model();
+  const batcher = deps.batcher();
+  const codec = deps.codec();
+  if (deps.state.draining) throw new RuntimeError('shutting_down', 503, 'the function is shutting down');
+  if (!deps.state.ready || !model || !batcher || !codec) throw notReady('the model is still loading; retry after GET /_/ready answers 200');
+  deps.stats.requests += 1;
+  const ctx = {
+    labels: codec.labels,
+    outputDims: {},
+    model: model.info,
+    defaults: { preprocess: require('./codec').defaultPreprocess, postprocess: require('./codec').defaultPostprocess },
+  };
+  /** @type {unknown[]} */
+  let raw;
+  try {
+    raw = await codec.preprocess(body, req.headers, ctx);
+  } catch (err) {
+    if (err instanceof RuntimeError) throw err;
+    throw badInput(err instanceof Error ? err.message : String(err));
+  }
+  if (!Array.isArray(raw) || raw.length === 0) throw badInput('preprocess produced no instances');
+  const instances = raw.map((x, i) => model.toInstance(x, i));
+  const result = await batcher.submit(instances);
+  /** @type {Record<string, Float32Array[]>} */
+  const outputs = {};
+  for (const [name, out] of Object.entries(result.outputs)) {
+    outputs[name] = out.rows;
+    /** @type {Record<string, number[]>} */ (ctx.outputDims)[name] = out.dims;
+  }
+  let predictions;
+  try {
+    predictions = await codec.postprocess(outputs, raw, ctx);
+  } catch (err) {
+    throw new RuntimeError('handler_error', 500, `postprocess failed: ${err instanceof Error ? err.message : err}`);
+  }
+  if (!Array.isArray(predictions)) throw new RuntimeError('handler_error', 500, 'postprocess must return an array');
+  res.setHeader('X-Batch-Size', String(result.batchSize));
+  res.setHeader('X-Batch-Latency-Ms', String(result.latencyMs));
+  res.setHeader('X-Queue-Ms', String(result.queueMs));
+  sendJson(res, 200, { predictions });
+}
+
+/**
+ * @param {http.IncomingMessage} req
+ * @param {number} limit bytes
+ * @returns {Promise<Buffer>}
+ */
+function readBody(req, limit) {
+  return new Promise((resolve, reject) => {
+    /** @type {Buffer[]} */
+    const chunks = [];
+    let size = 0;
+    let failed = false;
+    req.on('data', (c) => {
+      if (failed) return;
+      size += c.length;
+      if (size > limit) {
+        failed = true;
+        reject(new RuntimeError('payload_too_large', 413, `request body exceeds ${limit} bytes (MAX_BODY_BYTES)`));
+        req.resume();
+        return;
+      }
+      chunks.push(c);
+    });
+    req.on('end', () => { if (!failed) resolve(Buffer.concat(chunks)); });
+    req.on('error', reject);
+  });
+}
+
+/** @param {http.ServerResponse} res @param {number} status @param {unknown} doc */
+function sendJson(res, status, doc) {
+  if (res.headersSent) return;
+  const text = JSON.stringify(doc);
+  res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });
+  res.end(text);
+}
+
+/** @param {http.ServerResponse} res @param {unknown} err @param {ServerDeps} deps */
+function sendError(res, err, deps) {
+  if (err instanceof RuntimeError) {
+    if (err.status >= 500) deps.stats.errors += 1;
+    return sendJson(res, err.status, { error: { code: err.code, message: err.message } });
+  }
+  deps.stats.errors += 1;
+  deps.log(`internal error: ${err instanceof Error ? err.stack : err}`);
+  sendJson(res, 500, { error: { code: 'internal', message: err instanceof Error ? err.message : String(err) } });
+}
+
+module.exports = { createServer };
