@@ -39,7 +39,10 @@ export class FunctionState {
     return this.queue.length;
   }
 
-  /** Replaces the replica set, keeping in-flight counts of replicas that stay. */
+  /**
+   * Replaces the replica set. Replicas that stay keep their Upstream object (requests in flight
+   * hold it and release into it), updated in place.
+   */
   setReplicas(replicas: ReplicaInfo[], desired: number): void {
     this.desired = desired;
     const old = new Map(this.upstreams.map((u) => [u.id, u]));
@@ -47,8 +50,11 @@ export class FunctionState {
       .filter((r) => r.state === 'ready')
       .map((r) => {
         const url = new URL(r.url);
-        const prev = old.get(r.id);
-        return { id: r.id, host: url.hostname, port: Number(url.port), weight: r.weight > 0 ? r.weight : 1, outstanding: prev?.outstanding ?? 0 };
+        const u = old.get(r.id) ?? { id: r.id, host: '', port: 0, weight: 1, outstanding: 0 };
+        u.host = url.hostname;
+        u.port = Number(url.port);
+        u.weight = r.weight > 0 ? r.weight : 1;
+        return u;
       });
     this.drain();
   }

@@ -1,0 +1,77 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ImageStore } from '../../gateway/providers/local/image-store';
+import { callbackServer } from '../helpers/callback-server';
+import { aFunction } from '../helpers/fixtures';
+import { gatewayProcess } from '../helpers/gateway-process';
+import { seedEchoHttp } from '../helpers/images';
+import { eventually, testGateway, testRedis } from '../helpers/platform';
+
+describe('async invocations', () => {
+  it('accepts with 202 and posts the result to X-Callback-Url', async () => {
+    const redis = await testRedis();
+    const p = await testGateway(redis.url);
+    const cb = await callbackServer();
+    try {
+      seedEchoHttp(p.images);
+      expect((await p.json('POST', '/system/functions', aFunction('aecho').minScale(1).build())).status).toBe(202);
+      const res = await p.get('/async-function/aecho/path?q=1', { method: 'POST', body: 'later', headers: { 'X-Callback-Url': cb.url, 'Content-Type': 'text/plain' } });
+      expect(res.status).toBe(202);
+      const callId = res.headers.get('x-call-id');
+      expect(callId).toBeTruthy();
+      expect(await eventually(() => cb.received.length === 1, 20000)).toBe(true);
+      const [got] = cb.received;
+      expect(got.headers['x-function-status']).toBe('200');
+      expect(got.headers['x-function-name']).toBe('aecho');
+      expect(got.headers['x-call-id']).toBe(callId);
+      expect(JSON.parse(got.body)).toEqual(expect.objectContaining({ body: 'later', path: '/path', query: '?q=1', callId }));
+      expect((await p.get('/async-function/nope', { method: 'POST', body: 'x' })).status).toBe(404);
+    } finally {
+      await cb.close();
+      await p.stop();
+      await redis.stop();
+    }
+  });
+
+  it('delivers every accepted invocation after the gateway is killed with SIGKILL (at-least-once)', async () => {
+    const redis = await testRedis();
+    const dataDir = mkdtempSync(join(tmpdir(), 'mlfaas-durable-'));
+    seedEchoHttp(new ImageStore(join(dataDir, 'images')));
+    const cb = await callbackServer();
+    const env = { MLFAAS_REDIS_URL: redis.url, MLFAAS_DATA_DIR: dataDir, MLFAAS_ASYNC_CONCURRENCY: '2', MLFAAS_ASYNC_LOCK_MS: '2000' };
+    let first = await gatewayProcess(env);
+    let second: Awaited<ReturnType<typeof gatewayProcess>> | undefined;
+    try {
+      const deploy = await fetch(first.url + '/system/functions', { method: 'POST', body: JSON.stringify(aFunction('slow').minScale(1).build()) });
+      expect(deploy.status).toBe(202);
+      const n = 12;
+      const ids: string[] = [];
+      for (let i = 0; i < n; i++) {
+        const r = await fetch(first.url + '/async-function/slow?sleep=400', { method: 'POST', body: `job-${i}`, headers: { 'X-Callback-Url': cb.url } });
+        expect(r.status).toBe(202);
+        ids.push(r.headers.get('x-call-id')!);
+      }
+      // kill -9 while jobs are running and most are still waiting
+      expect(await eventually(() => cb.received.length >= 1, 20000)).toBe(true);
+      const before = cb.received.length;
+      first.child.kill('SIGKILL');
+      await new Promise((r) => first.child.once('exit', r));
+      expect(before).toBeLessThan(n);
+      second = await gatewayProcess(env);
+      const delivered = () => new Set(cb.received.map((c) => c.headers['x-call-id'] as string));
+      expect(await eventually(() => delivered().size === n, 45000, 200)).toBe(true);
+      expect([...delivered()].sort()).toEqual([...ids].sort());
+      for (const c of cb.received) expect(c.headers['x-function-status']).toBe('200');
+    } finally {
+      if (first.child.exitCode === null) first.child.kill('SIGKILL');
+      if (second) {
+        second.child.kill('SIGTERM');
+        await new Promise((r) => second!.child.once('exit', r));
+      }
+      await cb.close();
+      await redis.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 90000);
+});
