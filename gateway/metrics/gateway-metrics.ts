@@ -70,6 +70,21 @@ export class GatewayMetrics {
     });
   }
 
+  private children = new Map<string, { count: { inc(): void }; time: { observe(v: number): void } }>();
+
+  /** Counts one invocation; label children are cached per function and code (hot path). */
+  record(functionName: string, code: number, seconds: number): void {
+    const key = `${functionName}|${code}`;
+    let c = this.children.get(key);
+    if (!c) {
+      const labels = { function_name: functionName, code: String(code) };
+      c = { count: this.invocations.labels(labels), time: this.seconds.labels(labels) };
+      this.children.set(key, c);
+    }
+    c.count.inc();
+    c.time.observe(seconds);
+  }
+
   attach(router: FunctionRouter): void {
     this.router = router;
   }

@@ -3,6 +3,8 @@ export interface Upstream {
   id: string;
   host: string;
   port: number;
+  /** Unix socket path; when set the gateway connects there instead of host:port. */
+  socketPath?: string;
   weight: number;
   outstanding: number;
 }

@@ -54,6 +54,7 @@ export class FunctionState {
         u.host = url.hostname;
         u.port = Number(url.port);
         u.weight = r.weight > 0 ? r.weight : 1;
+        u.socketPath = r.socket;
         return u;
       });
     this.drain();

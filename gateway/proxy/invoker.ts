@@ -54,6 +54,7 @@ export function parseInvocationPath(url: string, prefix: string): { ref: Functio
  */
 export class Invoker {
   private readonly agent = new Agent({ keepAlive: true, maxSockets: Infinity, maxFreeSockets: 1024 });
+  private readonly unixAgent = new Agent({ keepAlive: true, maxSockets: Infinity, maxFreeSockets: 1024 });
   private readonly waking = new Map<string, Promise<void>>();
 
   constructor(
@@ -145,7 +146,13 @@ export class Invoker {
       headers['x-call-id'] = inv.callId;
       headers['x-start-time'] = String(BigInt(started) * 1_000_000n);
       const r = request(
-        { host: u.host, port: u.port, method: inv.method, path: inv.path, headers, agent: this.agent, timeout: this.opts.upstreamTimeoutMs },
+        {
+          ...(u.socketPath ? { socketPath: u.socketPath, agent: this.unixAgent } : { host: u.host, port: u.port, agent: this.agent }),
+          method: inv.method,
+          path: inv.path,
+          headers,
+          timeout: this.opts.upstreamTimeoutMs,
+        },
         resolve,
       );
       r.on('timeout', () => r.destroy(new PlatformError(ErrorCode.UpstreamTimeout, `function did not answer within ${this.opts.upstreamTimeoutMs} ms`)));
@@ -159,18 +166,14 @@ export class Invoker {
   finish(s: FunctionState, u: Upstream, code: number, startHr: bigint): void {
     s.release(u);
     const secs = Number(process.hrtime.bigint() - startHr) / 1e9;
-    const c = String(code);
-    this.metrics.invocations.inc({ function_name: s.label, code: c });
-    this.metrics.seconds.observe({ function_name: s.label, code: c }, secs);
+    this.metrics.record(s.label, code, secs);
     this.window.completion(s.ref, secs * 1000, code < 500);
   }
 
   private fail(res: ServerResponse, e: unknown, s: FunctionState | undefined, startHr: bigint): void {
     const h = toHttp(e);
     if (s) {
-      const c = String(h.status);
-      this.metrics.invocations.inc({ function_name: s.label, code: c });
-      this.metrics.seconds.observe({ function_name: s.label, code: c }, Number(process.hrtime.bigint() - startHr) / 1e9);
+      this.metrics.record(s.label, h.status, Number(process.hrtime.bigint() - startHr) / 1e9);
     }
     if (res.headersSent) {
       res.destroy();
@@ -182,5 +185,6 @@ export class Invoker {
 
   close(): void {
     this.agent.destroy();
+    this.unixAgent.destroy();
   }
 }

@@ -20,6 +20,8 @@ export interface ReplicaInfo {
   id: string;
   /** Base URL, e.g. http://127.0.0.1:41234 */
   url: string;
+  /** Unix socket the replica also serves on (same node only; preferred by the gateway). */
+  socket?: string;
   state: ReplicaState;
   /** Agent that runs it (its lock token). */
   agent: string;

@@ -52,6 +52,8 @@ function parseConfig(env, cwd) {
   return {
     port: intVar(env, 'PORT', 8080, 0, 65535),
     host: env.HOST || '0.0.0.0',
+    // Also serve on this unix socket (the local provider's gateway path: cheaper than TCP loopback).
+    socketPath: env.MLFAAS_SOCKET || '',
     functionDir,
     modelPath: path.resolve(functionDir, env.MODEL_PATH || 'model.onnx'),
     maxBatchSize: intVar(env, 'MAX_BATCH_SIZE', 8, 1, 4096),

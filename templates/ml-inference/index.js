@@ -27,18 +27,37 @@ async function main() {
   /** @type {ReturnType<typeof loadCodec> | null} */
   let codec = null;
 
-  const { server, activeRequests } = createServer({
+  const deps = {
     state, stats, log, maxBodyBytes: config.maxBodyBytes,
     model: () => model, batcher: () => batcher, codec: () => codec,
-  });
+  };
+  const { server, activeRequests: tcpActive } = createServer(deps);
   await new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.port, config.host, () => resolve(undefined));
   });
+  /** @type {import('http').Server | null} */
+  let unixServer = null;
+  let unixActive = () => 0;
+  if (config.socketPath) {
+    const s = createServer(deps);
+    unixServer = s.server;
+    unixActive = s.activeRequests;
+    try {
+      require('fs').unlinkSync(config.socketPath);
+    } catch {
+      // not there: fine
+    }
+    await new Promise((resolve, reject) => {
+      s.server.once('error', reject);
+      s.server.listen(config.socketPath, () => resolve(undefined));
+    });
+  }
+  const activeRequests = () => tcpActive() + unixActive();
   const addr = server.address();
   const port = addr && typeof addr === 'object' ? addr.port : config.port;
   // One machine-readable line: the local provider and the tests read the port from it.
-  process.stdout.write(`${JSON.stringify({ type: 'listening', host: config.host, port, pid: process.pid })}\n`);
+  process.stdout.write(`${JSON.stringify({ type: 'listening', host: config.host, port, socket: config.socketPath || undefined, pid: process.pid })}\n`);
 
   let shuttingDown = false;
   /** @param {string} why */
@@ -52,8 +71,10 @@ async function main() {
       process.exit(1);
     }, config.drainTimeoutMs);
     timer.unref();
-    server.close();
-    server.closeIdleConnections();
+    for (const srv of unixServer ? [server, unixServer] : [server]) {
+      srv.close();
+      srv.closeIdleConnections();
+    }
     if (batcher) await batcher.idle();
     // Let the last responses flush before the process ends.
     for (let i = 0; i < 100 && activeRequests() > 0; i++) await new Promise((r) => setTimeout(r, 10));

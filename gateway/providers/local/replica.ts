@@ -1,5 +1,5 @@
 import { ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { get } from 'node:http';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -62,6 +62,8 @@ export class Replica {
   private stopping = false;
   private startedAt = new Date().toISOString();
   private restartTimer?: NodeJS.Timeout;
+  private socket?: string;
+  private plannedSocket?: string;
 
   constructor(
     readonly id: string,
@@ -77,6 +79,7 @@ export class Replica {
     return {
       id: this.id,
       url: `http://127.0.0.1:${this.port}`,
+      ...(this.socket ? { socket: this.socket } : {}),
       state: this.state,
       agent: this.host.agentId,
       pid: this.child?.pid,
@@ -95,6 +98,10 @@ export class Replica {
       const env = await this.environment();
       this.port = await freePort();
       env.PORT = String(this.port);
+      this.socket = undefined;
+      const sockDir = join(this.host.dataDir, 'sockets');
+      mkdirSync(sockDir, { recursive: true });
+      env.MLFAAS_SOCKET = this.plannedSocket = join(sockDir, `${this.id}.sock`);
       this.spawn(env);
     } catch (e) {
       this.host.log(this.id, `failed to start: ${(e as Error).message}`);
@@ -175,6 +182,8 @@ export class Replica {
     while (!this.stopping && this.child === child && child) {
       if (await probe(`http://127.0.0.1:${this.port}${path}`, 1000)) {
         if (this.stopping || this.child !== child) return;
+        // runtimes that honour MLFAAS_SOCKET serve there too; the gateway prefers it
+        if (this.plannedSocket && existsSync(this.plannedSocket)) this.socket = this.plannedSocket;
         this.state = 'ready';
         await this.host.publish(this.info());
         return;
@@ -216,5 +225,6 @@ export class Replica {
       clearTimeout(t);
     }
     await this.host.unpublish(this.id);
+    if (this.socket) rmSync(this.socket, { force: true });
   }
 }
