@@ -1,0 +1,71 @@
+/**
+ * What a user does after `npm start`: the platform with the example functions from stack.yml,
+ * a real prediction for digit.json, scale from zero for the heavier model, Ctrl-C stops every
+ * process it started.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Redis from 'ioredis';
+import { eventually } from '../helpers/platform';
+
+const ROOT = join(__dirname, '../..');
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+it('mlfaas up: builds and deploys stack.yml, serves real predictions, and Ctrl-C stops everything', async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'mlfaas-up-'));
+  const port = 19000 + Math.floor(Math.random() * 500);
+  const child = spawn(process.execPath, [join(ROOT, 'bin/mlfaas'), 'up'], {
+    cwd: ROOT,
+    env: { ...process.env, MLFAAS_DATA_DIR: dataDir, MLFAAS_PORT: String(port) },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let log = '';
+  child.stderr!.on('data', (b: Buffer) => (log += b.toString()));
+  const base = `http://127.0.0.1:${port}`;
+  try {
+    expect(await eventually(() => /ready: http/.test(log), 60000, 100)).toBe(true);
+    // faas-cli list view
+    const list = (await (await fetch(`${base}/system/functions`)).json()) as Array<{ name: string; replicas: number; availableReplicas: number }>;
+    expect(list.map((f) => f.name).sort()).toEqual(['digits-classify', 'digits-train', 'image-classify']);
+    expect(list.find((f) => f.name === 'digits-classify')).toEqual(expect.objectContaining({ replicas: 1, availableReplicas: 1 }));
+    expect(list.find((f) => f.name === 'image-classify')!.replicas).toBe(0);
+    // curl -d @digit.json .../function/digits-classify
+    const res = await fetch(`${base}/function/digits-classify`, { method: 'POST', body: readFileSync(join(ROOT, 'digit.json')) });
+    expect(res.status).toBe(200);
+    const pred = (await res.json()) as { predictions: Array<{ label: string; probability: number }> };
+    expect(pred.predictions[0].label).toBe('7');
+    expect(pred.predictions[0].probability).toBeGreaterThan(0.9);
+    // the heavier model wakes from zero
+    const img = await fetch(`${base}/function/image-classify`, { method: 'POST', body: '{"random":2}' });
+    expect(img.status).toBe(200);
+    expect(((await img.json()) as { predictions: unknown[] }).predictions).toHaveLength(2);
+    // a training function does not serve invocations
+    expect((await fetch(`${base}/function/digits-train`, { method: 'POST', body: '{}' })).status).toBe(400);
+    const redis = new Redis({ path: join(dataDir, 'redis', 'redis.sock') });
+    const pids: number[] = [Number(readFileSync(join(dataDir, 'redis', 'redis.pid'), 'utf8'))];
+    for (const k of await redis.keys('mlfaas:replicas:*')) {
+      for (const v of Object.values(await redis.hgetall(k))) pids.push((JSON.parse(v) as { pid: number }).pid);
+    }
+    redis.disconnect();
+    expect(pids.length).toBeGreaterThanOrEqual(3);
+    expect(readdirSync(join(dataDir, 'images')).length).toBe(3);
+    // Ctrl-C
+    child.kill('SIGINT');
+    const code = await new Promise<number | null>((r) => child.once('exit', r));
+    expect(code).toBe(0);
+    expect(await eventually(() => pids.every((p) => !alive(p)), 10000)).toBe(true);
+  } finally {
+    if (child.exitCode === null) child.kill('SIGKILL');
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}, 120000);

@@ -1,0 +1,30 @@
+import { loadConfig } from '../../gateway/config';
+import { toHttp, PlatformError, ErrorCode } from '../../gateway/errors';
+
+describe('loadConfig', () => {
+  it('has defaults', () => {
+    const c = loadConfig({});
+    expect(c).toEqual(expect.objectContaining({ host: '127.0.0.1', port: 8080, agent: true, queueDepth: 512 }));
+    expect(c.auth.enabled).toBe(false);
+  });
+  test.each([
+    { env: { MLFAAS_PORT: 'eighty' }, msg: /MLFAAS_PORT="eighty" must be an integer/ },
+    { env: { MLFAAS_QUEUE_DEPTH: '-1' }, msg: /MLFAAS_QUEUE_DEPTH="-1" must be an integer ≥ 0/ },
+    { env: { MLFAAS_AGENT: 'perhaps' }, msg: /MLFAAS_AGENT="perhaps" must be true or false/ },
+    { env: { MLFAAS_BASIC_AUTH: 'true' }, msg: /needs MLFAAS_AUTH_PASSWORD/ },
+  ])('rejects $env', ({ env, msg }) => expect(() => loadConfig(env)).toThrow(msg));
+});
+
+describe('toHttp', () => {
+  test.each([
+    { err: new PlatformError(ErrorCode.QueueFull, 'full', undefined, { 'Retry-After': '1' }), status: 429, code: 'queue_full' },
+    { err: new PlatformError(ErrorCode.ImageNotFound, 'no image', 'image'), status: 400, code: 'image_not_found' },
+    { err: Object.assign(new Error('bad'), { type: 'entity.parse.failed', status: 400 }), status: 400, code: 'malformed_json' },
+    { err: Object.assign(new Error('big'), { type: 'entity.too.large', status: 413 }), status: 413, code: 'payload_too_large' },
+    { err: new Error('boom'), status: 500, code: 'internal' },
+  ])('$code → $status', ({ err, status, code }) => {
+    const h = toHttp(err);
+    expect(h.status).toBe(status);
+    expect(h.body.error.code).toBe(code);
+  });
+});
