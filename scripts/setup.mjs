@@ -23,7 +23,9 @@ function nodeModules() {
   const marker = join(root, 'node_modules', '.package-lock.json');
   const lock = join(root, 'package-lock.json');
   if (existsSync(marker) && statSync(marker).mtimeMs >= statSync(lock).mtimeMs) return;
-  run('npm ci --no-audit --no-fund', { env: { ...process.env, ONNXRUNTIME_NODE_INSTALL: 'skip' } });
+  // `npm install` (not `npm ci`): this npm writes lock files without other platforms' optional
+  // binaries (@swc/core-*, msgpackr-extract-*), which `npm ci` then rejects as out of sync.
+  run('npm install --no-audit --no-fund', { env: { ...process.env, ONNXRUNTIME_NODE_INSTALL: 'skip' } });
 }
 
 function redis() {
