@@ -15,8 +15,9 @@
  * Both estimates are learnt at synchronize calls: time from the first launch
  * issued after the previous synchronize to the end of this one, minus the time
  * spent throttled, divided by the blocks (graphs) issued — exact for the common
- * launch-then-synchronize pattern, conservative when the host leaves the GPU
- * idle between launches. TL_NS_PER_BLOCK fixes the block cost instead.
+ * launch-then-synchronize pattern up to the synchronize latency, conservative
+ * when the host leaves the GPU idle between launches; see learn() for the
+ * filter. TL_NS_PER_BLOCK fixes the block cost instead.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -35,7 +36,11 @@
 #include "tokend_proto.h"
 
 #define TL_UNLIMITED (INT64_MAX / 4)
-#define TL_EWMA_SHIFT 2 /* new sample weighs 1/4 */
+/* Synchronize latency and preemption only ever add to a sample, so the
+ * estimate follows the lower envelope: it moves down by 1/2 of the gap and up
+ * by 1/16 (a slower kernel mix still shows up after a few dozen syncs). */
+#define TL_EWMA_DOWN 1
+#define TL_EWMA_UP 4
 
 static struct {
   _Alignas(64) _Atomic int64_t tokens; /* the hot word, alone on its cache line */
@@ -273,7 +278,7 @@ void tl_budget_sync_begin(void) {}
 
 static void learn(_Atomic uint64_t *est, uint64_t sample) {
   uint64_t old = atomic_load_explicit(est, memory_order_relaxed);
-  uint64_t nv = old + ((int64_t)(sample - old) >> TL_EWMA_SHIFT);
+  uint64_t nv = sample < old ? old - ((old - sample) >> TL_EWMA_DOWN) : old + ((sample - old) >> TL_EWMA_UP);
   if (!atomic_exchange(&g.learnt, 1)) nv = sample; /* the first sample replaces the guess */
   atomic_store_explicit(est, nv ? nv : 1, memory_order_relaxed);
 }
