@@ -12,12 +12,16 @@
  * waiting with TL_FAIL=closed), keeps reconnecting and counts both.
  *
  * Cost of a launch = blocks * ns_per_block; a graph launch = ns_per_graph.
- * Both estimates are learnt at synchronize calls: time from the first launch
- * issued after the previous synchronize to the end of this one, minus the time
- * spent throttled, divided by the blocks (graphs) issued — exact for the common
- * launch-then-synchronize pattern up to the synchronize latency, conservative
- * when the host leaves the GPU idle between launches; see learn() for the
- * filter. TL_NS_PER_BLOCK fixes the block cost instead.
+ * Both are learnt from the process's busy time: a thread is "in flight" from
+ * the first launch it issues after a synchronize until that synchronize
+ * returns; the union of those intervals over all threads, divided by the
+ * blocks (graphs) they completed, is one sample (taken every >= 2 ms of busy
+ * time). Kernels of one process queued behind each other therefore cost their
+ * own time, not their wait. Exact up to the synchronize latency for the common
+ * launch-then-synchronize loop; conservative when a thread leaves the GPU idle
+ * while in flight. The first launch after a synchronize takes one uncontended
+ * lock to register the thread; the others only the atomic decrement.
+ * TL_NS_PER_BLOCK fixes the block cost instead.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -51,16 +55,19 @@ static struct {
   _Atomic uint64_t connects, disconnects, grants, revokes, granted_ns, charged_ns;
   pthread_mutex_t mu;
   pthread_cond_t cv;
+  pthread_mutex_t busy_mu; /* guards the in-flight union below */
+  unsigned inflight;
+  uint64_t busy_start_ns, busy_acc_ns, blocks_done, graphs_done;
   pthread_key_t tls_key;
   /* owned by the client thread */
   int fd;
   int64_t base;        /* tokens right after the last refill, for usage */
   uint64_t window_ns, last_report_ns, last_launches;
   int sent_blocked, blocked_in_window;
-} g = {.fd = -1, .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
+} g = {.fd = -1, .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER, .busy_mu = PTHREAD_MUTEX_INITIALIZER};
 
 struct tl_thread {
-  uint64_t launches, graphs, units_blocks, units_graphs, first_issue_ns, throttled_ns;
+  uint64_t launches, graphs, units_blocks, units_graphs;
   int registered;
 };
 static __thread struct tl_thread t;
@@ -252,9 +259,13 @@ static void wait_for_tokens(void) {
   }
   atomic_fetch_sub(&g.waiters, 1);
   pthread_mutex_unlock(&g.mu);
-  uint64_t waited = tl_clock_now() - t0;
-  atomic_fetch_add_explicit(&g.throttled_ns, waited, memory_order_relaxed);
-  if (t.units_blocks || t.units_graphs) t.throttled_ns += waited;
+  atomic_fetch_add_explicit(&g.throttled_ns, tl_clock_now() - t0, memory_order_relaxed);
+}
+
+static void begin_flight(void) {
+  pthread_mutex_lock(&g.busy_mu);
+  if (g.inflight++ == 0) g.busy_start_ns = tl_clock_now();
+  pthread_mutex_unlock(&g.busy_mu);
 }
 
 void tl_budget_charge(uint64_t units, int graph) {
@@ -264,7 +275,7 @@ void tl_budget_charge(uint64_t units, int graph) {
   if (cost <= 0) cost = 1;
   if (__builtin_expect(atomic_fetch_sub_explicit(&g.tokens, cost, memory_order_relaxed) < cost, 0))
     wait_for_tokens();
-  if (!t.units_blocks && !t.units_graphs) { t.first_issue_ns = tl_clock_now(); t.throttled_ns = 0; }
+  if (!t.units_blocks && !t.units_graphs) begin_flight();
   if (graph) { t.units_graphs += units; t.graphs++; }
   else { t.units_blocks += units; t.launches++; }
   if (__builtin_expect(!t.registered, 0)) {
@@ -286,13 +297,23 @@ static void learn(_Atomic uint64_t *est, uint64_t sample) {
 void tl_budget_sync_end(void) {
   flush_thread(&t);
   if (!t.units_blocks && !t.units_graphs) return;
-  uint64_t now = tl_clock_now(), busy = now - t.first_issue_ns;
-  busy = busy > t.throttled_ns ? busy - t.throttled_ns : 0;
-  if (!tl_cfg.ns_per_block && t.units_blocks && !t.units_graphs) learn(&g.ns_per_block, busy / t.units_blocks);
-  else if (t.units_graphs) {
-    uint64_t kern = t.units_blocks * atomic_load(&g.ns_per_block);
-    if (busy > kern) learn(&g.ns_per_graph, (busy - kern) / t.units_graphs);
+  pthread_mutex_lock(&g.busy_mu);
+  uint64_t now = tl_clock_now();
+  g.busy_acc_ns += now - g.busy_start_ns;
+  g.busy_start_ns = now;
+  g.inflight--;
+  g.blocks_done += t.units_blocks;
+  g.graphs_done += t.units_graphs;
+  if (g.busy_acc_ns >= 2000000) {
+    uint64_t busy = g.busy_acc_ns;
+    if (!tl_cfg.ns_per_block && g.blocks_done && !g.graphs_done) learn(&g.ns_per_block, busy / g.blocks_done);
+    else if (g.graphs_done) {
+      uint64_t kern = g.blocks_done * atomic_load(&g.ns_per_block);
+      if (busy > kern) learn(&g.ns_per_graph, (busy - kern) / g.graphs_done);
+    }
+    g.busy_acc_ns = g.blocks_done = g.graphs_done = 0;
   }
+  pthread_mutex_unlock(&g.busy_mu);
   t.units_blocks = t.units_graphs = 0;
 }
 
@@ -302,6 +323,9 @@ void tl_budget_after_fork(void) {
   g.fd = -1;
   pthread_mutex_init(&g.mu, NULL);
   pthread_cond_init(&g.cv, NULL);
+  pthread_mutex_init(&g.busy_mu, NULL);
+  g.inflight = 0;
+  g.busy_acc_ns = g.blocks_done = g.graphs_done = 0;
   atomic_store(&g.waiters, 0);
   t = (struct tl_thread){0};
   if (atomic_load(&g.started) && tl_cfg.socket_path[0]) {
