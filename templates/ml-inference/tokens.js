@@ -117,6 +117,8 @@ function noopGate() {
 function createTokenGate(opts) {
   const { socketPath, timeoutMs = 200, failClosed = false, reconnectMs = 100 } = opts || {};
   if (!socketPath) return noopGate();
+  /** @type {string} */
+  const sockPath = socketPath;
   const device = deviceNumber(opts.device);
 
   let budgetNs = 0; // tokens left in this window; may go negative (overdraft)
@@ -204,7 +206,7 @@ function createTokenGate(opts) {
 
   function connect() {
     if (closed) return;
-    const s = net.createConnection(socketPath);
+    const s = net.createConnection(sockPath);
     sock = s;
     s.on('connect', () => {
       connected = true;
