@@ -78,3 +78,16 @@ const EXPECTED_SWAPS = [
     t.cleanup();
   });
 });
+
+describe('native/test/gpu-check.sh', () => {
+  const script = path.join(nativeDir, 'test', 'gpu-check.sh');
+  test('is valid bash', () => {
+    expect(spawnSync('bash', ['-n', script]).status).toBe(0);
+  });
+  const noGpu = spawnSync('sh', ['-c', 'nvidia-smi -L']).status !== 0;
+  (noGpu ? test : test.skip)('says it measured nothing on a machine without a GPU', () => {
+    const r = spawnSync('bash', [script], { encoding: 'utf8' });
+    expect(r.status).toBe(0);
+    expect(r.stdout).toMatch(/no GPU .* nothing measured/);
+  });
+});

@@ -4,7 +4,7 @@
  * memory cap, and the C unit tests of tokend's policy.
  */
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { buildDir, haveCuda, limiterEnv, limiterSo, make, readStats, run, stubDir, tmp } from './helpers';
 
@@ -92,6 +92,24 @@ d('limiter interception (stub libcuda.so.1)', () => {
     const s = readStats(stats);
     expect(s.launches + s.graph_launches).toBe(r.json[0].kernels);
     if (mode === 'graph') expect(s.graph_launches).toBeGreaterThan(0);
+    t.cleanup();
+  });
+
+  test('dlsym(RTLD_NEXT) from another library still finds the object after *that* library', async () => {
+    const t = tmp();
+    const src = (f: string, body: string) => { writeFileSync(path.join(t.dir, f), body); return path.join(t.dir, f); };
+    const cc = (...a: string[]) => execFileSync('cc', a, { cwd: t.dir });
+    cc('-shared', '-fPIC', '-o', 'libsecond.so', src('second.c', 'int probe_fn(void) { return 2; }'));
+    cc('-shared', '-fPIC', '-o', 'libfirst.so', src('first.c', `#define _GNU_SOURCE
+#include <dlfcn.h>
+int probe_fn(void) { return 1; }
+int call_next(void) { int (*f)(void) = (int (*)(void))dlsym(RTLD_NEXT, "probe_fn"); return f ? f() : -1; }`));
+    cc('-o', 'main', src('main.c', '#include <stdio.h>\nint call_next(void);\nint main(void) { printf("%d\\n", call_next()); return 0; }'),
+      '-Wl,--no-as-needed', '-L.', '-lfirst', '-lsecond', '-Wl,-rpath,' + t.dir, '-ldl');
+    const plain = await run(path.join(t.dir, 'main'), []);
+    const pre = await run(path.join(t.dir, 'main'), [], limiterEnv());
+    expect(plain.stdout.trim()).toBe('2');
+    expect(pre.stdout.trim()).toBe('2');
     t.cleanup();
   });
 
