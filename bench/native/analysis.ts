@@ -51,3 +51,10 @@ export function reactionNs(
   }
   return settled === Infinity ? Infinity : settled - t0;
 }
+
+/** Time from `t0` to the first window [T, T + spanNs) (stepped by 1 ms) whose busy fraction satisfies `ok`. */
+export function firstReachNs(trace: number[], t0: number, kernelNs: number, spanNs: number,
+  ok: (fraction: number) => boolean, endNs = trace[trace.length - 1]): number {
+  for (let T = t0; T + spanNs <= endNs; T += 1e6) if (ok(busyFraction(trace, T, T + spanNs, kernelNs))) return T - t0;
+  return Infinity;
+}
