@@ -10,7 +10,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { busyFraction, reactionNs, steadyShares } from './native/analysis';
+import { busyFraction, firstReachNs, reactionNs, steadyShares } from './native/analysis';
 import { createTokendControl } from '../gateway/providers/local/tokend-control';
 import { startTokend } from '../gateway/providers/local/tokend-process';
 
@@ -110,7 +110,7 @@ async function reaction(dir: string): Promise<{ down: number; up: number }> {
   const span = 2 * WINDOW_MS * 1e6;
   const r = {
     down: reactionNs(t, down.monoNs, KERNEL_NS, span, (f) => f <= 0.3, up.monoNs) / 1e6,
-    up: reactionNs(t, up.monoNs, KERNEL_NS, span, (f) => f >= 0.65) / 1e6,
+    up: firstReachNs(t, up.monoNs, KERNEL_NS, span, (f) => f >= 0.65) / 1e6,
   };
   if (busyFraction(t, down.monoNs + span, up.monoNs, KERNEL_NS) > 0.25) r.down = Infinity;
   return r;
@@ -155,8 +155,8 @@ async function main(): Promise<void> {
       ...rows.map((r) => `| ${r.device} | ${r.quotas.join(' / ')} | ${r.used.map((u) => u.toFixed(3)).join(' / ')} | ` +
         `${r.share.map((u) => u.toFixed(3)).join(' / ')} | ${r.errPts.toFixed(2)} |`),
       '',
-      `Quota reaction (rate within bounds over every later 2-window span): 0.8→0.2 ${re.down.toFixed(1)} ms, ` +
-        `0.2→0.8 ${re.up.toFixed(1)} ms; target ≤ 2 windows = ${2 * WINDOW_MS} ms.`,
+      `Quota reaction: 0.8→0.2 ${re.down.toFixed(1)} ms (until every later 2-window span is ≤ 0.3), ` +
+        `0.2→0.8 ${re.up.toFixed(1)} ms (until a 2-window span first reaches 0.65); target ≤ 2 windows = ${2 * WINDOW_MS} ms.`,
       '',
     ].join('\n');
     const results = path.join(root, 'bench', 'RESULTS.md');

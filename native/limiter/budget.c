@@ -15,11 +15,13 @@
  * Both are learnt from the process's busy time: a thread is "in flight" from
  * the first launch it issues after a synchronize until that synchronize
  * returns; the union of those intervals over all threads, divided by the
- * blocks (graphs) they completed, is one sample (taken every >= 2 ms of busy
+ * blocks (graphs) they completed, is one sample (taken every >= 10 ms of busy
  * time). Kernels of one process queued behind each other therefore cost their
- * own time, not their wait. Exact up to the synchronize latency for the common
- * launch-then-synchronize loop; conservative when a thread leaves the GPU idle
- * while in flight. The first launch after a synchronize takes one uncontended
+ * own time, not their wait. A thread that runs dry while it has launches in
+ * flight first drains them (the real cuCtxSynchronize) and closes its interval,
+ * so time spent waiting for tokens is never counted as GPU time. Exact up to
+ * the synchronize latency for launch-then-synchronize loops; conservative when
+ * a thread leaves the GPU idle while in flight. The first launch after a synchronize takes one uncontended
  * lock to register the thread; the others only the atomic decrement.
  * TL_NS_PER_BLOCK fixes the block cost instead.
  */
@@ -245,7 +247,12 @@ void tl_budget_start(void) {
   pthread_attr_destroy(&at);
 }
 
+void tl_budget_sync_end(void);
+static int (*g_drain)(void);
+void tl_budget_set_drain(int (*drain)(void)) { g_drain = drain; }
+
 static void wait_for_tokens(void) {
+  if ((t.units_blocks || t.units_graphs) && g_drain && g_drain() == 0) tl_budget_sync_end();
   uint64_t t0 = tl_clock_now();
   atomic_fetch_add_explicit(&g.throttled, 1, memory_order_relaxed);
   pthread_mutex_lock(&g.mu);
@@ -304,7 +311,7 @@ void tl_budget_sync_end(void) {
   g.inflight--;
   g.blocks_done += t.units_blocks;
   g.graphs_done += t.units_graphs;
-  if (g.busy_acc_ns >= 2000000) {
+  if (g.busy_acc_ns >= 10000000) {
     uint64_t busy = g.busy_acc_ns;
     if (!tl_cfg.ns_per_block && g.blocks_done && !g.graphs_done) learn(&g.ns_per_block, busy / g.blocks_done);
     else if (g.graphs_done) {

@@ -86,6 +86,7 @@ static void resolve_reals(void) {
 static void init_once(void) {
   tl_init();
   resolve_reals();
+  tl_budget_set_drain((int (*)(void))REAL(cuCtxSynchronize));
 }
 
 static inline void ensure_init(void) { pthread_once(&g_once, init_once); }

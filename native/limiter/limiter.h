@@ -65,6 +65,7 @@ void tl_budget_charge(uint64_t units, int graph);  /* hot path; may block */
 void tl_budget_sync_begin(void);
 void tl_budget_sync_end(void);
 void tl_budget_after_fork(void);
+void tl_budget_set_drain(int (*drain)(void)); /* the real cuCtxSynchronize */
 void tl_budget_stats(struct tl_stats *st);
 
 int tl_mem_reserve(uint64_t bytes);      /* 0 ok, -1 over the limit */

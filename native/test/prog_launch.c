@@ -5,6 +5,7 @@
  *  --mode M        sync | ptsz | ex | coop | graph | async (no sync: launch cost)
  *  --blocks B      grid size, default 8
  *  --count N       stop after N launches per thread (async mode)
+ *  --depth D       launches issued per synchronize (default 1)
  *  --fork          fork once after init; parent and child both run and report
  *  --trace FILE    write the CLOCK_MONOTONIC ns of each completed launch
  *  --mem-test MiB  allocate 1 MiB blocks until denied or MiB reached, report
@@ -19,7 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static unsigned g_us = 1000, g_threads = 1, g_blocks = 8;
+static unsigned g_us = 1000, g_threads = 1, g_blocks = 8, g_depth = 1;
 static double g_seconds = 1;
 static const char *g_mode = "sync", *g_trace;
 static unsigned long long g_count;
@@ -64,6 +65,7 @@ static void *run(void *arg) {
     CK(cuStreamSynchronize(s));
   }
   unsigned long long t0 = now_ns(), end = t0 + (unsigned long long)(g_seconds * 1e9);
+  unsigned issued = 0;
   while (async ? w->kernels < g_count : now_ns() < end) {
     if (exec) CK(cuGraphLaunch(exec, s));
     else if (strcmp(g_mode, "ptsz") == 0) CK(cuLaunchKernel_ptsz(g_fn, g_blocks, 1, 1, 32, 1, 1, 0, NULL, NULL, NULL));
@@ -73,15 +75,20 @@ static void *run(void *arg) {
       CK(cuLaunchKernelEx(&c, g_fn, NULL, NULL));
     } else if (strcmp(g_mode, "coop") == 0) CK(cuLaunchCooperativeKernel(g_fn, g_blocks, 1, 1, 32, 1, 1, 0, s, NULL));
     else CK(cuLaunchKernel(g_fn, g_blocks, 1, 1, 32, 1, 1, 0, s, NULL, NULL));
-    if (!async) {
-      if (strcmp(g_mode, "ptsz") == 0) CK(cuStreamSynchronize_ptsz(NULL));
-      else CK(cuStreamSynchronize(s));
-    }
-    w->kernels++;
-    if (g_trace) {
+    if (async) { w->kernels++; continue; }
+    if (++issued < g_depth) continue;
+    if (strcmp(g_mode, "ptsz") == 0) CK(cuStreamSynchronize_ptsz(NULL));
+    else CK(cuStreamSynchronize(s));
+    w->kernels += issued;
+    for (; g_trace && issued; issued--) {
       if (w->ntrace == w->cap) { w->cap = w->cap ? 2 * w->cap : 4096; w->trace = realloc(w->trace, w->cap * sizeof *w->trace); }
       w->trace[w->ntrace++] = now_ns();
     }
+    issued = 0;
+  }
+  if (!async && issued) { /* a partial batch at the deadline: finish and count it */
+    CK(strcmp(g_mode, "ptsz") == 0 ? cuStreamSynchronize_ptsz(NULL) : cuStreamSynchronize(s));
+    w->kernels += issued;
   }
   w->elapsed = now_ns() - t0;
   if (async) CK(cuStreamSynchronize(s));
@@ -116,6 +123,7 @@ int main(int argc, char **argv) {
     else if (strcmp(a, "--mode") == 0) g_mode = v;
     else if (strcmp(a, "--blocks") == 0) g_blocks = (unsigned)atoi(v);
     else if (strcmp(a, "--count") == 0) g_count = strtoull(v, NULL, 10);
+    else if (strcmp(a, "--depth") == 0) g_depth = (unsigned)atoi(v) ? (unsigned)atoi(v) : 1;
     else if (strcmp(a, "--trace") == 0) g_trace = v;
     else if (strcmp(a, "--mem-test") == 0) mem_mib = (unsigned)atoi(v);
     else { fprintf(stderr, "unknown option %s\n", a); return 2; }

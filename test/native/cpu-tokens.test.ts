@@ -22,6 +22,10 @@ const { createTokenGate } = require('../../templates/ml-inference/tokens.js') as
 
 const worker = path.join(__dirname, 'fixtures', 'cpu-worker.js');
 const BATCH_MS = 2;
+/** The CPU device is declared as half a CPU (--cpu-capacity 0.5): quotas 0.3 / 0.7 of it leave the
+ * host room, so a busy CI machine does not decide the result. */
+const CAPACITY = 0.5;
+const maxRate = (quota: number) => (quota * CAPACITY * 1000) / BATCH_MS; // batches/s
 
 interface Progress { t: number; batches: number }
 
@@ -41,7 +45,7 @@ describe('CPU device token gate (tokens.js + tokend)', () => {
   beforeAll(() => make('all'));
   beforeEach(async () => {
     t = tmp();
-    tokend = await startTokend({ dir: t.dir, windowMs: 20, cpuCapacity: 1 });
+    tokend = await startTokend({ dir: t.dir, windowMs: 20, cpuCapacity: CAPACITY });
   });
   afterEach(async () => {
     await tokend.stop();
@@ -64,9 +68,10 @@ describe('CPU device token gate (tokens.js + tokend)', () => {
     const share = qa / (qa + qb);
     console.log(`cpu 0.3/0.7: ${qa.toFixed(0)} vs ${qb.toFixed(0)} batches/s, share ${share.toFixed(3)}`);
     expect(Math.abs(share - 0.3)).toBeLessThanOrEqual(0.06);
-    // each stays within its quota of one CPU: at most quota * 1000 / BATCH_MS batches/s (+ slack)
-    expect(qa).toBeLessThanOrEqual((0.3 * 1000) / BATCH_MS * 1.1);
-    expect(qb).toBeLessThanOrEqual((0.7 * 1000) / BATCH_MS * 1.1);
+    // each stays within its quota of the device (+ 10% slack) and gets most of it
+    expect(qa).toBeLessThanOrEqual(maxRate(0.3) * 1.1);
+    expect(qb).toBeLessThanOrEqual(maxRate(0.7) * 1.1);
+    expect(qb).toBeGreaterThanOrEqual(maxRate(0.7) * 0.7);
     const sa = ra.json[ra.json.length - 1];
     expect(sa.waited).toBeGreaterThan(0);
     expect(sa.failOpen).toBe(0);
@@ -86,8 +91,8 @@ describe('CPU device token gate (tokens.js + tokend)', () => {
     const before = rate(r.json, changed.monoNs - 700e6, changed.monoNs);
     const after = rate(r.json, changed.monoNs + 100e6, changed.monoNs + 1000e6);
     console.log(`cpu quota 0.2 -> 0.6: ${before.toFixed(0)} -> ${after.toFixed(0)} batches/s`);
-    expect(before).toBeLessThanOrEqual((0.2 * 1000) / BATCH_MS * 1.15);
-    expect(after / before).toBeGreaterThan(2.3);
+    expect(before).toBeLessThanOrEqual(maxRate(0.2) * 1.15);
+    expect(after / before).toBeGreaterThan(1.8); // 3x the quota; ~3.0 measured, > 2 with the CPUs oversubscribed
   });
 
   test('fails open when tokend is unreachable, and reconnects', async () => {

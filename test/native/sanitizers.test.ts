@@ -28,10 +28,14 @@ async function waitForSocket(p: string, probe: string): Promise<void> {
 
 describe('sanitizers', () => {
   let t: ReturnType<typeof tmp>;
+  const daemons: number[] = []; // killed after each test even when it failed
   beforeAll(() => make(haveCuda ? 'test-progs' : 'all'));
   beforeAll(() => make('asan'), 120000);
   beforeEach(() => { t = tmp(); });
-  afterEach(() => t.cleanup());
+  afterEach(() => {
+    for (const pid of daemons.splice(0)) { try { process.kill(pid, 'SIGKILL'); } catch { /* already gone */ } }
+    t.cleanup();
+  });
 
   test('policy unit tests are clean under ASan + UBSan', async () => {
     const r = await run(path.join(buildDir, 'asan', 'policy_test'), []);
@@ -44,6 +48,7 @@ describe('sanitizers', () => {
     const ctlPath = path.join(t.dir, 'c.sock');
     const d = start(path.join(buildDir, 'asan', 'tokend'), ['--socket', sock, '--control', ctlPath, '--window-ms', '10', '-v'],
       { ASAN_OPTIONS: 'detect_leaks=1:abort_on_error=0', UBSAN_OPTIONS: 'print_stacktrace=1' });
+    daemons.push(d.pid);
     await waitForSocket(ctlPath, '{"op":"STATS"}\n');
     const ctl = createTokendControl(ctlPath);
     const bad = net.createConnection(sock); // wrong magic: tokend must drop it, not crash
@@ -54,7 +59,7 @@ describe('sanitizers', () => {
         limiterEnv({ TL_TOKEND_SOCKET: sock })))
       : [];
     const cpu = start(process.execPath, [path.join(__dirname, 'fixtures', 'cpu-worker.js'), sock, '0.8', '1']);
-    await sleep(200);
+    for (let i = 0; i < 150 && (await ctl.stats()).clients.length < clients.length + 1; i++) await sleep(20);
     for (const c of [...clients, cpu]) await ctl.setQuota({ pid: c.pid, device: c === cpu ? 'cpu' : 'gpu0', request: 0.2, limit: 0.4 });
     await ctl.setQuota({ cgroup: '/', device: 'cpu', request: 0, limit: 0.5 });
     expect((await ctl.stats()).clients.length).toBeGreaterThanOrEqual(clients.length + 1);
@@ -77,6 +82,7 @@ describe('sanitizers', () => {
   ])('limiter in prog_launch is valgrind-clean: $name', async ({ args, env }) => {
     const sock = path.join(t.dir, 'd.sock');
     const d = start(path.join(buildDir, 'tokend'), ['--socket', sock, '--control', path.join(t.dir, 'c.sock'), '--default-limit', '0.5']);
+    daemons.push(d.pid);
     await waitForSocket(path.join(t.dir, 'c.sock'), '{"op":"STATS"}\n');
     const r = await run('valgrind', ['--error-exitcode=99', '--track-fds=no', path.join(buildDir, 'prog_launch'), ...args],
       limiterEnv({ TL_TOKEND_SOCKET: sock, ...(env ?? {}) }), 60000);
