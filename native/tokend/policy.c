@@ -11,15 +11,16 @@
  *      otherwise                 -> CONTENTION, request
  *    Non-SLO clients next to SLO ones follow the device state (lines 23-31):
  *      EMERGENCY  -> min(request, last) / max(dT, 1)
- *      RECOVERY   -> min(last * eta_increase, limit)
- *      CONTENTION -> last
+ *      RECOVERY   -> min(last * eta_increase, limit), at least request
+ *      CONTENTION -> last, at least request
  *    (always capped at the client's demand when it is not blocked, so an idle
  *    client never holds capacity that others asked for.)
  * 2. Guarantees: min(target, request) each, scaled down together if the
  *    requests oversubscribe the device; during an EMERGENCY only the SLO
  *    clients in EMERGENCY keep a guarantee (the others are resized down).
  * 3. The rest of the capacity, EMERGENCY SLO clients first, then largest
- *    deficit first, up to each target.
+ *    deficit first, up to each target; then, except in an EMERGENCY, to
+ *    non-SLO clients that ran dry, up to their limit (work conservation).
  * 4. Deficit: a client that ran dry is owed (fair share - grant); otherwise the
  *    debt halves each window. Bounded by +-capacity.
  */
@@ -86,8 +87,9 @@ static uint64_t follower_target(const struct tokend_params *p, int dev_state, do
   uint64_t last = s->last_grant_ns ? s->last_grant_ns : req;
   switch (dev_state) {
     case TOKEND_ST_EMERGENCY: return (uint64_t)((double)min_u(req, last) / (dt > 1 ? dt : 1));
-    case TOKEND_ST_RECOVERY: return min_u((uint64_t)((double)max_u(last, p->floor_ns) * p->eta_increase), lim);
-    case TOKEND_ST_CONTENTION: return last;
+    /* outside an EMERGENCY the request stays guaranteed */
+    case TOKEND_ST_RECOVERY: return max_u(min_u((uint64_t)((double)max_u(last, p->floor_ns) * p->eta_increase), lim), req);
+    case TOKEND_ST_CONTENTION: return max_u(last, req);
     default: return demand_of(p, in);
   }
 }
@@ -147,6 +149,17 @@ int tokend_plan(const struct tokend_params *p, size_t n, const struct tokend_pin
   for (size_t k = 0; k < n && rest; k++) {
     size_t i = order[k];
     uint64_t extra = tgt[i] > grant[i] ? min_u(tgt[i] - grant[i], rest) : 0;
+    grant[i] += extra;
+    rest -= extra;
+  }
+  /* work conservation: what no target claimed goes to non-SLO clients that ran
+   * dry, up to their limit, except during an EMERGENCY (the SLO client is being
+   * protected). SLO clients follow Algorithm 2 exactly (RECOVERY ramps by
+   * eta_increase); mid-window top-ups (tokend.c) still serve them from spare. */
+  for (size_t k = 0; k < n && rest && dev_state != TOKEND_ST_EMERGENCY; k++) {
+    size_t i = order[k];
+    uint64_t d = demand_of(p, &in[i]);
+    uint64_t extra = !in[i].slo && in[i].blocked && d > grant[i] ? min_u(d - grant[i], rest) : 0;
     grant[i] += extra;
     rest -= extra;
   }

@@ -255,7 +255,7 @@ static void on_control(struct tokend *d) {
   socklen_t len = sizeof cr;
   char line[1024], out[16384];
   size_t have = 0;
-  struct timeval tv = {1, 0};
+  struct timeval tv = {0, 100000}; /* a silent peer stalls the loop at most 100 ms */
   setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
   if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) != 0 || (cr.uid != 0 && cr.uid != geteuid())) {
     const char *deny = "{\"ok\":false,\"error\":\"control socket is root-only\"}\n";

@@ -153,6 +153,26 @@ d('limiter time quotas (stub driver, 1 ms kernels, 20 ms window)', () => {
     expect(readStats(path.join(t.dir, 'a.stats')).launches).toBe(Number(r.json[0].kernels));
   });
 
+  test('an SLO-sensitive client (TL_SLO=1) is planned by Dilu Algorithm 2 and keeps at least its request', async () => {
+    const ctl = createTokendControl(tokend.controlPath);
+    const slo = launch('slo', ['--seconds', '1.5'], { TL_SLO: '1' });
+    await ctl.setQuota({ pid: slo.pid, device: 'gpu0', request: 0.4, limit: 0.9 });
+    const be = launch('be', ['--seconds', '1.5']);
+    await ctl.setQuota({ pid: be.pid, device: 'gpu0', request: 0.2, limit: 0.9 });
+    const states = new Set<string>();
+    for (let i = 0; i < 10; i++) {
+      await sleep(100);
+      for (const c of (await ctl.stats()).clients) if (c.slo) states.add(c.state);
+    }
+    await Promise.all([slo.done, be.done]);
+    const s = steadyShares([readTrace(path.join(t.dir, 'slo.trace')), readTrace(path.join(t.dir, 'be.trace'))], KERNEL_NS, 300e6);
+    console.log(`SLO 0.4/0.9 + best-effort 0.2/0.9: used ${s.used.map((x) => x.toFixed(3))}, SLO states ${[...states]}`);
+    expect([...states].every((x) => ['EMERGENCY', 'RECOVERY', 'CONTENTION'].includes(x))).toBe(true);
+    expect(states.size).toBeGreaterThan(0);
+    expect(s.used[0]).toBeGreaterThanOrEqual(0.4 - 0.05);
+    expect(s.used[0] + s.used[1]).toBeLessThanOrEqual(1.02);
+  });
+
   test('graph launches are metered (4 nodes of 250 us per graph)', async () => {
     const ctl = createTokendControl(tokend.controlPath);
     const a = launch('a', ['--seconds', '1.5', '--mode', 'graph']);
