@@ -1,0 +1,361 @@
+/* The GPU-time budget and the tokend client thread.
+ *
+ * Hot path (tl_budget_charge): one relaxed atomic fetch_sub of the launch's
+ * estimated cost (ns) from `tokens`; thread-local counters otherwise. No lock
+ * and no system call unless the budget ran dry.
+ *
+ * A background thread talks to tokend (tokend_proto.h): on each GRANT it sets
+ * tokens = grant + debt (unused tokens expire with the window, overdraft is
+ * carried), wakes waiters and answers with an ACQUIRE reporting what was used.
+ * When the budget runs dry it sends an ACQUIRE flagged BLOCKED at once. When
+ * tokend has been silent for TL_TIMEOUT_MS the limiter fails open (or keeps
+ * waiting with TL_FAIL=closed), keeps reconnecting and counts both.
+ *
+ * Cost of a launch = blocks * ns_per_block; a graph launch = ns_per_graph.
+ * Both are learnt from the process's busy time: a thread is "in flight" from
+ * the first launch it issues after a synchronize until that synchronize
+ * returns; the union of those intervals over all threads, divided by the
+ * blocks (graphs) they completed, is one sample (taken every >= 10 ms of busy
+ * time). Kernels of one process queued behind each other therefore cost their
+ * own time, not their wait. A thread that runs dry while it has launches in
+ * flight first drains them (the real cuCtxSynchronize) and closes its interval,
+ * so time spent waiting for tokens is never counted as GPU time. Exact up to
+ * the synchronize latency for launch-then-synchronize loops; conservative when
+ * a thread leaves the GPU idle while in flight. The first launch after a synchronize takes one uncontended
+ * lock to register the thread; the others only the atomic decrement.
+ * TL_NS_PER_BLOCK fixes the block cost instead.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "limiter.h"
+#include "tl_clock.h"
+#include "tokend_proto.h"
+
+#define TL_UNLIMITED (INT64_MAX / 4)
+/* Synchronize latency and preemption only ever add to a sample, so the
+ * estimate follows the lower envelope: it moves down by 1/2 of the gap and up
+ * by 1/16 (a slower kernel mix still shows up after a few dozen syncs). */
+#define TL_EWMA_DOWN 1
+#define TL_EWMA_UP 4
+
+static struct {
+  _Alignas(64) _Atomic int64_t tokens; /* the hot word, alone on its cache line */
+  _Alignas(64) _Atomic uint64_t ns_per_block, ns_per_graph;
+  _Atomic int started, open, waiters, learnt;
+  _Atomic uint64_t last_heard_ns;
+  _Atomic uint64_t launches, graph_launches, throttled, throttled_ns, failopen;
+  _Atomic uint64_t connects, disconnects, grants, revokes, granted_ns, charged_ns;
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  pthread_mutex_t busy_mu; /* guards the in-flight union below */
+  unsigned inflight;
+  uint64_t busy_start_ns, busy_acc_ns, blocks_done, graphs_done;
+  pthread_key_t tls_key;
+  /* owned by the client thread */
+  int fd;
+  int64_t base;        /* tokens right after the last refill, for usage */
+  uint64_t window_ns, last_report_ns, last_launches;
+  int sent_blocked, blocked_in_window;
+} g = {.fd = -1, .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER, .busy_mu = PTHREAD_MUTEX_INITIALIZER};
+
+struct tl_thread {
+  uint64_t launches, graphs, units_blocks, units_graphs;
+  int registered;
+};
+static __thread struct tl_thread t;
+
+static void flush_thread(struct tl_thread *th) {
+  if (th->launches) atomic_fetch_add_explicit(&g.launches, th->launches, memory_order_relaxed);
+  if (th->graphs) atomic_fetch_add_explicit(&g.graph_launches, th->graphs, memory_order_relaxed);
+  th->launches = th->graphs = 0;
+}
+
+static void thread_exit(void *p) { flush_thread(p); }
+
+static void set_tokens_for_grant(int64_t grant) {
+  int64_t cur = atomic_load(&g.tokens), nv;
+  do {
+    nv = (cur < 0 ? cur : 0) + grant;
+  } while (!atomic_compare_exchange_weak(&g.tokens, &cur, nv));
+  if (!atomic_load(&g.open) && g.base >= cur) atomic_fetch_add(&g.charged_ns, (uint64_t)(g.base - cur));
+  g.base = nv;
+  atomic_store(&g.open, 0);
+}
+
+static void wake_all(void) {
+  pthread_mutex_lock(&g.mu);
+  pthread_cond_broadcast(&g.cv);
+  pthread_mutex_unlock(&g.mu);
+}
+
+static void go_open(void) {
+  if (atomic_exchange(&g.open, 1)) return;
+  atomic_store(&g.tokens, TL_UNLIMITED);
+  atomic_fetch_add(&g.failopen, 1);
+  tl_log("tokend silent for %llu ms: failing open", (unsigned long long)(tl_cfg.timeout_ns / 1000000));
+  wake_all();
+}
+
+static int send_msg(const struct tokend_msg *m) {
+  ssize_t n = send(g.fd, m, sizeof *m, MSG_NOSIGNAL);
+  return n == (ssize_t)sizeof *m ? 0 : -1;
+}
+
+static int send_acquire(int blocked) {
+  struct tokend_msg m;
+  uint64_t now = tl_clock_now(), launches = atomic_load(&g.launches) + atomic_load(&g.graph_launches);
+  uint64_t dl = launches - g.last_launches, period = now - g.last_report_ns;
+  int64_t cur = atomic_load(&g.tokens);
+  uint64_t used = g.base > cur ? (uint64_t)(g.base - cur) : 0;
+  tokend_msg_init(&m, TOKEND_ACQUIRE, tl_cfg.device);
+  m.flags = (blocked || g.blocked_in_window) ? TOKEND_F_BLOCKED : 0;
+  m.a = used;
+  m.b = m.flags & TOKEND_F_BLOCKED ? UINT64_MAX : used + used / 4;
+  m.c = dl;
+  m.d = dl ? period / dl : 0; /* kernel launch cycle, ns */
+  g.last_launches = launches;
+  g.last_report_ns = now;
+  return send_msg(&m);
+}
+
+static void disconnect(const char *why) {
+  if (g.fd < 0) return;
+  close(g.fd);
+  g.fd = -1;
+  atomic_fetch_add(&g.disconnects, 1);
+  tl_log("disconnected from tokend: %s", why);
+}
+
+static int connect_tokend(void) {
+  struct sockaddr_un sa = {.sun_family = AF_UNIX};
+  struct tokend_msg m;
+  snprintf(sa.sun_path, sizeof sa.sun_path, "%s", tl_cfg.socket_path);
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) goto err;
+  if (connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0) goto err;
+  tokend_msg_init(&m, TOKEND_HELLO, tl_cfg.device);
+  m.flags = tl_cfg.slo ? TOKEND_F_SLO : 0;
+  g.fd = fd;
+  if (send_msg(&m) != 0) { g.fd = -1; goto err; }
+  atomic_fetch_add(&g.connects, 1);
+  tl_log("connected to tokend %s", tl_cfg.socket_path);
+  return 0;
+err:
+  if (fd >= 0) close(fd);
+  return -1;
+}
+
+static void handle(const struct tokend_msg *m) {
+  atomic_store(&g.last_heard_ns, tl_clock_now());
+  switch (m->type) {
+    case TOKEND_WELCOME:
+      g.window_ns = m->a;
+      g.last_report_ns = tl_clock_now();
+      g.base = atomic_load(&g.tokens);
+      send_acquire(1); /* a new client wants tokens now */
+      break;
+    case TOKEND_GRANT:
+      atomic_fetch_add(&g.grants, 1);
+      atomic_fetch_add(&g.granted_ns, m->a);
+      if (m->b) g.window_ns = m->b;
+      set_tokens_for_grant((int64_t)m->a);
+      wake_all();
+      if (send_acquire(0) != 0) disconnect("send failed");
+      g.sent_blocked = g.blocked_in_window = 0;
+      break;
+    case TOKEND_REVOKE: {
+      atomic_fetch_add(&g.revokes, 1);
+      int64_t cap = (int64_t)m->a, cur = atomic_load(&g.tokens);
+      while (cur > cap && !atomic_compare_exchange_weak(&g.tokens, &cur, cap)) {}
+      if (cur > cap) g.base -= cur - cap;
+      break;
+    }
+    default:
+      break;
+  }
+}
+
+static void *client_main(void *arg) {
+  (void)arg;
+  sigset_t all;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, NULL);
+  unsigned char buf[TOKEND_MSG_SIZE];
+  size_t have = 0;
+  for (;;) {
+    uint64_t now = tl_clock_now();
+    if (g.fd < 0 && connect_tokend() != 0) have = 0;
+    if (tl_cfg.fail == TL_FAIL_OPEN && now - atomic_load(&g.last_heard_ns) > tl_cfg.timeout_ns) go_open();
+    if (g.fd < 0) { usleep(20000); continue; }
+    if (atomic_load(&g.waiters) > 0 && !g.sent_blocked) {
+      g.sent_blocked = g.blocked_in_window = 1;
+      if (send_acquire(1) != 0) { disconnect("send failed"); continue; }
+    }
+    struct pollfd p = {.fd = g.fd, .events = POLLIN};
+    if (poll(&p, 1, 2) <= 0) continue;
+    ssize_t n = recv(g.fd, buf + have, sizeof buf - have, 0);
+    if (n <= 0) {
+      if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+      disconnect(n == 0 ? "closed by tokend" : strerror(errno));
+      have = 0;
+      continue;
+    }
+    have += (size_t)n;
+    if (have < sizeof buf) continue;
+    have = 0;
+    struct tokend_msg m;
+    memcpy(&m, buf, sizeof m);
+    if (!tokend_msg_valid(&m)) { disconnect("bad magic or version"); continue; }
+    handle(&m);
+  }
+  return NULL;
+}
+
+void tl_budget_start(void) {
+  int expected = 0;
+  if (!atomic_compare_exchange_strong(&g.started, &expected, 1)) return;
+  uint64_t npb = tl_cfg.ns_per_block ? tl_cfg.ns_per_block : 1000;
+  atomic_store(&g.ns_per_block, npb);
+  atomic_store(&g.ns_per_graph, 1000000);
+  atomic_store(&g.learnt, tl_cfg.ns_per_block != 0);
+  pthread_key_create(&g.tls_key, thread_exit);
+  if (!tl_cfg.socket_path[0]) { /* no tokend: meter nothing */
+    atomic_store(&g.tokens, TL_UNLIMITED);
+    atomic_store(&g.open, 1);
+    return;
+  }
+  atomic_store(&g.tokens, 0);
+  atomic_store(&g.last_heard_ns, tl_clock_now());
+  pthread_t th;
+  pthread_attr_t at;
+  pthread_attr_init(&at);
+  pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+  if (pthread_create(&th, &at, client_main, NULL) != 0) {
+    tl_log("cannot start the tokend client thread; failing open");
+    go_open();
+  }
+  pthread_attr_destroy(&at);
+}
+
+void tl_budget_sync_end(void);
+static int (*g_drain)(void);
+void tl_budget_set_drain(int (*drain)(void)) { g_drain = drain; }
+
+static void wait_for_tokens(void) {
+  if ((t.units_blocks || t.units_graphs) && g_drain && g_drain() == 0) tl_budget_sync_end();
+  uint64_t t0 = tl_clock_now();
+  atomic_fetch_add_explicit(&g.throttled, 1, memory_order_relaxed);
+  pthread_mutex_lock(&g.mu);
+  atomic_fetch_add(&g.waiters, 1);
+  while (atomic_load(&g.tokens) < 0 && !atomic_load(&g.open)) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_nsec += 2000000;
+    if (ts.tv_nsec >= 1000000000) { ts.tv_sec++; ts.tv_nsec -= 1000000000; }
+    pthread_cond_timedwait(&g.cv, &g.mu, &ts);
+  }
+  atomic_fetch_sub(&g.waiters, 1);
+  pthread_mutex_unlock(&g.mu);
+  atomic_fetch_add_explicit(&g.throttled_ns, tl_clock_now() - t0, memory_order_relaxed);
+}
+
+static void begin_flight(void) {
+  pthread_mutex_lock(&g.busy_mu);
+  if (g.inflight++ == 0) g.busy_start_ns = tl_clock_now();
+  pthread_mutex_unlock(&g.busy_mu);
+}
+
+void tl_budget_charge(uint64_t units, int graph) {
+  if (__builtin_expect(!atomic_load_explicit(&g.started, memory_order_relaxed), 0)) tl_budget_start();
+  uint64_t per = atomic_load_explicit(graph ? &g.ns_per_graph : &g.ns_per_block, memory_order_relaxed);
+  int64_t cost = (int64_t)(units * per);
+  if (cost <= 0) cost = 1;
+  if (__builtin_expect(atomic_fetch_sub_explicit(&g.tokens, cost, memory_order_relaxed) < cost, 0))
+    wait_for_tokens();
+  if (!t.units_blocks && !t.units_graphs) begin_flight();
+  if (graph) { t.units_graphs += units; t.graphs++; }
+  else { t.units_blocks += units; t.launches++; }
+  if (__builtin_expect(!t.registered, 0)) {
+    t.registered = 1;
+    pthread_setspecific(g.tls_key, &t);
+  }
+  if (((t.launches + t.graphs) & 15) == 0) flush_thread(&t);
+}
+
+void tl_budget_sync_begin(void) {}
+
+static void learn(_Atomic uint64_t *est, uint64_t sample) {
+  uint64_t old = atomic_load_explicit(est, memory_order_relaxed);
+  uint64_t nv = sample < old ? old - ((old - sample) >> TL_EWMA_DOWN) : old + ((sample - old) >> TL_EWMA_UP);
+  if (!atomic_exchange(&g.learnt, 1)) nv = sample; /* the first sample replaces the guess */
+  atomic_store_explicit(est, nv ? nv : 1, memory_order_relaxed);
+}
+
+void tl_budget_sync_end(void) {
+  flush_thread(&t);
+  if (!t.units_blocks && !t.units_graphs) return;
+  pthread_mutex_lock(&g.busy_mu);
+  uint64_t now = tl_clock_now();
+  g.busy_acc_ns += now - g.busy_start_ns;
+  g.busy_start_ns = now;
+  g.inflight--;
+  g.blocks_done += t.units_blocks;
+  g.graphs_done += t.units_graphs;
+  if (g.busy_acc_ns >= 10000000) {
+    uint64_t busy = g.busy_acc_ns;
+    if (!tl_cfg.ns_per_block && g.blocks_done && !g.graphs_done) learn(&g.ns_per_block, busy / g.blocks_done);
+    else if (g.graphs_done) {
+      uint64_t kern = g.blocks_done * atomic_load(&g.ns_per_block);
+      if (busy > kern) learn(&g.ns_per_graph, (busy - kern) / g.graphs_done);
+    }
+    g.busy_acc_ns = g.blocks_done = g.graphs_done = 0;
+  }
+  pthread_mutex_unlock(&g.busy_mu);
+  t.units_blocks = t.units_graphs = 0;
+}
+
+/* In the child: no client thread, a fresh identity for tokend, no inherited budget. */
+void tl_budget_after_fork(void) {
+  if (g.fd >= 0) close(g.fd);
+  g.fd = -1;
+  pthread_mutex_init(&g.mu, NULL);
+  pthread_cond_init(&g.cv, NULL);
+  pthread_mutex_init(&g.busy_mu, NULL);
+  g.inflight = 0;
+  g.busy_acc_ns = g.blocks_done = g.graphs_done = 0;
+  atomic_store(&g.waiters, 0);
+  t = (struct tl_thread){0};
+  if (atomic_load(&g.started) && tl_cfg.socket_path[0]) {
+    atomic_store(&g.started, 0);
+    atomic_store(&g.open, 0);
+    g.sent_blocked = g.blocked_in_window = 0;
+    g.base = 0;
+    g.last_launches = atomic_load(&g.launches) + atomic_load(&g.graph_launches);
+  }
+}
+
+void tl_budget_stats(struct tl_stats *st) {
+  flush_thread(&t);
+  st->launches = atomic_load(&g.launches);
+  st->graph_launches = atomic_load(&g.graph_launches);
+  st->throttled = atomic_load(&g.throttled);
+  st->throttled_ns = atomic_load(&g.throttled_ns);
+  st->failopen = atomic_load(&g.failopen);
+  st->connects = atomic_load(&g.connects);
+  st->disconnects = atomic_load(&g.disconnects);
+  st->grants = atomic_load(&g.grants);
+  st->revokes = atomic_load(&g.revokes);
+  st->granted_ns = atomic_load(&g.granted_ns);
+  st->charged_ns = atomic_load(&g.charged_ns);
+  st->ns_per_block = atomic_load(&g.ns_per_block);
+}

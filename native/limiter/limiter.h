@@ -1,0 +1,83 @@
+/* liblimiter.so: an LD_PRELOAD library that meters CUDA kernel launches
+ * against GPU-time tokens issued by tokend, and caps device memory.
+ *
+ * What it catches (see hooks.def for the full list):
+ *  - dlsym(h, "cuGetProcAddress[_v2]") and dlsym of any hooked name: the
+ *    caller gets the limiter's function; the real one is kept.
+ *  - cuGetProcAddress[_v2]: the real one runs with the caller's version and
+ *    flags; the pointer it returns is swapped only when it is identical to
+ *    the real address of a hooked function (so the driver, not the limiter,
+ *    decides which _vN / _ptsz variant a version and flag pair means).
+ *  - direct calls from programs linked with -lcuda (the exports themselves).
+ *
+ * Environment (read once, at the first hooked call):
+ *  TL_TOKEND_SOCKET (or MLFAAS_TOKEND_SOCKET)  unix socket of tokend; unset:
+ *                     no time limit (memory limit still applies)
+ *  TL_DEVICE          GPU index reported to tokend (default 0)
+ *  TL_SLO             1: SLO-sensitive client (Dilu Algorithm 2)
+ *  TL_TIMEOUT_MS      tokend silent this long -> fail open (default 200)
+ *  TL_FAIL            "open" (default) or "closed": keep waiting for tokend
+ *  TL_MEM_LIMIT       device memory cap, bytes with optional k/m/g suffix
+ *  TL_NS_PER_BLOCK    fixed launch cost per thread block in ns; unset: learnt
+ *                     from synchronize calls (time from first issue to sync)
+ *  TL_LOG             "stderr" or a file path for swap/connect events
+ *  TL_STATS_FILE      file that receives the counters (key=value) at exit
+ */
+#ifndef TL_LIMITER_H
+#define TL_LIMITER_H
+
+#include <stdint.h>
+
+#define TL_API __attribute__((visibility("default")))
+
+enum tl_fail_mode { TL_FAIL_OPEN = 0, TL_FAIL_CLOSED = 1 };
+
+struct tl_config {
+  char socket_path[108];
+  uint32_t device;
+  int slo;
+  uint64_t timeout_ns;
+  enum tl_fail_mode fail;
+  uint64_t mem_limit;      /* bytes, 0 = none */
+  uint64_t ns_per_block;   /* 0 = learn */
+  char log_path[256];
+  char stats_path[256];
+};
+
+/* Counters; every field is monotonic except the gauges marked so. */
+struct tl_stats {
+  uint64_t launches, graph_launches, throttled, throttled_ns;
+  uint64_t swapped, unswapped, dlsym_hooked;
+  uint64_t connects, disconnects, failopen, grants, revokes;
+  uint64_t granted_ns, charged_ns;
+  uint64_t mem_used, mem_denied; /* mem_used: gauge, bytes */
+  uint64_t ns_per_block;         /* gauge: current cost estimate */
+};
+
+/* internal API between hooks.c, budget.c and memlimit.c (hidden symbols) */
+extern struct tl_config tl_cfg;
+void tl_init(void);
+void tl_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+int tl_parse_config(struct tl_config *cfg, char *err, size_t errlen);
+
+void tl_budget_start(void);              /* start the tokend client once per process */
+void tl_budget_charge(uint64_t units, int graph);  /* hot path; may block */
+void tl_budget_sync_begin(void);
+void tl_budget_sync_end(void);
+void tl_budget_after_fork(void);
+void tl_budget_set_drain(int (*drain)(void)); /* the real cuCtxSynchronize */
+void tl_budget_stats(struct tl_stats *st);
+
+int tl_mem_reserve(uint64_t bytes);      /* 0 ok, -1 over the limit */
+void tl_mem_unreserve(uint64_t bytes);
+void tl_mem_record(uint64_t ptr, uint64_t bytes);
+void tl_mem_release(uint64_t ptr);
+uint64_t tl_mem_used(void);
+void tl_mem_stats(struct tl_stats *st);
+
+void tl_hooks_stats(struct tl_stats *st);
+
+/* exported for tests and tools: a snapshot of the counters */
+TL_API void tl_get_stats(struct tl_stats *st);
+
+#endif

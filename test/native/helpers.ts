@@ -1,0 +1,87 @@
+/** Shared fixtures for the native tests: build once, run real programs, parse their output. */
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+
+export const repoRoot = path.resolve(__dirname, '..', '..');
+export const nativeDir = path.join(repoRoot, 'native');
+export const buildDir = path.join(nativeDir, 'build');
+export const stubDir = path.join(buildDir, 'stub');
+export const limiterSo = path.join(buildDir, 'liblimiter.so');
+export const haveCuda = existsSync('/usr/local/cuda/include/cuda.h');
+
+/** `make -C native <target>`; idempotent, quick when up to date. */
+export function make(target = 'test-progs'): void {
+  execFileSync('make', ['-s', '-C', nativeDir, target], { stdio: ['ignore', 'ignore', 'inherit'] });
+}
+
+export function tmp(prefix = 'tl-'): { dir: string; cleanup(): void } {
+  const dir = mkdtempSync(path.join(tmpdir(), prefix));
+  return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+export interface RunResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  /** every stdout line that parses as JSON */
+  json: Record<string, number | string>[];
+}
+
+export interface Running {
+  pid: number;
+  done: Promise<RunResult>;
+}
+
+/** Spawn a program; `done` resolves with its output. Killed after timeoutMs. */
+export function start(cmd: string, args: string[], env: Record<string, string> = {}, timeoutMs = 30000): Running {
+  const child = spawn(cmd, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (d: string) => { stdout += d; });
+  child.stderr.setEncoding('utf8').on('data', (d: string) => { stderr += d; });
+  const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+  const done = new Promise<RunResult>((resolve) => {
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      const json = stdout.split('\n').flatMap((l) => {
+        try { return l.startsWith('{') ? [JSON.parse(l)] : []; } catch { return []; }
+      });
+      resolve({ code, stdout, stderr, json });
+    });
+  });
+  return { pid: child.pid as number, done };
+}
+
+export function run(cmd: string, args: string[], env: Record<string, string> = {}, timeoutMs = 30000): Promise<RunResult> {
+  return start(cmd, args, env, timeoutMs).done;
+}
+
+/** Environment for a program under the limiter on the stub driver. */
+export function limiterEnv(extra: Record<string, string> = {}): Record<string, string> {
+  return { LD_LIBRARY_PATH: stubDir, LD_PRELOAD: limiterSo, ...extra };
+}
+
+/** key=value lines written by the limiter at exit (TL_STATS_FILE). */
+export function readStats(file: string): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const l of readFileSync(file, 'utf8').split('\n')) {
+    const [k, v] = l.split('=');
+    if (k && v !== undefined) out[k] = Number(v);
+  }
+  return out;
+}
+
+/** CLOCK_MONOTONIC timestamps (ns) from a --trace file. */
+export function readTrace(file: string): number[] {
+  return readFileSync(file, 'utf8').split('\n').filter(Boolean).map(Number).sort((a, b) => a - b);
+}
+
+/** Events in [lo, hi). */
+export function countIn(ts: number[], lo: number, hi: number): number {
+  return ts.filter((t) => t >= lo && t < hi).length;
+}
+
+export const monoNs = (): number => Number(process.hrtime.bigint());
+export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));

@@ -1,0 +1,188 @@
+/**
+ * Time quotas enforced end to end: real tokend, real limiter, the stub driver
+ * (each process its own virtual GPU timeline; shares are GPU time used per
+ * wall time), kernels of 1 ms, a 20 ms window. Programs issue 4 launches per
+ * synchronize (--depth 4) so that a busy CI host delaying their wake-ups does
+ * not starve them below their quota; the bench runs the strict depth-1 loop.
+ */
+import * as path from 'node:path';
+import { busyFraction, firstReachNs, reactionNs, steadyShares } from '../../bench/native/analysis';
+import { createTokendControl } from '../../gateway/providers/local/tokend-control';
+import { startTokend, type TokendProcess } from '../../gateway/providers/local/tokend-process';
+import { buildDir, haveCuda, limiterEnv, make, monoNs, readStats, readTrace, sleep, start, tmp } from './helpers';
+
+const d = haveCuda ? describe : describe.skip;
+const WINDOW_MS = 20;
+const KERNEL_NS = 1e6;
+const prog = path.join(buildDir, 'prog_launch');
+
+d('limiter time quotas (stub driver, 1 ms kernels, 20 ms window)', () => {
+  let t: ReturnType<typeof tmp>;
+  let tokend: TokendProcess;
+
+  beforeAll(() => make('test-progs'));
+  beforeEach(async () => {
+    t = tmp();
+    tokend = await startTokend({ dir: t.dir, windowMs: WINDOW_MS });
+  });
+  afterEach(async () => {
+    await tokend.stop();
+    t.cleanup();
+  });
+
+  const launch = (name: string, args: string[], env: Record<string, string> = {}) =>
+    start(prog, ['--kernel-us', '1000', '--depth', '4', '--trace', path.join(t.dir, `${name}.trace`), ...args],
+      limiterEnv({ TL_TOKEND_SOCKET: tokend.socketPath, TL_STATS_FILE: path.join(t.dir, `${name}.stats`), ...env }));
+
+  test('two processes with quotas 0.3 / 0.7 get shares within ±5%', async () => {
+    const ctl = createTokendControl(tokend.controlPath);
+    const a = launch('a', ['--seconds', '3']);
+    await ctl.setQuota({ pid: a.pid, device: 'gpu0', request: 0.3, limit: 0.3 });
+    const b = launch('b', ['--seconds', '3']);
+    await ctl.setQuota({ pid: b.pid, device: 'gpu0', request: 0.7, limit: 0.7 });
+    const [ra, rb] = await Promise.all([a.done, b.done]);
+    expect(ra.code).toBe(0);
+    expect(rb.code).toBe(0);
+    const s = steadyShares([readTrace(path.join(t.dir, 'a.trace')), readTrace(path.join(t.dir, 'b.trace'))], KERNEL_NS, 300e6);
+    console.log(`shares 0.3/0.7: share=${s.share.map((x) => x.toFixed(3))} used=${s.used.map((x) => x.toFixed(3))}`);
+    expect(Math.abs(s.share[0] - 0.3)).toBeLessThanOrEqual(0.05);
+    expect(Math.abs(s.share[1] - 0.7)).toBeLessThanOrEqual(0.05);
+    // never above the quota, and not starved below it
+    expect(s.used[0]).toBeLessThanOrEqual(0.33);
+    expect(s.used[1]).toBeLessThanOrEqual(0.73);
+    expect(s.used[0]).toBeGreaterThanOrEqual(0.25);
+    expect(s.used[1]).toBeGreaterThanOrEqual(0.6);
+  });
+
+  test('a quota change takes effect within 2 windows, both ways', async () => {
+    const ctl = createTokendControl(tokend.controlPath);
+    const a = launch('a', ['--seconds', '2.1']);
+    await ctl.setQuota({ pid: a.pid, device: 'gpu0', request: 0.8, limit: 0.8 });
+    await sleep(700);
+    const down = await ctl.setQuota({ pid: a.pid, device: 'gpu0', request: 0.2, limit: 0.2 });
+    await sleep(700);
+    const up = await ctl.setQuota({ pid: a.pid, device: 'gpu0', request: 0.8, limit: 0.8 });
+    expect((await a.done).code).toBe(0);
+    const tr = readTrace(path.join(t.dir, 'a.trace'));
+    const span = 2 * WINDOW_MS * 1e6;
+    const rDown = reactionNs(tr, down.monoNs, KERNEL_NS, span, (f) => f <= 0.2 + 0.1, up.monoNs);
+    const rUp = firstReachNs(tr, up.monoNs, KERNEL_NS, span, (f) => f >= 0.8 - 0.15);
+    console.log(`reaction: down ${(rDown / 1e6).toFixed(1)} ms, up ${(rUp / 1e6).toFixed(1)} ms`);
+    expect(rDown).toBeLessThanOrEqual(2 * WINDOW_MS * 1e6);
+    expect(rUp).toBeLessThanOrEqual(2 * WINDOW_MS * 1e6);
+    expect(busyFraction(tr, down.monoNs + span, up.monoNs, KERNEL_NS)).toBeLessThanOrEqual(0.23);
+    expect(busyFraction(tr, up.monoNs + span, tr[tr.length - 1], KERNEL_NS)).toBeGreaterThanOrEqual(0.6);
+  });
+
+  test('killing tokend fails open within the timeout; a new tokend is found again', async () => {
+    const ctl = createTokendControl(tokend.controlPath);
+    const timeoutMs = 150;
+    const a = launch('a', ['--seconds', '2'], { TL_TIMEOUT_MS: String(timeoutMs) });
+    await ctl.setQuota({ pid: a.pid, device: 'gpu0', request: 0.1, limit: 0.1 });
+    await sleep(500);
+    const killedAt = monoNs();
+    process.kill(tokend.pid, 'SIGKILL');
+    await sleep(700);
+    const restartedAt = monoNs(); // before the new tokend opens its socket
+    tokend = await startTokend({ dir: t.dir, windowMs: WINDOW_MS, defaultLimit: 0.1 });
+    expect((await a.done).code).toBe(0);
+    const tr = readTrace(path.join(t.dir, 'a.trace'));
+    const span = 2 * WINDOW_MS * 1e6;
+    expect(busyFraction(tr, killedAt - 300e6, killedAt, KERNEL_NS)).toBeLessThanOrEqual(0.15);
+    const open = firstReachNs(tr, killedAt, KERNEL_NS, span, (f) => f >= 0.5, restartedAt); // 5x the quota
+    console.log(`fail-open after ${(open / 1e6).toFixed(1)} ms (timeout ${timeoutMs} ms)`);
+    expect(open).toBeLessThanOrEqual((timeoutMs + 2 * WINDOW_MS + 30) * 1e6);
+    // and it stays open (unlimited) until tokend is back
+    expect(busyFraction(tr, killedAt + (timeoutMs + 100) * 1e6, restartedAt, KERNEL_NS)).toBeGreaterThanOrEqual(0.6);
+    const back = reactionNs(tr, restartedAt, KERNEL_NS, span, (f) => f <= 0.2);
+    expect(back).toBeLessThanOrEqual(300e6);
+    const s = readStats(path.join(t.dir, 'a.stats'));
+    expect(s.failopen).toBe(1);
+    expect(s.disconnects).toBeGreaterThanOrEqual(1);
+    expect(s.connects).toBeGreaterThanOrEqual(2);
+  });
+
+  test('TL_FAIL=closed keeps waiting while tokend is gone', async () => {
+    const ctl = createTokendControl(tokend.controlPath);
+    const a = launch('a', ['--seconds', '1.2'], { TL_TIMEOUT_MS: '100', TL_FAIL: 'closed' });
+    await ctl.setQuota({ pid: a.pid, device: 'gpu0', request: 0.2, limit: 0.2 });
+    await sleep(400);
+    const killedAt = monoNs();
+    process.kill(tokend.pid, 'SIGKILL');
+    await sleep(500);
+    tokend = await startTokend({ dir: t.dir, windowMs: WINDOW_MS, defaultLimit: 0.5 });
+    const r = await a.done;
+    expect(r.code).toBe(0);
+    const tr = readTrace(path.join(t.dir, 'a.trace'));
+    // at most the budget left in the window it was killed in
+    expect(busyFraction(tr, killedAt + 2 * WINDOW_MS * 1e6, killedAt + 450e6, KERNEL_NS)).toBe(0);
+    expect(readStats(path.join(t.dir, 'a.stats')).failopen).toBe(0);
+  });
+
+  test('fork(): parent and child are separate clients, each held to its quota', async () => {
+    await tokend.stop();
+    tokend = await startTokend({ dir: t.dir, windowMs: WINDOW_MS, defaultLimit: 0.35 });
+    const ctl = createTokendControl(tokend.controlPath);
+    const a = launch('a', ['--seconds', '1.5', '--fork']);
+    await sleep(800);
+    const st = await ctl.stats();
+    const r = await a.done;
+    expect(r.code).toBe(0);
+    const pids = new Set(st.clients.map((c) => c.pid));
+    const roles = r.json.map((j) => ({ role: j.role, pid: Number(j.pid), used: (Number(j.kernels) * KERNEL_NS) / Number(j.elapsedNs) }));
+    console.log(`fork: ${JSON.stringify(roles)}`);
+    expect(roles).toHaveLength(2);
+    for (const x of roles) {
+      expect(pids.has(x.pid)).toBe(true);
+      expect(x.used).toBeLessThanOrEqual(0.4);
+      expect(x.used).toBeGreaterThanOrEqual(0.2);
+    }
+  });
+
+  test('16 threads share one quota without deadlock', async () => {
+    const ctl = createTokendControl(tokend.controlPath);
+    const a = launch('a', ['--seconds', '1.5', '--threads', '16']);
+    await ctl.setQuota({ pid: a.pid, device: 'gpu0', request: 0.5, limit: 0.5 });
+    const r = await a.done;
+    expect(r.code).toBe(0);
+    const tr = readTrace(path.join(t.dir, 'a.trace'));
+    const used = busyFraction(tr, tr[0] + 300e6, tr[tr.length - 1], KERNEL_NS);
+    console.log(`16 threads at 0.5: used ${used.toFixed(3)}`);
+    expect(used).toBeLessThanOrEqual(0.55);
+    expect(used).toBeGreaterThanOrEqual(0.4);
+    expect(readStats(path.join(t.dir, 'a.stats')).launches).toBe(Number(r.json[0].kernels));
+  });
+
+  test('an SLO-sensitive client (TL_SLO=1) is planned by Dilu Algorithm 2 and keeps at least its request', async () => {
+    const ctl = createTokendControl(tokend.controlPath);
+    const slo = launch('slo', ['--seconds', '1.5'], { TL_SLO: '1' });
+    await ctl.setQuota({ pid: slo.pid, device: 'gpu0', request: 0.4, limit: 0.9 });
+    const be = launch('be', ['--seconds', '1.5']);
+    await ctl.setQuota({ pid: be.pid, device: 'gpu0', request: 0.2, limit: 0.9 });
+    const states = new Set<string>();
+    for (let i = 0; i < 10; i++) {
+      await sleep(100);
+      for (const c of (await ctl.stats()).clients) if (c.slo) states.add(c.state);
+    }
+    await Promise.all([slo.done, be.done]);
+    const s = steadyShares([readTrace(path.join(t.dir, 'slo.trace')), readTrace(path.join(t.dir, 'be.trace'))], KERNEL_NS, 300e6);
+    console.log(`SLO 0.4/0.9 + best-effort 0.2/0.9: used ${s.used.map((x) => x.toFixed(3))}, SLO states ${[...states]}`);
+    expect([...states].every((x) => ['EMERGENCY', 'RECOVERY', 'CONTENTION'].includes(x))).toBe(true);
+    expect(states.size).toBeGreaterThan(0);
+    expect(s.used[0]).toBeGreaterThanOrEqual(0.4 - 0.05);
+    expect(s.used[0] + s.used[1]).toBeLessThanOrEqual(1.02);
+  });
+
+  test('graph launches are metered (4 nodes of 250 us per graph)', async () => {
+    const ctl = createTokendControl(tokend.controlPath);
+    const a = launch('a', ['--seconds', '1.5', '--mode', 'graph']);
+    await ctl.setQuota({ pid: a.pid, device: 'gpu0', request: 0.3, limit: 0.3 });
+    expect((await a.done).code).toBe(0);
+    const tr = readTrace(path.join(t.dir, 'a.trace'));
+    const used = busyFraction(tr, tr[0] + 300e6, tr[tr.length - 1], KERNEL_NS);
+    console.log(`graphs at 0.3: used ${used.toFixed(3)}`);
+    expect(used).toBeLessThanOrEqual(0.34);
+    expect(used).toBeGreaterThanOrEqual(0.24);
+    expect(readStats(path.join(t.dir, 'a.stats')).graph_launches).toBeGreaterThan(100);
+  });
+});
