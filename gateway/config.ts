@@ -31,6 +31,10 @@ export interface Config {
   scaleFromZeroTimeoutMs: number;
   /** Run replicas in this process (the local node agent). Only one agent holds the lock at a time. */
   agent: boolean;
+  /** Start the native tokend (when built) and gate replicas' device time through it. */
+  tokend: boolean;
+  /** tokend's token window, ms. */
+  tokendWindowMs: number;
   /** Readiness probe deadline for a starting replica, ms. */
   readinessTimeoutMs: number;
   /** Time a replica leaves balancers before SIGTERM on scale-down, ms. */
@@ -99,6 +103,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     replicaConcurrency: int(env, 'MLFAAS_REPLICA_CONCURRENCY', 64, 1),
     scaleFromZeroTimeoutMs: int(env, 'MLFAAS_SCALE_FROM_ZERO_TIMEOUT_MS', 60_000, 1),
     agent: bool(env, 'MLFAAS_AGENT', true),
+    tokend: bool(env, 'MLFAAS_TOKEND', true),
+    tokendWindowMs: int(env, 'MLFAAS_TOKEND_WINDOW_MS', 20, 1),
     readinessTimeoutMs: int(env, 'MLFAAS_READINESS_TIMEOUT_MS', 60_000, 1),
     drainMs: int(env, 'MLFAAS_DRAIN_MS', 1_000, 0),
     terminationGraceMs: int(env, 'MLFAAS_TERMINATION_GRACE_MS', 10_000, 0),

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
 import { AddressInfo } from 'node:net';
+import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type Redis from 'ioredis';
 import { buildApp } from './app';
@@ -14,6 +15,8 @@ import { LocalAgent } from './providers/local/agent';
 import { ImageStore } from './providers/local/image-store';
 import { LocalProvider } from './providers/local/local-provider';
 import { LogSink } from './providers/local/log-sink';
+import { createTokendControl } from './providers/local/tokend-control';
+import { startTokend, tokendBinaryPath, TokendProcess } from './providers/local/tokend-process';
 import { parseInvocationPath, Invoker } from './proxy/invoker';
 import { readBody } from './proxy/read-body';
 import { FunctionRouter } from './proxy/router';
@@ -43,13 +46,27 @@ export async function startGateway(cfg: Config, redisTarget: string): Promise<Ga
   const provider = new LocalProvider(redis, registry, images, cfg.version);
   const logs = new LogSink(redis);
   let agent: LocalAgent | undefined;
+  let tokend: TokendProcess | undefined;
   if (cfg.agent) {
+    // the node's token daemon: replicas take CPU-device tokens per batch, quotas set here
+    if (cfg.tokend && existsSync(tokendBinaryPath())) {
+      const dir = join(cfg.dataDir, 'tokend');
+      mkdirSync(dir, { recursive: true });
+      tokend = await startTokend({ dir, windowMs: cfg.tokendWindowMs });
+    }
+    const control = tokend ? createTokendControl(tokend.controlPath) : undefined;
     agent = new LocalAgent(redis, registry, images, logs, {
       dataDir: cfg.dataDir,
       readinessTimeoutMs: cfg.readinessTimeoutMs,
       drainMs: cfg.drainMs,
       terminationGraceMs: cfg.terminationGraceMs,
+      extraEnv: tokend ? { MLFAAS_TOKEND_SOCKET: tokend.socketPath } : {},
       readSecret: (ns, name) => provider.secrets.read(ns, name),
+      applyQuota: control
+        ? async (pid, quota) => {
+            await control.setQuota({ pid, device: 'cpu', request: quota, limit: quota });
+          }
+        : undefined,
     });
     await agent.start();
   }
@@ -115,6 +132,7 @@ export async function startGateway(cfg: Config, redisTarget: string): Promise<Ga
       await asyncInvocations.close();
       await window.close();
       await agent?.close();
+      await tokend?.stop();
       await logs.close();
       await provider.close();
       redis.disconnect();

@@ -24,7 +24,8 @@ const noopGate = { acquire: async () => undefined, release: () => undefined };
  */
 function loadTokenGate(opts, log) {
   const file = path.join(__dirname, 'tokens.js');
-  if (!fs.existsSync(file)) return { gate: noopGate, kind: 'none' };
+  // no tokend configured (MLFAAS_TOKEND_SOCKET unset): ungated, and say so
+  if (!opts.socketPath || !fs.existsSync(file)) return { gate: noopGate, kind: 'none' };
   /** @type {any} */
   const mod = require(file);
   if (!mod || typeof mod.createTokenGate !== 'function') {

@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type Redis from 'ioredis';
 import { FunctionRef, parseRefKey, refKey } from '../../lib/names';
-import { keys } from '../../registry/keys';
+import { keys, replicaSettingsKey } from '../../registry/keys';
 import { FunctionRecord, Registry, ReplicaInfo } from '../../registry/registry';
 import { ImageStore } from './image-store';
 import { LogSink } from './log-sink';
@@ -16,6 +16,8 @@ export interface AgentOptions {
   /** Lock lease, ms; a dead agent's functions are taken over after this. */
   leaseMs?: number;
   readSecret(namespace: string, name: string): Promise<string | undefined>;
+  /** Applies a replica's time quota (tokend's CPU device on this machine); absent = no limiter. */
+  applyQuota?(pid: number, quota: number): Promise<void>;
 }
 
 const RENEW = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end return 0";
@@ -35,6 +37,9 @@ export class LocalAgent {
   private unsubscribe?: () => void;
   private readonly host: ReplicaHost;
   private readonly leaseMs: number;
+  private readonly applyQuota?: (pid: number, quota: number) => Promise<void>;
+  /** Quota last applied per replica pid. */
+  private applied = new Map<number, number>();
 
   constructor(
     private readonly redis: Redis,
@@ -44,6 +49,7 @@ export class LocalAgent {
     opts: AgentOptions,
   ) {
     this.leaseMs = opts.leaseMs ?? 5000;
+    this.applyQuota = opts.applyQuota;
     this.host = {
       agentId: this.id,
       dataDir: opts.dataDir,
@@ -151,6 +157,22 @@ export class LocalAgent {
     const leaving = new Set([...victims, ...retire]);
     this.replicas.set(key, [...keep, ...old].filter((r) => !leaving.has(r)));
     await Promise.all([...leaving].map((r) => r.stop()));
+    await this.enforceQuotas(ref);
+  }
+
+  /** Pushes autoscaler-set quotas of this function's running replicas to the limiter. */
+  private async enforceQuotas(ref: FunctionRef): Promise<void> {
+    if (!this.applyQuota) return;
+    const settings = await this.redis.hgetall(replicaSettingsKey(ref));
+    for (const r of this.local(ref)) {
+      const pid = r.pid;
+      if (!pid || r.state !== 'ready') continue;
+      const quota = settings[r.id] ? ((JSON.parse(settings[r.id]) as { quota?: number }).quota ?? 1) : 1;
+      if (this.applied.get(pid) === quota) continue;
+      await this.applyQuota(pid, quota);
+      this.applied.set(pid, quota);
+      r.quota = quota;
+    }
   }
 
   /** Replicas this agent runs for a function (for tests and the node agent's quota work). */

@@ -79,7 +79,9 @@ export async function startTokend(opts: StartTokendOptions): Promise<TokendProce
   ];
   for (const [flag, v] of num) if (v !== undefined) args.push(flag, String(v));
   if (opts.verbose) args.push('-v');
-  const child = spawn(binary, args, { stdio: ['ignore', 'ignore', opts.verbose ? 'inherit' : 'pipe'] });
+  // dies with its parent even on SIGKILL (no orphan daemon holding the sockets)
+  const argv = existsSync('/usr/bin/setpriv') ? ['/usr/bin/setpriv', '--pdeathsig', 'KILL', '--', binary, ...args] : [binary, ...args];
+  const child = spawn(argv[0], argv.slice(1), { stdio: ['ignore', 'ignore', opts.verbose ? 'inherit' : 'pipe'] });
   let stderr = '';
   child.stderr?.setEncoding('utf8').on('data', (d: string) => { stderr = (stderr + d).slice(-4000); });
   const deadline = Date.now() + (opts.startTimeoutMs ?? 5000);

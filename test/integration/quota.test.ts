@@ -1,0 +1,66 @@
+/**
+ * Vertical scaling is real without a GPU: a replica's time quota set through the provider
+ * reaches tokend's CPU device, and the ml-inference runtime's throughput follows it.
+ */
+import { join } from 'node:path';
+import { existsSync } from 'node:fs';
+import { buildFunction } from '../../gateway/cli/build';
+import { readStack } from '../../gateway/cli/stack';
+import { tokendBinaryPath } from '../../gateway/providers/local/tokend-process';
+import { eventually, testGateway, testRedis, TestPlatform } from '../helpers/platform';
+
+const ROOT = join(__dirname, '../..');
+const maybe = existsSync(tokendBinaryPath()) ? describe : describe.skip;
+
+/** Closed-loop load with `conc` clients for `ms`; returns completed requests per second. */
+async function throughput(url: string, body: string, conc: number, ms: number): Promise<number> {
+  const end = Date.now() + ms;
+  let n = 0;
+  await Promise.all(
+    Array.from({ length: conc }, async () => {
+      while (Date.now() < end) {
+        const r = await fetch(url, { method: 'POST', body });
+        await r.arrayBuffer();
+        if (r.status === 200) n++;
+      }
+    }),
+  );
+  return n / (ms / 1000);
+}
+
+maybe('replica time quotas through tokend (CPU device)', () => {
+  let redis: Awaited<ReturnType<typeof testRedis>>;
+  let p: TestPlatform;
+  beforeAll(async () => {
+    redis = await testRedis();
+    p = await testGateway(redis.url);
+    const stack = readStack(join(ROOT, 'stack.yml'));
+    const fn = stack.functions.find((f) => f.name === 'image-classify')!;
+    buildFunction({ ...fn, labels: { 'com.openfaas.scale.min': '1', 'com.openfaas.scale.max': '1' } }, stack.file, p.cfg.templatesDir, p.images);
+    const dep = { service: 'img', image: fn.image, labels: { 'com.openfaas.scale.min': '1' }, annotations: { 'mlfaas.batch.max': '1' } };
+    expect((await p.json('POST', '/system/functions', dep)).status).toBe(202);
+    expect(await eventually(async () => (await p.gw.provider.endpoints({ name: 'img', namespace: 'openfaas-fn' }))[0]?.state === 'ready', 30000)).toBe(true);
+  });
+  afterAll(async () => {
+    await p?.stop();
+    await redis?.stop();
+  });
+
+  it('lowers throughput when the quota drops and restores it when it rises', async () => {
+    const ref = { name: 'img', namespace: 'openfaas-fn' };
+    const url = `${p.gw.url}/function/img`;
+    const body = '{"random":1}';
+    await throughput(url, body, 2, 500); // warm-up
+    const full = await throughput(url, body, 2, 2000);
+    const [r] = await p.gw.provider.endpoints(ref);
+    await p.gw.provider.setQuota(ref, r.id, 0.2);
+    await eventually(() => p.gw.agent!.local(ref)[0]?.quota === 0.2, 5000);
+    const limited = await throughput(url, body, 2, 2000);
+    await p.gw.provider.setQuota(ref, r.id, 1);
+    await eventually(() => p.gw.agent!.local(ref)[0]?.quota === 1, 5000);
+    const restored = await throughput(url, body, 2, 2000);
+    console.log(`image-classify req/s: quota 1 → ${full.toFixed(1)}, 0.2 → ${limited.toFixed(1)}, back to 1 → ${restored.toFixed(1)}`);
+    expect(limited / full).toBeLessThan(0.5);
+    expect(restored / full).toBeGreaterThan(0.7);
+  });
+});
