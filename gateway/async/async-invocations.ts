@@ -120,8 +120,8 @@ export class AsyncInvocations {
       const inv = { ref: d.ref, method: d.method, path: d.path, headers: d.headers, body: Buffer.from(d.body, 'base64'), callId: d.callId };
       const { upstream, response } = await this.invoker.send(st, inv);
       const chunks: Buffer[] = [];
-      for await (const c of response) chunks.push(c as Buffer);
-      const status = response.statusCode ?? 502;
+      for await (const c of response.body) chunks.push(c as Buffer);
+      const status = response.statusCode;
       this.invoker.finish(st, upstream, status, startHr);
       const ct = response.headers['content-type'];
       return { status, body: Buffer.concat(chunks).toString('base64'), ...(ct ? { contentType: ct } : {}) };

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { Agent, IncomingHttpHeaders, IncomingMessage, request, ServerResponse } from 'node:http';
+import { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { ErrorCode, functionNotFound, PlatformError, toHttp } from '../errors';
 import { checkDnsLabel, FunctionRef, splitQualified } from '../lib/names';
 import type { GatewayMetrics } from '../metrics/gateway-metrics';
@@ -9,6 +9,7 @@ import { Upstream } from './balancer';
 import { FunctionState } from './function-state';
 import { readBody } from './read-body';
 import { FunctionRouter } from './router';
+import { UpstreamClient, UpstreamResponse } from './upstream-client';
 
 export interface InvokerOptions {
   maxBodyBytes: number;
@@ -53,8 +54,8 @@ export function parseInvocationPath(url: string, prefix: string): { ref: Functio
  * zero, upstream timeout, OpenFaaS's X-Call-Id / X-Start-Time / X-Duration-Seconds headers.
  */
 export class Invoker {
-  private readonly agent = new Agent({ keepAlive: true, maxSockets: Infinity, maxFreeSockets: 1024 });
-  private readonly unixAgent = new Agent({ keepAlive: true, maxSockets: Infinity, maxFreeSockets: 1024 });
+  private readonly client: UpstreamClient;
+  private sweeper: NodeJS.Timeout;
   private readonly waking = new Map<string, Promise<void>>();
 
   constructor(
@@ -63,7 +64,11 @@ export class Invoker {
     private readonly metrics: GatewayMetrics,
     private readonly window: SecondWindow,
     private readonly opts: InvokerOptions,
-  ) {}
+  ) {
+    this.client = new UpstreamClient(opts.upstreamTimeoutMs);
+    this.sweeper = setInterval(() => this.client.sweep([...this.router.all()].flatMap((s) => s.upstreams)), 30_000);
+    this.sweeper.unref();
+  }
 
   /** Handles `/function/*` on the raw HTTP server (no Express on the hot path). */
   async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -84,12 +89,22 @@ export class Invoker {
       headers['x-call-id'] = callId;
       headers['x-start-time'] = String(BigInt(started) * 1_000_000n);
       headers['x-duration-seconds'] = secs.toFixed(6);
-      res.writeHead(response.statusCode ?? 502, headers);
-      response.pipe(res);
-      response.on('end', () => this.finish(s, upstream, response.statusCode ?? 502, startHr));
-      response.on('error', () => {
-        this.finish(s, upstream, 502, startHr);
+      res.writeHead(response.statusCode, headers);
+      let done = false;
+      const end = (code: number) => {
+        if (done) return;
+        done = true;
+        this.finish(s, upstream, code, startHr);
+      };
+      response.body.pipe(res);
+      response.body.on('end', () => end(response.statusCode));
+      response.body.on('error', () => {
+        end(502);
         res.destroy();
+      });
+      res.on('close', () => {
+        if (!done) response.body.destroy();
+        end(response.statusCode);
       });
     } catch (e) {
       this.fail(res, e, state, startHr);
@@ -106,7 +121,7 @@ export class Invoker {
   }
 
   /** Waits for a replica slot (waking the function from zero if needed) and sends the request. */
-  async send(s: FunctionState, inv: Invocation, started = Date.now()): Promise<{ upstream: Upstream; response: IncomingMessage }> {
+  async send(s: FunctionState, inv: Invocation, started = Date.now()): Promise<{ upstream: Upstream; response: UpstreamResponse }> {
     if (s.kind === 'training') {
       throw new PlatformError(ErrorCode.BadRequest, `${s.label} is a training function; submit jobs with POST /system/jobs`, 'name');
     }
@@ -139,28 +154,12 @@ export class Invoker {
     return p;
   }
 
-  private forward(u: Upstream, inv: Invocation, started: number): Promise<IncomingMessage> {
-    return new Promise((resolve, reject) => {
-      const headers = forwardHeaders(inv.headers);
-      headers['content-length'] = String(inv.body.length);
-      headers['x-call-id'] = inv.callId;
-      headers['x-start-time'] = String(BigInt(started) * 1_000_000n);
-      const r = request(
-        {
-          ...(u.socketPath ? { socketPath: u.socketPath, agent: this.unixAgent } : { host: u.host, port: u.port, agent: this.agent }),
-          method: inv.method,
-          path: inv.path,
-          headers,
-          timeout: this.opts.upstreamTimeoutMs,
-        },
-        resolve,
-      );
-      r.on('timeout', () => r.destroy(new PlatformError(ErrorCode.UpstreamTimeout, `function did not answer within ${this.opts.upstreamTimeoutMs} ms`)));
-      r.on('error', (e) =>
-        reject(e instanceof PlatformError ? e : new PlatformError(ErrorCode.UpstreamUnavailable, `replica ${u.id} unreachable: ${e.message}`)),
-      );
-      r.end(inv.body);
-    });
+  private forward(u: Upstream, inv: Invocation, started: number): Promise<UpstreamResponse> {
+    const headers = forwardHeaders(inv.headers);
+    delete headers['content-length'];
+    headers['x-call-id'] = inv.callId;
+    headers['x-start-time'] = String(BigInt(started) * 1_000_000n);
+    return this.client.send(u, inv.method, inv.path, headers, inv.body);
   }
 
   finish(s: FunctionState, u: Upstream, code: number, startHr: bigint): void {
@@ -184,7 +183,7 @@ export class Invoker {
   }
 
   close(): void {
-    this.agent.destroy();
-    this.unixAgent.destroy();
+    clearInterval(this.sweeper);
+    void this.client.close();
   }
 }
