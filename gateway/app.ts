@@ -10,6 +10,7 @@ import { functionRoutes } from './routes/functions';
 import { infoRoutes } from './routes/info';
 import { logRoutes } from './routes/logs';
 import { secretRoutes } from './routes/secrets';
+import { ScalingEvents } from './registry/scaling-events';
 
 export interface AppDeps {
   cfg: Config;
@@ -33,7 +34,7 @@ export function buildApp(d: AppDeps): express.Express {
   app.use(express.json({ limit: d.cfg.maxBodyBytes, strict: false, type: () => true }));
   for (const r of [
     infoRoutes(d.provider, d.cfg.version),
-    functionRoutes(d.provider, d.registry),
+    functionRoutes(d.provider, d.registry, new ScalingEvents(d.registry.redis)),
     secretRoutes(d.provider),
     logRoutes(d.provider),
     ...(d.extra ?? []),

@@ -71,9 +71,9 @@ export async function startGateway(cfg: Config, redisTarget: string): Promise<Ga
     await agent.start();
   }
   const metrics = new GatewayMetrics();
-  const window = new SecondWindow(redis);
-  window.start();
   const router = new FunctionRouter(provider, { queueDepth: cfg.queueDepth, replicaConcurrency: cfg.replicaConcurrency });
+  const window = new SecondWindow(redis, () => [...router.all()].map((s) => ({ ref: s.ref, queue: s.queued, inflight: s.inflight })));
+  window.start();
   await router.start();
   metrics.attach(router);
   const invoker = new Invoker(router, provider, metrics, window, {

@@ -14,7 +14,16 @@ export interface SecondCounters {
   latencySumMs: number;
   /** counts per LATENCY_BUCKETS_MS bucket */
   buckets: number[];
+  /** Requests waiting in gateways' queues, summed over gateways (sampled at flush). */
+  queue: number;
+  /** Requests in flight to replicas, summed over gateways (sampled at flush). */
+  inflight: number;
+  /** Completions per replica id. */
+  perReplica: Record<string, number>;
 }
+
+/** Gauges a gateway adds to each second's hash when it flushes. */
+export type GaugeSource = () => Iterable<{ ref: FunctionRef; queue: number; inflight: number }>;
 
 const empty = (): SecondCounters => ({
   arrivals: 0,
@@ -23,6 +32,9 @@ const empty = (): SecondCounters => ({
   rejected: 0,
   latencySumMs: 0,
   buckets: LATENCY_BUCKETS_MS.map(() => 0),
+  queue: 0,
+  inflight: 0,
+  perReplica: {},
 });
 
 export function bucketOf(ms: number): number {
@@ -42,6 +54,7 @@ export class SecondWindow {
 
   constructor(
     private readonly redis: Redis,
+    private readonly gauges: GaugeSource = () => [],
     private readonly ttlSec = 600,
   ) {}
 
@@ -64,15 +77,22 @@ export class SecondWindow {
     this.get(refKey(ref)).rejected++;
   }
 
-  completion(ref: FunctionRef, ms: number, ok: boolean): void {
+  completion(ref: FunctionRef, ms: number, ok: boolean, replicaId?: string): void {
     const c = this.get(refKey(ref));
     c.completions++;
+    if (replicaId) c.perReplica[replicaId] = (c.perReplica[replicaId] ?? 0) + 1;
     if (!ok) c.errors++;
     c.latencySumMs += ms;
     c.buckets[bucketOf(ms)]++;
   }
 
   async flush(nowMs = Date.now()): Promise<void> {
+    for (const g of this.gauges()) {
+      if (g.queue === 0 && g.inflight === 0) continue;
+      const c = this.get(refKey(g.ref));
+      c.queue += g.queue;
+      c.inflight += g.inflight;
+    }
     if (this.cur.size === 0) return;
     const batch = this.cur;
     this.cur = new Map();
@@ -87,6 +107,9 @@ export class SecondWindow {
       p.hincrby(key, 'rejected', c.rejected);
       p.hincrbyfloat(key, 'latency_sum_ms', c.latencySumMs);
       c.buckets.forEach((n, b) => n && p.hincrby(key, `le_${b}`, n));
+      if (c.queue) p.hincrby(key, 'queue', c.queue);
+      if (c.inflight) p.hincrby(key, 'inflight', c.inflight);
+      for (const [id, n] of Object.entries(c.perReplica)) p.hincrby(key, `r:${id}`, n);
       p.expire(key, this.ttlSec);
       if (c.completions) p.hincrby(keys.invocations, k, c.completions);
     }
@@ -115,6 +138,9 @@ export async function readSeconds(redis: Redis, ref: FunctionRef, fromSec: numbe
     c.rejected = Number(m.rejected ?? 0);
     c.latencySumMs = Number(m.latency_sum_ms ?? 0);
     c.buckets = LATENCY_BUCKETS_MS.map((_, b) => Number(m[`le_${b}`] ?? 0));
+    c.queue = Number(m.queue ?? 0);
+    c.inflight = Number(m.inflight ?? 0);
+    for (const [k, v] of Object.entries(m)) if (k.startsWith('r:')) c.perReplica[k.slice(2)] = Number(v);
     out.set(fromSec + i, c);
   });
   return out;

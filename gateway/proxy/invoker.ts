@@ -166,7 +166,7 @@ export class Invoker {
     s.release(u);
     const secs = Number(process.hrtime.bigint() - startHr) / 1e9;
     this.metrics.record(s.label, code, secs);
-    this.window.completion(s.ref, secs * 1000, code < 500);
+    this.window.completion(s.ref, secs * 1000, code < 500, u.id);
   }
 
   private fail(res: ServerResponse, e: unknown, s: FunctionState | undefined, startHr: bigint): void {

@@ -1,9 +1,10 @@
 import { Router } from 'express';
 import { invalid, notFound } from '../errors';
-import { checkDnsLabel, DEFAULT_NAMESPACE, FunctionRef, refKey } from '../lib/names';
+import { checkDnsLabel, DEFAULT_NAMESPACE, FunctionRef, refKey, splitQualified } from '../lib/names';
 import type { FunctionProvider, FunctionStatus } from '../providers/function-provider';
 import { parseDeployment, parseMlSpec } from '../registry/function-spec';
 import type { Registry } from '../registry/registry';
+import { ScalingEvents } from '../registry/scaling-events';
 
 /** `namespace` query parameter, validated, defaulting to openfaas-fn. */
 export function namespaceOf(q: unknown, field = 'namespace'): string {
@@ -33,7 +34,7 @@ function withCounts(list: FunctionStatus[], counts: Record<string, number>) {
 }
 
 /** `/system/functions`, `/system/function/{name}`, `/system/scale-function/{name}`. */
-export function functionRoutes(provider: FunctionProvider, registry: Registry): Router {
+export function functionRoutes(provider: FunctionProvider, registry: Registry, events: ScalingEvents): Router {
   const r = Router();
 
   r.get('/system/functions', async (req, res) => {
@@ -53,7 +54,9 @@ export function functionRoutes(provider: FunctionProvider, registry: Registry): 
   });
 
   r.delete('/system/functions', async (req, res) => {
-    await provider.remove(deleteRef(req.body));
+    const ref = deleteRef(req.body);
+    await provider.remove(ref);
+    await events.remove(ref);
     res.status(202).end();
   });
 
@@ -62,7 +65,24 @@ export function functionRoutes(provider: FunctionProvider, registry: Registry): 
     const s = await provider.get(ref);
     if (!s) throw notFound(`No such function: ${ref.name}`);
     const [withCount] = withCounts([s], await registry.invocationCounts());
+    const [last] = await events.list(ref, 1);
+    if (last) withCount.annotations = { ...withCount.annotations, 'mlfaas.autoscaler.last-decision': ScalingEvents.summary(last) };
     res.json(withCount);
+  });
+
+  r.get('/system/scaling-events', async (req, res) => {
+    const q = req.query as Record<string, unknown>;
+    if (typeof q.function !== 'string' || q.function === '') throw invalid('function', 'the function name is required (?function=NAME[.NAMESPACE])');
+    const ref = splitQualified(q.function, namespaceOf(q.namespace));
+    checkDnsLabel(ref.name, 'function');
+    checkDnsLabel(ref.namespace, 'namespace');
+    let limit = 100;
+    if (q.limit !== undefined) {
+      limit = Number(q.limit);
+      if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw invalid('limit', `"${q.limit}" must be an integer in [1, 1000]`);
+    }
+    if (!(await provider.get(ref))) throw notFound(`No such function: ${ref.name}`);
+    res.json(await events.list(ref, limit));
   });
 
   r.post('/system/scale-function/:name', async (req, res) => {

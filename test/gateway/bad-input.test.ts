@@ -77,6 +77,9 @@ const CASES: Case[] = [
   { name: 'async: invalid namespace', method: 'POST', path: '/async-function/f.BAD', raw: 'x', status: 400, code: 'validation_failed', field: 'namespace' },
   { name: 'async: body too large', method: 'POST', path: '/async-function/exists', raw: 'x'.repeat(5000), status: 413, code: 'payload_too_large', field: 'body' },
   { name: 'system: body too large', method: 'POST', path: '/system/functions', raw: JSON.stringify({ ...good, envVars: { A: 'x'.repeat(5000) } }), status: 413, code: 'payload_too_large', field: 'body' },
+  { name: 'scaling events: no function', method: 'GET', path: '/system/scaling-events', status: 400, code: 'validation_failed', field: 'function' },
+  { name: 'scaling events: bad limit', method: 'GET', path: '/system/scaling-events?function=exists&limit=0', status: 400, code: 'validation_failed', field: 'limit' },
+  { name: 'scaling events: unknown function', method: 'GET', path: '/system/scaling-events?function=ghost', status: 404, code: 'not_found' },
   { name: 'unknown route', method: 'GET', path: '/system/nothing-here', status: 404, code: 'not_found' },
 ];
 

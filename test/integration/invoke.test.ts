@@ -124,6 +124,9 @@ describe('invocation proxy (real redis, real replicas)', () => {
       return [...m.values()].reduce((s, c) => s + c.completions, 0) >= 3 ? m : undefined;
     }, 5000);
     expect(secs).toBeDefined();
+    const perReplica = [...secs!.values()].reduce((sum, c) => sum + Object.values(c.perReplica).reduce((a, b) => a + b, 0), 0);
+    const completions = [...secs!.values()].reduce((sum, c) => sum + c.completions, 0);
+    expect(perReplica).toBe(completions);
     const list = (await (await p.get('/system/functions')).json()) as Array<{ name: string; invocationCount: number }>;
     expect(list.find((f) => f.name === 'echo')!.invocationCount).toBeGreaterThanOrEqual(3);
   });

@@ -1,0 +1,45 @@
+import type Redis from 'ioredis';
+import { FunctionRef, refKey } from '../lib/names';
+
+/** One autoscaler decision as users see it (`GET /system/scaling-events`, `faas-cli describe`). */
+export interface ScalingEvent {
+  /** RFC3339 */
+  time: string;
+  /** Policy that decided, e.g. `hybrid`. */
+  policy: string;
+  /** `replicas`, `quota`, `weight` or `none` (a decision to hold, stored only when its reason changes). */
+  action: 'replicas' | 'quota' | 'weight' | 'none';
+  from?: number;
+  to?: number;
+  /** For quota/weight: the replica it applies to. */
+  replica?: string;
+  reason: string;
+}
+
+const KEEP = 1000;
+const listKey = (r: FunctionRef) => `mlfaas:scaling-events:${refKey(r)}`;
+
+/** Decisions with their reasons, newest first, the last `KEEP` per function. */
+export class ScalingEvents {
+  constructor(private readonly redis: Redis) {}
+
+  async record(ref: FunctionRef, e: ScalingEvent): Promise<void> {
+    await this.redis.multi().lpush(listKey(ref), JSON.stringify(e)).ltrim(listKey(ref), 0, KEEP - 1).exec();
+  }
+
+  async list(ref: FunctionRef, limit = 100): Promise<ScalingEvent[]> {
+    const raw = await this.redis.lrange(listKey(ref), 0, Math.max(0, Math.min(limit, KEEP) - 1));
+    return raw.map((r) => JSON.parse(r) as ScalingEvent);
+  }
+
+  async remove(ref: FunctionRef): Promise<void> {
+    await this.redis.del(listKey(ref));
+  }
+
+  /** One line for `faas-cli describe` (an annotation value). */
+  static summary(e: ScalingEvent): string {
+    const change = e.from !== undefined && e.to !== undefined ? ` ${e.from}→${e.to}` : '';
+    const who = e.replica ? ` ${e.replica}` : '';
+    return `${e.time} ${e.policy}: ${e.action}${who}${change} — ${e.reason}`;
+  }
+}
