@@ -35,6 +35,8 @@ export interface Config {
   tokend: boolean;
   /** tokend's token window, ms. */
   tokendWindowMs: number;
+  /** Seconds per capability point when profiling a newly deployed inference function; 0 = off. */
+  profileSeconds: number;
   /** Readiness probe deadline for a starting replica, ms. */
   readinessTimeoutMs: number;
   /** Time a replica leaves balancers before SIGTERM on scale-down, ms. */
@@ -62,6 +64,14 @@ function int(env: Env, key: string, def: number, min: number): number {
   if (!Number.isInteger(n) || n < min) {
     throw new Error(`config: ${key}="${raw}" must be an integer ≥ ${min}`);
   }
+  return n;
+}
+
+function seconds(env: Env, key: string, def: number, max: number): number {
+  const raw = env[key];
+  if (raw === undefined || raw === '') return def;
+  const n = Number(raw);
+  if (!(n >= 0 && n <= max)) throw new Error(`config: ${key}="${raw}" must be a number of seconds in [0, ${max}]`);
   return n;
 }
 
@@ -105,6 +115,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     agent: bool(env, 'MLFAAS_AGENT', true),
     tokend: bool(env, 'MLFAAS_TOKEND', true),
     tokendWindowMs: int(env, 'MLFAAS_TOKEND_WINDOW_MS', 20, 1),
+    profileSeconds: seconds(env, 'MLFAAS_PROFILE_SECONDS', 1, 10),
     readinessTimeoutMs: int(env, 'MLFAAS_READINESS_TIMEOUT_MS', 60_000, 1),
     drainMs: int(env, 'MLFAAS_DRAIN_MS', 1_000, 0),
     terminationGraceMs: int(env, 'MLFAAS_TERMINATION_GRACE_MS', 10_000, 0),

@@ -62,6 +62,7 @@ export async function startGateway(cfg: Config, redisTarget: string): Promise<Ga
       terminationGraceMs: cfg.terminationGraceMs,
       extraEnv: tokend ? { MLFAAS_TOKEND_SOCKET: tokend.socketPath } : {},
       readSecret: (ns, name) => provider.secrets.read(ns, name),
+      profileSeconds: cfg.profileSeconds > 0 ? cfg.profileSeconds : undefined,
       applyQuota: control
         ? async (pid, quota) => {
             await control.setQuota({ pid, device: 'cpu', request: quota, limit: quota });

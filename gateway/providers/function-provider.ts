@@ -2,6 +2,7 @@ import type { ChangeListener } from '../registry/change-feed';
 import type { FunctionSpec } from '../registry/function-spec';
 import type { ReplicaInfo } from '../registry/registry';
 import type { FunctionRef } from '../lib/names';
+import type { CapabilityProfile } from './local/profiler';
 
 /** `/system/info`'s provider block (OpenFaaS `ProviderInfo`). */
 export interface ProviderInfo {
@@ -89,6 +90,8 @@ export interface FunctionProvider {
   setQuota(ref: FunctionRef, replicaId: string, quota: number): Promise<void>;
   /** A replica's load-balancer weight (> 0). */
   setWeight(ref: FunctionRef, replicaId: string, weight: number): Promise<void>;
+  /** The capability profile measured at deploy (throughput by batch size and quota), if any yet. */
+  capability?(ref: FunctionRef): Promise<CapabilityProfile | undefined>;
   /** All replicas with their state; the balancer uses the `ready` ones. */
   endpoints(ref: FunctionRef): Promise<ReplicaInfo[]>;
   logs(ref: FunctionRef, q: LogQuery): AsyncIterable<LogLine>;

@@ -70,6 +70,17 @@ export function functionRoutes(provider: FunctionProvider, registry: Registry, e
     res.json(withCount);
   });
 
+  r.get('/system/capability', async (req, res) => {
+    const q = req.query as Record<string, unknown>;
+    if (typeof q.function !== 'string' || q.function === '') throw invalid('function', 'the function name is required (?function=NAME[.NAMESPACE])');
+    const ref = splitQualified(q.function, namespaceOf(q.namespace));
+    checkDnsLabel(ref.name, 'function');
+    if (!(await provider.get(ref))) throw notFound(`No such function: ${ref.name}`);
+    const p = await provider.capability?.(ref);
+    if (!p) throw notFound(`no capability profile for ${ref.name} yet (measured when its first replica is ready)`);
+    res.json(p);
+  });
+
   r.get('/system/scaling-events', async (req, res) => {
     const q = req.query as Record<string, unknown>;
     if (typeof q.function !== 'string' || q.function === '') throw invalid('function', 'the function name is required (?function=NAME[.NAMESPACE])');

@@ -52,6 +52,7 @@ async function route(deps, req, res) {
       draining: state.draining,
     });
   }
+  if (url === '/_/profile' && req.method === 'POST') return profile(deps, req, res);
   if (req.method === 'GET' || req.method === 'HEAD') {
     const m = deps.model();
     return sendJson(res, 200, {
@@ -65,6 +66,55 @@ async function route(deps, req, res) {
     throw new RuntimeError('method_not_allowed', 405, `${req.method} is not served; POST a request body`);
   }
   await infer(deps, req, res);
+}
+
+/**
+ * `POST /_/profile {"batch": b, "seconds": s}`: closed-loop batches of b zero instances through the
+ * batcher and the token gate (so the replica's current quota applies) for s seconds (≤ 10).
+ * Answers the capability point: instances/s and batch latency. Used by the platform at deploy.
+ * @param {ServerDeps} deps
+ * @param {http.IncomingMessage} req
+ * @param {http.ServerResponse} res
+ */
+async function profile(deps, req, res) {
+  const body = await readBody(req, 4096);
+  /** @type {any} */
+  let q;
+  try {
+    q = JSON.parse(body.toString() || '{}');
+  } catch {
+    throw badInput('profile body must be JSON {"batch": n, "seconds": s}');
+  }
+  const model = deps.model();
+  const batcher = deps.batcher();
+  if (!deps.state.ready || !model || !batcher) throw notReady('the model is still loading');
+  const batch = Number(q.batch ?? 1);
+  const seconds = Number(q.seconds ?? 1);
+  if (!Number.isInteger(batch) || batch < 1 || batch > 1024) throw badInput(`batch: ${q.batch} must be an integer in [1, 1024]`);
+  if (!(seconds > 0 && seconds <= 10)) throw badInput(`seconds: ${q.seconds} must be in (0, 10]`);
+  const zeros = Array.from({ length: batch }, () => new Float32Array(model.info.instanceSize));
+  /** @type {number[]} */
+  const lat = [];
+  const end = performance.now() + seconds * 1000;
+  const started = performance.now();
+  let instances = 0;
+  while (performance.now() < end) {
+    const t0 = performance.now();
+    await batcher.submit(zeros);
+    lat.push(performance.now() - t0);
+    instances += batch;
+  }
+  const elapsed = (performance.now() - started) / 1000;
+  lat.sort((a, b) => a - b);
+  const r3 = (/** @type {number} */ x) => Math.round(x * 1000) / 1000;
+  return sendJson(res, 200, {
+    batch,
+    seconds: r3(elapsed),
+    batches: lat.length,
+    instancesPerSec: r3(instances / elapsed),
+    latencyMsP50: r3(lat[Math.floor(lat.length / 2)] ?? 0),
+    latencyMsMean: r3(lat.reduce((a, b) => a + b, 0) / Math.max(1, lat.length)),
+  });
 }
 
 /**

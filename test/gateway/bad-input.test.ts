@@ -80,6 +80,8 @@ const CASES: Case[] = [
   { name: 'scaling events: no function', method: 'GET', path: '/system/scaling-events', status: 400, code: 'validation_failed', field: 'function' },
   { name: 'scaling events: bad limit', method: 'GET', path: '/system/scaling-events?function=exists&limit=0', status: 400, code: 'validation_failed', field: 'limit' },
   { name: 'scaling events: unknown function', method: 'GET', path: '/system/scaling-events?function=ghost', status: 404, code: 'not_found' },
+  { name: 'capability: no function', method: 'GET', path: '/system/capability', status: 400, code: 'validation_failed', field: 'function' },
+  { name: 'capability: not profiled', method: 'GET', path: '/system/capability?function=exists', status: 404, code: 'not_found' },
   { name: 'unknown route', method: 'GET', path: '/system/nothing-here', status: 404, code: 'not_found' },
 ];
 

@@ -28,6 +28,7 @@ export const TEST_ENV: Record<string, string> = {
   MLFAAS_TERMINATION_GRACE_MS: '3000',
   MLFAAS_ASYNC_LOCK_MS: '2000',
   MLFAAS_SCALE_FROM_ZERO_TIMEOUT_MS: '30000',
+  MLFAAS_PROFILE_SECONDS: '0', // suites that test profiling turn it on
 };
 
 export interface TestPlatform {

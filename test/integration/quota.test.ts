@@ -33,7 +33,7 @@ maybe('replica time quotas through tokend (CPU device)', () => {
   let p: TestPlatform;
   beforeAll(async () => {
     redis = await testRedis();
-    p = await testGateway(redis.url);
+    p = await testGateway(redis.url, { MLFAAS_PROFILE_SECONDS: '0.5' });
     const stack = readStack(join(ROOT, 'stack.yml'));
     const fn = stack.functions.find((f) => f.name === 'image-classify')!;
     buildFunction({ ...fn, labels: { 'com.openfaas.scale.min': '1', 'com.openfaas.scale.max': '1' } }, stack.file, p.cfg.templatesDir, p.images);
@@ -44,6 +44,20 @@ maybe('replica time quotas through tokend (CPU device)', () => {
   afterAll(async () => {
     await p?.stop();
     await redis?.stop();
+  });
+
+  it('profiles the function at deploy: throughput by batch size and quota', async () => {
+    const profile = await eventually(async () => {
+      const r = await p.get('/system/capability?function=img');
+      return r.status === 200 ? ((await r.json()) as { points: Array<{ batch: number; quota: number; throughput: number }> }) : undefined;
+    }, 60000, 200);
+    expect(profile).toBeDefined();
+    const pts = profile!.points;
+    expect(pts.map((x) => x.quota)).toEqual(expect.arrayContaining([1, 0.5, 0.25]));
+    expect(new Set(pts.map((x) => x.batch))).toEqual(new Set([1]));
+    const at = (q: number) => pts.find((x) => x.quota === q)!.throughput;
+    console.log(`profile img b1: q1 ${at(1)}/s, q0.5 ${at(0.5)}/s, q0.25 ${at(0.25)}/s`);
+    expect(at(0.25)).toBeLessThan(at(1) * 0.6);
   });
 
   it('lowers throughput when the quota drops and restores it when it rises', async () => {

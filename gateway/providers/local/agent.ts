@@ -5,6 +5,7 @@ import { keys, replicaSettingsKey } from '../../registry/keys';
 import { FunctionRecord, Registry, ReplicaInfo } from '../../registry/registry';
 import { ImageStore } from './image-store';
 import { LogSink } from './log-sink';
+import { batchGrid, CapabilityProfile, profileKey, profileReplica, readProfile } from './profiler';
 import { Replica, ReplicaHost } from './replica';
 
 export interface AgentOptions {
@@ -18,6 +19,8 @@ export interface AgentOptions {
   readSecret(namespace: string, name: string): Promise<string | undefined>;
   /** Applies a replica's time quota (tokend's CPU device on this machine); absent = no limiter. */
   applyQuota?(pid: number, quota: number): Promise<void>;
+  /** Capability profiling of ml-inference functions at deploy (seconds per point); absent = off. */
+  profileSeconds?: number;
 }
 
 const RENEW = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end return 0";
@@ -40,6 +43,10 @@ export class LocalAgent {
   private readonly applyQuota?: (pid: number, quota: number) => Promise<void>;
   /** Quota last applied per replica pid. */
   private applied = new Map<number, number>();
+  /** Replica pids being profiled (their quota belongs to the profiler meanwhile). */
+  private profiling = new Set<number>();
+  private profiled = new Set<string>();
+  private readonly profileSeconds?: number;
 
   constructor(
     private readonly redis: Redis,
@@ -50,6 +57,7 @@ export class LocalAgent {
   ) {
     this.leaseMs = opts.leaseMs ?? 5000;
     this.applyQuota = opts.applyQuota;
+    this.profileSeconds = opts.profileSeconds;
     this.host = {
       agentId: this.id,
       dataDir: opts.dataDir,
@@ -158,6 +166,48 @@ export class LocalAgent {
     this.replicas.set(key, [...keep, ...old].filter((r) => !leaving.has(r)));
     await Promise.all([...leaving].map((r) => r.stop()));
     await this.enforceQuotas(ref);
+    this.maybeProfile(ref, rec, hash);
+  }
+
+  /**
+   * Once per function version: measure its capability (throughput and latency by batch size and
+   * quota) on its first ready replica, in the background, and store it for the autoscaler.
+   */
+  private maybeProfile(ref: FunctionRef, rec: FunctionRecord, version: string): void {
+    if (this.profileSeconds === undefined || rec.kind !== 'inference') return;
+    const key = `${refKey(ref)}@${version}`;
+    if (this.profiled.has(key)) return;
+    const r = this.local(ref).find((x) => x.state === 'ready' && x.plan.specHash === version && x.plan.manifest.language === 'ml-inference');
+    if (!r || !r.pid) return;
+    this.profiled.add(key);
+    const pid = r.pid;
+    void (async () => {
+      const existing = await readProfile(this.redis, ref);
+      if (existing?.version === version) return;
+      this.profiling.add(pid);
+      const info = r.info();
+      const apply = this.applyQuota;
+      const quotas = apply ? [1, 0.5, 0.25] : [1];
+      const points = await profileReplica(
+        { socket: info.socket, url: info.url },
+        { batches: batchGrid(rec.spec.ml.maxBatchSize ?? 8), quotas, seconds: this.profileSeconds! },
+        async (q) => {
+          if (apply) await apply(pid, q);
+        },
+        r.quota,
+      );
+      const profile: CapabilityProfile = { function: refKey(ref), version, measuredAt: new Date().toISOString(), device: 'cpu', points };
+      await this.redis.set(profileKey(ref), JSON.stringify(profile));
+      this.logs.push(ref, 'agent', `capability profile: ${points.map((p) => `b${p.batch}@q${p.quota}=${Math.round(p.throughput)}/s`).join(' ')}`);
+    })()
+      .catch((e) => {
+        this.profiled.delete(key);
+        this.logs.push(ref, 'agent', `capability profile failed: ${(e as Error).message}`);
+      })
+      .finally(() => {
+        this.profiling.delete(pid);
+        this.applied.set(pid, r.quota);
+      });
   }
 
   /** Pushes autoscaler-set quotas of this function's running replicas to the limiter. */
@@ -166,7 +216,7 @@ export class LocalAgent {
     const settings = await this.redis.hgetall(replicaSettingsKey(ref));
     for (const r of this.local(ref)) {
       const pid = r.pid;
-      if (!pid || r.state !== 'ready') continue;
+      if (!pid || r.state !== 'ready' || this.profiling.has(pid)) continue;
       const quota = settings[r.id] ? ((JSON.parse(settings[r.id]) as { quota?: number }).quota ?? 1) : 1;
       if (this.applied.get(pid) === quota) continue;
       await this.applyQuota(pid, quota);

@@ -9,6 +9,7 @@ import { RedisSecretStore } from '../../registry/secrets';
 import { FunctionProvider, FunctionStatus, LogLine, LogQuery, ProviderInfo } from '../function-provider';
 import { ImageStore } from './image-store';
 import { readLogs } from './log-reader';
+import { CapabilityProfile, profileKey, readProfile } from './profiler';
 
 /**
  * The local provider: functions, desired counts and secrets in Redis; replicas run as child
@@ -65,7 +66,7 @@ export class LocalProvider implements FunctionProvider {
 
   async remove(ref: FunctionRef): Promise<void> {
     if (!(await this.registry.remove(ref))) throw notFound(`function ${ref.name}.${ref.namespace} not found`);
-    await this.redis.del(replicaSettingsKey(ref));
+    await this.redis.del(replicaSettingsKey(ref), profileKey(ref));
   }
 
   private async status(rec: FunctionRecord): Promise<FunctionStatus> {
@@ -136,6 +137,10 @@ export class LocalProvider implements FunctionProvider {
   async endpoints(ref: FunctionRef): Promise<ReplicaInfo[]> {
     const [replicas, settings] = await Promise.all([this.registry.replicas(ref), this.redis.hgetall(replicaSettingsKey(ref))]);
     return replicas.map((r) => (settings[r.id] ? { ...r, ...(JSON.parse(settings[r.id]) as object) } : r));
+  }
+
+  capability(ref: FunctionRef): Promise<CapabilityProfile | undefined> {
+    return readProfile(this.redis, ref);
   }
 
   logs(ref: FunctionRef, q: LogQuery): AsyncIterable<LogLine> {

@@ -1,0 +1,84 @@
+import type Redis from 'ioredis';
+import { request } from 'undici';
+import { FunctionRef, refKey } from '../../lib/names';
+
+/** One measured capability point of a function: a replica at `quota` serving batches of `batch`. */
+export interface ProfilePoint {
+  batch: number;
+  /** Time quota of the device, (0, 1]. */
+  quota: number;
+  /** SM share of a GPU (1 on the CPU device). */
+  smShare: number;
+  /** Instances per second one replica sustains. */
+  throughput: number;
+  /** Median batch latency, ms. */
+  latencyMs: number;
+}
+
+/** A function's capability profile (Dilu-style, measured by the platform at deploy). */
+export interface CapabilityProfile {
+  function: string;
+  /** Spec/image version it was measured for. */
+  version: string;
+  /** RFC3339 */
+  measuredAt: string;
+  device: 'cpu' | 'gpu';
+  points: ProfilePoint[];
+}
+
+export const profileKey = (r: FunctionRef) => `mlfaas:profile:${refKey(r)}`;
+
+export interface ProfileOptions {
+  batches: number[];
+  quotas: number[];
+  /** Seconds per point. */
+  seconds: number;
+}
+
+/** Batch sizes to profile: powers of two up to the function's max batch size. */
+export function batchGrid(maxBatch: number): number[] {
+  const out: number[] = [];
+  for (let b = 1; b < maxBatch; b *= 2) out.push(b);
+  out.push(maxBatch);
+  return out;
+}
+
+/**
+ * Measures a ready replica at every (quota, batch) of the grid through its `/_/profile` endpoint,
+ * setting the quota through `setQuota` before each quota's points and restoring it after.
+ */
+export async function profileReplica(
+  socketOrUrl: { socket?: string; url: string },
+  opts: ProfileOptions,
+  setQuota: (q: number) => Promise<void>,
+  restoreQuota: number,
+): Promise<ProfilePoint[]> {
+  const points: ProfilePoint[] = [];
+  try {
+    for (const quota of opts.quotas) {
+      await setQuota(quota);
+      for (const batch of opts.batches) {
+        const res = await request(`${socketOrUrl.url}/_/profile`, {
+          method: 'POST',
+          body: JSON.stringify({ batch, seconds: opts.seconds }),
+          headers: { 'content-type': 'application/json' },
+          headersTimeout: (opts.seconds + 30) * 1000,
+        });
+        if (res.statusCode !== 200) {
+          await res.body.dump();
+          throw new Error(`/_/profile answered ${res.statusCode}`);
+        }
+        const r = (await res.body.json()) as { instancesPerSec: number; latencyMsP50: number };
+        points.push({ batch, quota, smShare: 1, throughput: r.instancesPerSec, latencyMs: r.latencyMsP50 });
+      }
+    }
+  } finally {
+    await setQuota(restoreQuota);
+  }
+  return points;
+}
+
+export async function readProfile(redis: Redis, ref: FunctionRef): Promise<CapabilityProfile | undefined> {
+  const raw = await redis.get(profileKey(ref));
+  return raw ? (JSON.parse(raw) as CapabilityProfile) : undefined;
+}
