@@ -1,0 +1,128 @@
+import { Capability } from './types';
+
+/** One measured point of a function's profile: a batch's latency at an SM share and a quota. */
+export interface ProfilePoint {
+  batch: number;
+  /** 0..1 */
+  smShare: number;
+  /** 0..1 */
+  quota: number;
+  latencyMs: number;
+}
+
+interface BatchGrid {
+  smShares: number[];
+  quotas: number[];
+  /** Throughput in batches per ms (1/latency), row-major [sm][quota]; NaN where not measured. */
+  rate: Float64Array;
+}
+
+interface FnProfile {
+  batches: number[];
+  grids: BatchGrid[];
+  smShares: number[];
+  quotas: number[];
+}
+
+const uniq = (xs: number[]) => [...new Set(xs.map((x) => Math.round(x * 1e6) / 1e6))].sort((a, b) => a - b);
+
+/** Index i with xs[i] ≤ x < xs[i+1] (clamped) and the weight of xs[i+1]. */
+function bracket(xs: number[], x: number): [number, number, number] {
+  if (xs.length === 1 || x <= xs[0]) return [0, 0, 0];
+  const last = xs.length - 1;
+  if (x >= xs[last]) return [last, last, 0];
+  let i = 0;
+  while (xs[i + 1] < x) i++;
+  return [i, i + 1, (x - xs[i]) / (xs[i + 1] - xs[i])];
+}
+
+/**
+ * Capability from a measured profile (the platform's deploy-time profile live, the latency data in
+ * the simulator). Between grid points it interpolates the *rate* (1/latency) bilinearly in SM share
+ * and quota, because latency under a time quota grows like 1/quota; between batch sizes linearly in
+ * latency. Below the smallest quota it scales latency by quota_min/quota; outside the SM range it
+ * clamps; above the largest batch it assumes latency grows linearly with the batch. A missing grid
+ * corner falls back to the measured corners around it.
+ */
+export class ProfileCapability implements Capability {
+  private readonly fns = new Map<string, FnProfile>();
+
+  constructor(profiles: Record<string, ProfilePoint[]>) {
+    for (const [fn, points] of Object.entries(profiles)) this.set(fn, points);
+  }
+
+  /** Replaces one function's profile (the live loop re-profiles on deploy). */
+  set(fn: string, points: ProfilePoint[]): void {
+    const good = points.filter((p) => p.latencyMs > 0 && Number.isFinite(p.latencyMs));
+    if (good.length === 0) throw new Error(`profile for ${fn}: no usable points`);
+    const batches = uniq(good.map((p) => p.batch));
+    const grids = batches.map((b) => {
+      const pts = good.filter((p) => Math.abs(p.batch - b) < 1e-9);
+      const smShares = uniq(pts.map((p) => p.smShare));
+      const quotas = uniq(pts.map((p) => p.quota));
+      const rate = new Float64Array(smShares.length * quotas.length).fill(NaN);
+      for (const p of pts) {
+        const i = smShares.indexOf(Math.round(p.smShare * 1e6) / 1e6);
+        const j = quotas.indexOf(Math.round(p.quota * 1e6) / 1e6);
+        rate[i * quotas.length + j] = 1 / p.latencyMs;
+      }
+      return { smShares, quotas, rate };
+    });
+    this.fns.set(fn, { batches, grids, smShares: uniq(good.map((p) => p.smShare)), quotas: uniq(good.map((p) => p.quota)) });
+  }
+
+  has(fn: string): boolean {
+    return this.fns.has(fn);
+  }
+
+  grid(fn: string): { batches: number[]; smShares: number[]; quotas: number[] } {
+    const f = this.fns.get(fn);
+    return f ? { batches: f.batches, smShares: f.smShares, quotas: f.quotas } : { batches: [], smShares: [], quotas: [] };
+  }
+
+  latencyMs(fn: string, batch: number, smShare: number, quota: number): number {
+    const f = this.fns.get(fn);
+    if (!f || !(quota > 0) || !(smShare > 0) || !(batch > 0)) return Infinity;
+    const bs = f.batches;
+    const lastB = bs[bs.length - 1];
+    if (batch > lastB) return (this.gridLatency(f.grids[bs.length - 1], smShare, quota) * batch) / lastB;
+    const [i0, i1, w] = bracket(bs, batch);
+    const l0 = this.gridLatency(f.grids[i0], smShare, quota);
+    if (w === 0) return l0;
+    return l0 * (1 - w) + this.gridLatency(f.grids[i1], smShare, quota) * w;
+  }
+
+  capability(fn: string, batch: number, smShare: number, quota: number): number {
+    const l = this.latencyMs(fn, batch, smShare, quota);
+    return Number.isFinite(l) && l > 0 ? (batch * 1000) / l : 0;
+  }
+
+  private gridLatency(g: BatchGrid, smShare: number, quota: number): number {
+    const qMin = g.quotas[0];
+    const scale = quota < qMin ? qMin / quota : 1;
+    const [s0, s1, ws] = bracket(g.smShares, smShare);
+    const [q0, q1, wq] = bracket(g.quotas, Math.max(quota, qMin));
+    const n = g.quotas.length;
+    const corners = [
+      [g.rate[s0 * n + q0], (1 - ws) * (1 - wq)],
+      [g.rate[s0 * n + q1], (1 - ws) * wq],
+      [g.rate[s1 * n + q0], ws * (1 - wq)],
+      [g.rate[s1 * n + q1], ws * wq],
+    ];
+    let r = 0;
+    let wsum = 0;
+    for (const [v, wt] of corners) {
+      if (!Number.isNaN(v) && wt > 0) {
+        r += v * wt;
+        wsum += wt;
+      }
+    }
+    if (wsum === 0) {
+      // every weighted corner is missing: nearest measured corner, else unknown
+      const any = corners.find(([v]) => !Number.isNaN(v));
+      if (!any) return Infinity;
+      return (1 / any[0]) * scale;
+    }
+    return (1 / (r / wsum)) * scale;
+  }
+}

@@ -1,0 +1,54 @@
+/**
+ * Faro's latency estimators (EuroSys'25, Sec. 3.3), used to size replica counts from a
+ * per-request processing time p, an arrival rate λ and a latency SLO.
+ */
+
+/** Upper-bound estimator: κ = λ·1 s requests arriving together on N replicas finish in p·κ/N. */
+export function upperBoundLatencyMs(pMs: number, lambda: number, n: number): number {
+  return (pMs * lambda) / n;
+}
+
+/** Erlang C: probability that an arrival waits in an M/M/c queue with offered load a = λ/μ. */
+export function erlangC(c: number, a: number): number {
+  if (a >= c) return 1;
+  // Erlang B by the stable recurrence, then C = B / (1 − ρ(1 − B))
+  let b = 1;
+  for (let k = 1; k <= c; k++) b = (a * b) / (k + a * b);
+  const rho = a / c;
+  return b / (1 - rho * (1 - b));
+}
+
+/**
+ * The k-th percentile (0..1) of M/D/c latency, ms: p plus half the M/M/c waiting-time percentile
+ * (the engineering approximation Faro adopts). Infinity when ρ = pλ/N ≥ 1.
+ */
+export function mdcLatencyMs(k: number, pMs: number, lambda: number, n: number): number {
+  const mu = 1000 / pMs;
+  const a = lambda / mu;
+  if (a >= n) return Infinity;
+  const c = erlangC(n, a);
+  const tail = 1 - k;
+  const waitS = c <= tail ? 0 : Math.log(c / tail) / (n * mu - lambda);
+  return pMs + (waitS * 1000) / 2;
+}
+
+/** Faro's relaxed estimate: beyond ρ_max the latency at ρ_max scaled by λ/λ_ρmax (no plateau). */
+export function relaxedMdcLatencyMs(k: number, pMs: number, lambda: number, n: number, rhoMax = 0.95): number {
+  const lambdaMax = (rhoMax * n * 1000) / pMs;
+  if (lambda <= lambdaMax) return mdcLatencyMs(k, pMs, lambda, n);
+  return (lambda / lambdaMax) * mdcLatencyMs(k, pMs, lambdaMax, n);
+}
+
+/** Fewest replicas (≤ limit) whose estimate meets the SLO. */
+function fewest(est: (n: number) => number, sloMs: number, limit: number): number {
+  for (let n = 1; n <= limit; n++) if (est(n) <= sloMs) return n;
+  return limit;
+}
+
+export function upperBoundReplicas(pMs: number, lambda: number, sloMs: number, limit = 10000): number {
+  return fewest((n) => upperBoundLatencyMs(pMs, lambda, n), sloMs, limit);
+}
+
+export function mdcReplicas(k: number, pMs: number, lambda: number, sloMs: number, limit = 10000): number {
+  return fewest((n) => mdcLatencyMs(k, pMs, lambda, n), sloMs, limit);
+}

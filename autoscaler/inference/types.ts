@@ -1,0 +1,160 @@
+/**
+ * The inference-autoscaling contract shared by the live loop and the simulator.
+ *
+ * Every policy is pure: `decide(spec, state, observation, now)` reads nothing but its arguments
+ * (no clock, no env, no network) and returns the next state with a decision and its reason.
+ * Units are in the names or the TSDoc: ms, s, req/s, fractions 0..1.
+ */
+
+/** Upper bounds (ms) of the gateway's per-second latency histogram buckets, in order. */
+export const LATENCY_BUCKETS_MS: readonly number[] = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, Infinity];
+
+/** What a policy needs to know about a function (a subset of the deployed function's spec). */
+export interface FunctionSpec {
+  name: string;
+  /** Lower bound on the replica count; at least 1 for the hybrid policy (HAS-GPU R_min). */
+  minScale: number;
+  maxScale: number;
+  /** Latency objective of one request, ms. */
+  sloLatencyMs: number;
+  /** Percentile the objective applies to, e.g. 99. */
+  sloPercentile: number;
+  /** Largest batch a replica may run. */
+  maxBatchSize: number;
+}
+
+/** One replica as the loop sees it at the end of an interval. */
+export interface ReplicaState {
+  id: string;
+  /** Device id (GPU UUID or name; "cpu" for the CPU device). */
+  gpu: string;
+  /** Fraction of the device's SMs fixed at start, 0..1 (1 for a CPU device). */
+  smShare: number;
+  /** Time quota, 0..1 of the device's token window; changeable at run time. */
+  quota: number;
+  /** Batch size the replica runs with. */
+  batchSize: number;
+  /** False while cold-starting. */
+  ready: boolean;
+  /** Completions per second on this replica over the interval, req/s. */
+  throughputRps: number;
+}
+
+/** A replica seen from its device (any function): enough to compute occupancy and free quota. */
+export interface SlotMember {
+  replicaId: string;
+  fn: string;
+  quota: number;
+}
+
+/** An SM partition ("row") of a device: replicas in it share `smShare` SMs and split time. */
+export interface SmSlot {
+  smShare: number;
+  members: SlotMember[];
+}
+
+/** One device in use. HAS occupancy (HGO) = Σ smShare·quota over its members. */
+export interface GpuView {
+  id: string;
+  slots: SmSlot[];
+}
+
+/** The devices in use across the cluster, shared by all functions (placement input). */
+export interface ClusterView {
+  gpus: GpuView[];
+  /** Whether a new device may be taken (false on the single CPU device or a full cluster). */
+  canAddGpu: boolean;
+}
+
+/** Per-function measurements over one interval (1 s live). */
+export interface Observation {
+  /** Length of the interval, ms. */
+  intervalMs: number;
+  arrivals: number;
+  completions: number;
+  /** Requests dropped or refused in the interval. */
+  rejected: number;
+  /** Requests waiting in the gateway queue at the end of the interval. */
+  queueLength: number;
+  /** Requests being executed at the end of the interval. */
+  inFlight: number;
+  /** Percentiles of completed requests' latency in the interval (ms; NaN when none completed). */
+  latencyMs: { p50: number; p95: number; p99: number };
+  replicas: ReplicaState[];
+  cluster: ClusterView;
+}
+
+/** A quota change for an existing replica. */
+export interface QuotaChange {
+  replicaId: string;
+  quota: number;
+}
+
+/** A new replica's placement. `gpu` starting with "new:" names a device to take (same label → same device). */
+export interface Placement {
+  gpu: string;
+  smShare: number;
+  quota: number;
+  batchSize: number;
+}
+
+/** What to do for one function this interval. Empty arrays mean "no change". */
+export interface Decision {
+  /** Target replica count after the actions below (existing − remove + add). */
+  replicas: number;
+  quotas: QuotaChange[];
+  add: Placement[];
+  /** Ids of replicas to stop. */
+  remove: string[];
+  /** Load-balancer weights for the replicas kept, by id (sum 1; proportional to capability). */
+  weights: Record<string, number>;
+  reason: string;
+}
+
+export interface DecideResult<S> {
+  decision: Decision;
+  nextState: S;
+  reason: string;
+}
+
+/** A pure scaling policy. `now` is ms on the caller's clock (fake in the simulator). */
+export interface InferencePolicy<S = unknown> {
+  readonly name: string;
+  initialState(spec: FunctionSpec): S;
+  decide(spec: FunctionSpec, state: S, obs: Observation, now: number): DecideResult<S>;
+}
+
+/** Throughput model: req/s that one replica of `fn` sustains. */
+export interface Capability {
+  /** req/s at batch size `batch`, SM share `smShare` (0..1) and time quota `quota` (0..1); 0 if unknown. */
+  capability(fn: string, batch: number, smShare: number, quota: number): number;
+  /** Latency of one batch, ms (Infinity if unknown). */
+  latencyMs(fn: string, batch: number, smShare: number, quota: number): number;
+  /** Batch sizes, SM shares and quotas the model knows for `fn` (ascending). */
+  grid(fn: string): { batches: number[]; smShares: number[]; quotas: number[] };
+}
+
+/** Forecast of the next interval's arrival rate. */
+export interface Forecast {
+  /** Expected rate, req/s. */
+  mean: number;
+  /** Standard deviation of the next observation, req/s. */
+  std: number;
+}
+
+/** A pure forecaster: state in, state out. */
+export interface Predictor<S = unknown> {
+  readonly name: string;
+  init(): S;
+  /** Folds one observed rate (req/s) into the state. */
+  observe(state: S, rps: number): S;
+  forecast(state: S): Forecast;
+}
+
+/** What a policy factory gets besides its own parameters. */
+export interface PolicyDeps {
+  capability: Capability;
+}
+
+export type PolicyParams = Record<string, unknown>;
+export type PolicyFactory = (params: PolicyParams, deps: PolicyDeps) => InferencePolicy<any>;
