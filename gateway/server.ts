@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
 import { AddressInfo } from 'node:net';
 import { existsSync, mkdirSync } from 'node:fs';
+import { cpus } from 'node:os';
 import { join } from 'node:path';
 import type Redis from 'ioredis';
 import { buildApp } from './app';
@@ -52,7 +53,8 @@ export async function startGateway(cfg: Config, redisTarget: string): Promise<Ga
     if (cfg.tokend && existsSync(tokendBinaryPath())) {
       const dir = join(cfg.dataDir, 'tokend');
       mkdirSync(dir, { recursive: true });
-      tokend = await startTokend({ dir, windowMs: cfg.tokendWindowMs });
+      // the CPU device is all cores; a replica's quota is a fraction of one core
+      tokend = await startTokend({ dir, windowMs: cfg.tokendWindowMs, cpuCapacity: cpus().length });
     }
     const control = tokend ? createTokendControl(tokend.controlPath) : undefined;
     agent = new LocalAgent(redis, registry, images, logs, {
@@ -65,7 +67,8 @@ export async function startGateway(cfg: Config, redisTarget: string): Promise<Ga
       profileSeconds: cfg.profileSeconds > 0 ? cfg.profileSeconds : undefined,
       applyQuota: control
         ? async (pid, quota) => {
-            await control.setQuota({ pid, device: 'cpu', request: quota, limit: quota });
+            const share = quota / cpus().length;
+            await control.setQuota({ pid, device: 'cpu', request: share, limit: share });
           }
         : undefined,
     });
