@@ -37,6 +37,17 @@ export interface Config {
   tokendWindowMs: number;
   /** Seconds per capability point when profiling a newly deployed inference function; 0 = off. */
   profileSeconds: number;
+  autoscaler: {
+    /** Run the inference autoscaler in `mlfaas up` (one leader among processes). */
+    enabled: boolean;
+    /** Registered policy name (`hybrid`, `kpa`, `static-share`, …). */
+    policy: string;
+    /** Policy parameters (JSON object), e.g. {"cooldownS": 5}. */
+    params: Record<string, unknown>;
+    intervalMs: number;
+    /** SLO for functions that set no `mlfaas.slo.latency_ms`, ms. */
+    defaultSloMs: number;
+  };
   /** Readiness probe deadline for a starting replica, ms. */
   readinessTimeoutMs: number;
   /** Time a replica leaves balancers before SIGTERM on scale-down, ms. */
@@ -73,6 +84,19 @@ function seconds(env: Env, key: string, def: number, max: number): number {
   const n = Number(raw);
   if (!(n >= 0 && n <= max)) throw new Error(`config: ${key}="${raw}" must be a number of seconds in [0, ${max}]`);
   return n;
+}
+
+function jsonObject(env: Env, key: string): Record<string, unknown> {
+  const raw = env[key];
+  if (raw === undefined || raw === '') return {};
+  let v: unknown;
+  try {
+    v = JSON.parse(raw);
+  } catch {
+    throw new Error(`config: ${key} is not valid JSON`);
+  }
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new Error(`config: ${key} must be a JSON object`);
+  return v as Record<string, unknown>;
 }
 
 function bool(env: Env, key: string, def: boolean): boolean {
@@ -116,6 +140,13 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     tokend: bool(env, 'MLFAAS_TOKEND', true),
     tokendWindowMs: int(env, 'MLFAAS_TOKEND_WINDOW_MS', 20, 1),
     profileSeconds: seconds(env, 'MLFAAS_PROFILE_SECONDS', 1, 10),
+    autoscaler: {
+      enabled: bool(env, 'MLFAAS_AUTOSCALER', true),
+      policy: env.MLFAAS_AUTOSCALER_POLICY || 'hybrid',
+      params: jsonObject(env, 'MLFAAS_AUTOSCALER_PARAMS'),
+      intervalMs: int(env, 'MLFAAS_AUTOSCALER_INTERVAL_MS', 1000, 50),
+      defaultSloMs: int(env, 'MLFAAS_DEFAULT_SLO_MS', 1000, 1),
+    },
     readinessTimeoutMs: int(env, 'MLFAAS_READINESS_TIMEOUT_MS', 60_000, 1),
     drainMs: int(env, 'MLFAAS_DRAIN_MS', 1_000, 0),
     terminationGraceMs: int(env, 'MLFAAS_TERMINATION_GRACE_MS', 10_000, 0),

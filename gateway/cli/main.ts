@@ -2,7 +2,12 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Config, loadConfig, REPO_ROOT } from '../config';
+import { startAutoscaler } from '../../autoscaler/live/start';
+import { connectRedis } from '../lib/redis-server';
 import { ImageStore } from '../providers/local/image-store';
+import { LocalProvider } from '../providers/local/local-provider';
+import { ChangeFeed } from '../registry/change-feed';
+import { Registry } from '../registry/registry';
 import { startGateway } from '../server';
 import { buildFunction } from './build';
 import { readStack } from './stack';
@@ -15,7 +20,8 @@ Usage:
   mlfaas gateway [--port N] [--redis-url URL] [--no-agent]
                                                      the gateway alone against a shared Redis
   mlfaas build [-f stack.yml] [--filter NAME]        shrinkwrap functions into the local image store
-  mlfaas autoscaler | node-agent | sim | jobs        (not yet: later roles)
+  mlfaas autoscaler --redis-url URL                  the inference autoscaler alone (mlfaas up embeds it)
+  mlfaas node-agent | sim | jobs                     (not yet: later roles)
 
 Configuration comes from MLFAAS_* environment variables (see README); flags override them.`;
 
@@ -102,7 +108,22 @@ async function main(argv: string[]): Promise<number> {
       }
       return 0;
     }
-    case 'autoscaler':
+    case 'autoscaler': {
+      const cfg = config(values);
+      if (!cfg.redisUrl) {
+        log('mlfaas autoscaler needs the shared Redis: --redis-url redis://127.0.0.1:6379 (mlfaas up runs one itself)');
+        return 2;
+      }
+      const redis = connectRedis(cfg.redisUrl);
+      const provider = new LocalProvider(redis, new Registry(redis, new ChangeFeed(redis)), new ImageStore(join(cfg.dataDir, 'images')), cfg.version);
+      const a = await startAutoscaler(cfg, redis, provider);
+      onSignals(async () => {
+        await a.close();
+        redis.disconnect();
+      });
+      log(`inference autoscaler: policy ${cfg.autoscaler.policy} (waits for the Redis lease if another runs)`);
+      return -1;
+    }
     case 'node-agent':
     case 'sim':
     case 'jobs':

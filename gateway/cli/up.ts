@@ -5,6 +5,7 @@ import { EmbeddedRedis, startEmbeddedRedis } from '../lib/redis-server';
 import { ImageStore } from '../providers/local/image-store';
 import { parseDeployment } from '../registry/function-spec';
 import { Gateway, startGateway } from '../server';
+import { startAutoscaler } from '../../autoscaler/live/start';
 import { buildFunction } from './build';
 import { readStack, toDeployment } from './stack';
 
@@ -30,7 +31,10 @@ export async function up(cfg: Config, opts: UpOptions): Promise<Platform> {
   }
   const gateway = await startGateway(cfg, cfg.redisUrl ?? redis!.url);
   opts.log(`gateway on ${gateway.url} (provider: local, agent: ${gateway.agent ? 'yes' : 'no'})`);
+  const autoscaler = cfg.autoscaler.enabled ? await startAutoscaler(cfg, gateway.redis, gateway.provider) : undefined;
+  if (autoscaler) opts.log(`inference autoscaler: policy ${cfg.autoscaler.policy}, every ${cfg.autoscaler.intervalMs} ms`);
   const stop = async () => {
+    await autoscaler?.close();
     await gateway.close();
     await redis?.stop();
   };

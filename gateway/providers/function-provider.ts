@@ -84,8 +84,11 @@ export interface FunctionProvider {
   remove(ref: FunctionRef): Promise<void>;
   get(ref: FunctionRef): Promise<FunctionStatus | undefined>;
   list(namespace?: string): Promise<FunctionStatus[]>;
-  /** Desired replica count; NotFound if absent. Clamped by nothing: the caller applies min/max. */
-  scale(ref: FunctionRef, replicas: number): Promise<void>;
+  /**
+   * Desired replica count; NotFound if absent. Clamped by nothing: the caller applies min/max.
+   * `remove` names replicas to stop first when scaling down (the autoscaler's choice).
+   */
+  scale(ref: FunctionRef, replicas: number, remove?: string[]): Promise<void>;
   /** A replica's device time quota in (0, 1] (vertical scaling). */
   setQuota(ref: FunctionRef, replicaId: string, quota: number): Promise<void>;
   /** A replica's load-balancer weight (> 0). */

@@ -10,6 +10,7 @@ export const keys = {
   logs: (r: FunctionRef) => `mlfaas:logs:${refKey(r)}`, // stream of log lines
   metrics: (r: FunctionRef, sec: number) => `mlfaas:metrics:${refKey(r)}:${sec}`, // hash per second
   agentLock: 'mlfaas:agent-lock',
+  evict: (r: FunctionRef) => `mlfaas:evict:${refKey(r)}`, // set of replica ids to stop first on scale-down
   namespaces: 'mlfaas:namespaces', // set of namespaces that have held functions or secrets
   changes: 'mlfaas:changes', // pub/sub channel, message = JSON Change
   asyncQueue: 'mlfaas-async', // BullMQ queue name

@@ -70,8 +70,10 @@ export function describeProvider(name: string, factory: () => Promise<ProviderHa
       await p.scale(ref('c-a'), 3);
       expect(await ready('c-a', 3)).toBe(true);
       expect((await p.get(ref('c-a')))!.availableReplicas).toBe(3);
-      await p.scale(ref('c-a'), 1);
+      const ids = (await p.endpoints(ref('c-a'))).map((r) => r.id);
+      await p.scale(ref('c-a'), 1, [ids[0], ids[2]]);
       expect(await eventually(async () => (await p.endpoints(ref('c-a'))).length === 1, 20000)).toBe(true);
+      expect((await p.endpoints(ref('c-a')))[0].id).toBe(ids[1]); // the named ones went
     });
 
     it('rolls an update onto new replicas', async () => {

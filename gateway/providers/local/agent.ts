@@ -1,11 +1,12 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { Lease } from '../../lib/lease';
 import type Redis from 'ioredis';
 import { FunctionRef, parseRefKey, refKey } from '../../lib/names';
 import { keys, replicaSettingsKey } from '../../registry/keys';
 import { FunctionRecord, Registry, ReplicaInfo } from '../../registry/registry';
 import { ImageStore } from './image-store';
 import { LogSink } from './log-sink';
-import { batchGrid, CapabilityProfile, profileKey, profileReplica, readProfile } from './profiler';
+import { batchGrid, CapabilityProfile, monotone, profileKey, profileReplica, readProfile } from './profiler';
 import { Replica, ReplicaHost } from './replica';
 
 export interface AgentOptions {
@@ -23,18 +24,15 @@ export interface AgentOptions {
   profileSeconds?: number;
 }
 
-const RENEW = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end return 0";
-
 /**
  * The local node agent: makes the running child processes match the registry (desired count,
  * spec version) for every function. One agent at a time holds a lease in Redis; a standby takes
  * over when the holder dies and drops the dead agent's replica records.
  */
 export class LocalAgent {
-  readonly id = randomBytes(6).toString('hex');
+  private readonly lease: Lease;
   private replicas = new Map<string, Replica[]>();
   private chains = new Map<string, Promise<void>>();
-  private leader = false;
   private closed = false;
   private timers: NodeJS.Timeout[] = [];
   private unsubscribe?: () => void;
@@ -56,6 +54,7 @@ export class LocalAgent {
     opts: AgentOptions,
   ) {
     this.leaseMs = opts.leaseMs ?? 5000;
+    this.lease = new Lease(redis, keys.agentLock, this.leaseMs, () => this.lead(), () => this.stopAll(false));
     this.applyQuota = opts.applyQuota;
     this.profileSeconds = opts.profileSeconds;
     this.host = {
@@ -72,8 +71,13 @@ export class LocalAgent {
     };
   }
 
+  /** This agent's identity (its lease token), written into the replica records it owns. */
+  get id(): string {
+    return this.lease.token;
+  }
+
   get isLeader(): boolean {
-    return this.leader;
+    return this.lease.isHeld;
   }
 
   private owner = new Map<string, FunctionRef>();
@@ -83,25 +87,13 @@ export class LocalAgent {
 
   /** Tries for the lease now and every lease/3 ms; reconciles while it holds it. */
   async start(): Promise<void> {
-    await this.tryLead();
-    this.timers.push(setInterval(() => void this.tryLead(), Math.max(200, this.leaseMs / 3)));
-    this.timers.push(setInterval(() => this.leader && void this.reconcileAll(), 2000));
+    await this.lease.start();
+    this.timers.push(setInterval(() => this.isLeader && void this.reconcileAll(), 2000));
   }
 
-  private async tryLead(): Promise<void> {
-    if (this.closed) return;
-    if (this.leader) {
-      const ok = await this.redis.eval(RENEW, 1, keys.agentLock, this.id, String(this.leaseMs)).catch(() => 0);
-      if (ok !== 1) {
-        this.leader = false;
-        await this.stopAll(false);
-      }
-      return;
-    }
-    const got = await this.redis.set(keys.agentLock, this.id, 'PX', this.leaseMs, 'NX').catch(() => null);
-    if (got !== 'OK') return;
-    this.leader = true;
+  private async lead(): Promise<void> {
     await this.registry.dropForeignReplicas(this.id);
+    this.unsubscribe?.();
     this.unsubscribe = await this.registry.feed.subscribe((c) => void this.reconcile(c.key));
     await this.reconcileAll();
   }
@@ -123,7 +115,7 @@ export class LocalAgent {
   }
 
   private async reconcileOne(key: string): Promise<void> {
-    if (!this.leader || this.closed) return;
+    if (!this.isLeader || this.closed) return;
     const ref = parseRefKey(key);
     const rec = await this.registry.get(ref);
     const list = this.replicas.get(key) ?? [];
@@ -155,10 +147,11 @@ export class LocalAgent {
     // scale down: not-ready replicas first, then the newest
     const keep = [...current, ...started];
     const surplus = keep.length - desired;
-    const victims =
-      surplus > 0
-        ? [...keep].sort((a, b) => rank(a) - rank(b)).slice(0, surplus)
-        : [];
+    // the autoscaler's named replicas first, then not-ready ones
+    const evict = surplus > 0 ? new Set(await this.redis.smembers(keys.evict(ref))) : new Set<string>();
+    const order = (r: Replica) => (evict.has(r.id) ? -1 : rank(r));
+    const victims = surplus > 0 ? [...keep].sort((a, b) => order(a) - order(b)).slice(0, surplus) : [];
+    if (victims.length) await this.redis.srem(keys.evict(ref), ...victims.map((v) => v.id));
     // a rolling update retires old replicas once the new ones are ready (or nothing is wanted)
     const readyNew = keep.filter((r) => r.state === 'ready').length;
     const retire = desired === 0 || readyNew >= desired ? old : [];
@@ -196,7 +189,7 @@ export class LocalAgent {
         },
         r.quota,
       );
-      const profile: CapabilityProfile = { function: refKey(ref), version, measuredAt: new Date().toISOString(), device: 'cpu', points };
+      const profile: CapabilityProfile = { function: refKey(ref), version, measuredAt: new Date().toISOString(), device: 'cpu', points: monotone(points) };
       await this.redis.set(profileKey(ref), JSON.stringify(profile));
       this.logs.push(ref, 'agent', `capability profile: ${points.map((p) => `b${p.batch}@q${p.quota}=${Math.round(p.throughput)}/s`).join(' ')}`);
     })()
@@ -242,12 +235,7 @@ export class LocalAgent {
     this.unsubscribe?.();
     await Promise.all([...this.chains.values()]);
     await this.stopAll(false);
-    if (this.leader) {
-      await this.redis
-        .eval("if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0", 1, keys.agentLock, this.id)
-        .catch(() => undefined);
-    }
-    this.leader = false;
+    await this.lease.close();
   }
 }
 

@@ -109,8 +109,9 @@ export class LocalProvider implements FunctionProvider {
     return rec;
   }
 
-  async scale(ref: FunctionRef, replicas: number): Promise<void> {
+  async scale(ref: FunctionRef, replicas: number, remove: string[] = []): Promise<void> {
     const rec = await this.mustExist(ref);
+    if (remove.length) await this.redis.multi().sadd(keys.evict(ref), ...remove).expire(keys.evict(ref), 300).exec();
     await this.registry.setDesired(ref, rec.kind === 'training' ? 0 : replicas);
   }
 
