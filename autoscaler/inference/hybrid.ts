@@ -1,4 +1,4 @@
-import { ClusterOverlay, newReplicaOptions, occupancy } from './cluster';
+import { ClusterOverlay, hasRoom, newReplicaOptions } from './cluster';
 import { fmt, noChange, observedRps, parseParams, weightsByCapability } from './common';
 import { lazyIn, lazyOut, pushSample } from './lazy';
 import { makePredictor, upper } from './predictors';
@@ -103,16 +103,37 @@ export function hybrid(params: PolicyParams, deps: PolicyDeps): InferencePolicy<
     const slo = p.sloModel === 'budget' ? spec.sloLatencyMs * p.latencyBudget : spec.sloLatencyMs;
     return Math.max(slo, fastest * 1.05);
   };
-  const memo = new Map<string, number>();
+  /** capOf memo: per (function, SLO) a map keyed by batch, SM share and quota packed in a number. */
+  const memo = new Map<string, Map<number, number>>();
+  let cur: Map<number, number> = new Map();
+  const useMemo = (fn: string, budget: number) => {
+    const k = `${fn}|${budget}|${sloPct}`;
+    let m = memo.get(k);
+    if (!m) {
+      if (memo.size > 100000) memo.clear();
+      memo.set(k, (m = new Map()));
+    }
+    cur = m;
+  };
+  const rateMemo = new Map<string, number>();
+  const sloRateOf = (l: number, budget: number): number => {
+    const key = `${l}|${budget}|${sloPct}`;
+    let r = rateMemo.get(key);
+    if (r === undefined) {
+      r = sloRate(sloPct, l, 1, budget);
+      if (rateMemo.size > 200000) rateMemo.clear();
+      rateMemo.set(key, r);
+    }
+    return r;
+  };
   const capOf = (fn: string, budget: number, b: number, s: number, q: number): number => {
     if (p.sloModel === 'none') return cap.capability(fn, b, s, q);
-    const key = `${fn}|${budget}|${b}|${s}|${q}|${sloPct}`;
-    let c = memo.get(key);
+    const key = b * 1e8 + Math.round(s * 1e4) * 1e4 + Math.round(q * 1e4);
+    let c = cur.get(key);
     if (c === undefined) {
       const l = cap.latencyMs(fn, b, s, q);
-      c = l > budget ? 0 : p.sloModel === 'budget' ? cap.capability(fn, b, s, q) : Math.min(cap.capability(fn, b, s, q), sloRate(sloPct, l, 1, budget));
-      if (memo.size > 200000) memo.clear();
-      memo.set(key, c);
+      c = l > budget ? 0 : p.sloModel === 'budget' ? cap.capability(fn, b, s, q) : Math.min((b * 1000) / l, sloRateOf(l, budget));
+      cur.set(key, c);
     }
     return c;
   };
@@ -150,16 +171,18 @@ export function hybrid(params: PolicyParams, deps: PolicyDeps): InferencePolicy<
     return list;
   };
 
+  const byCost = new WeakMap<Config[], { cheap: Config[]; strongest?: Config }>();
   /** RaPPbyThroughput(f, ΔR): the cheapest (s·q) configuration covering ΔR, else the most capable. */
   const efficient = (spec: FunctionSpec, budget: number, dR: number): Config | undefined => {
-    let best: Config | undefined;
-    for (const c of configs(spec, budget)) {
-      if (c.cap <= 0) continue;
-      if (c.cap >= dR) {
-        if (!best || best.cap < dR || c.smShare * c.quota < best.smShare * best.quota - EPS || (Math.abs(c.smShare * c.quota - best.smShare * best.quota) < EPS && c.cap > best.cap)) best = c;
-      } else if (!best || (best.cap < dR && c.cap > best.cap)) best = c;
+    const all = configs(spec, budget);
+    let t = byCost.get(all);
+    if (!t) {
+      const cheap = all.filter((c) => c.cap > 0).sort((x, y) => x.smShare * x.quota - y.smShare * y.quota || y.cap - x.cap);
+      t = { cheap, strongest: cheap.reduce<Config | undefined>((m, c) => (!m || c.cap > m.cap ? c : m), undefined) };
+      byCost.set(all, t);
     }
-    return best;
+    for (const c of t.cheap) if (c.cap >= dR) return c;
+    return t.strongest;
   };
 
   return {
@@ -171,6 +194,7 @@ export function hybrid(params: PolicyParams, deps: PolicyDeps): InferencePolicy<
       const pred = predictor.observe(state.pred, rps);
       const R = Math.max(upper(predictor.forecast(pred), p.quantile), p.rMin);
       const budget = budgetOf(spec);
+      useMemo(fn, budget);
       const overlay = new ClusterOverlay(obs.cluster);
       const pods: Pod[] = obs.replicas.map((r) => ({ id: r.id, gpu: r.gpu, smShare: r.smShare, quota: r.quota, batchSize: r.batchSize, ready: r.ready }));
       const podCap = (x: Pod, q = x.quota) => capOf(fn, budget, x.batchSize, x.smShare, q);
@@ -183,20 +207,14 @@ export function hybrid(params: PolicyParams, deps: PolicyDeps): InferencePolicy<
       const floor = Math.max(1, spec.minScale);
 
       // Horizontal placement of one new replica for a gap dR (Algorithm 1 lines 14-25).
+      const smGrid = cap.grid(fn).smShares;
       const addOne = (dR: number): number => {
         let target: { gpu: string; cfg: Config } | undefined;
-        let bestH = Infinity;
-        let bestG: ReturnType<ClusterOverlay['gpus']>[number] | undefined;
-        for (const g of overlay.gpus()) {
-          const h = occupancy(g);
-          if (h < bestH && h < p.hgoThreshold && newReplicaOptions(g, p.maxSmTypes, cap.grid(fn).smShares, p.minQuota).length > 0) {
-            bestH = h;
-            bestG = g;
-          }
-        }
-        if (bestG) {
+        const minSm = smGrid[0] ?? 1;
+        const bg = overlay.lowestOccupancy(p.hgoThreshold, (g) => hasRoom(g, p.maxSmTypes, minSm, p.minQuota));
+        if (bg) {
           let cmax: Config | undefined;
-          for (const o of newReplicaOptions(bestG, p.maxSmTypes, cap.grid(fn).smShares, p.minQuota)) {
+          for (const o of newReplicaOptions(bg, p.maxSmTypes, smGrid, p.minQuota)) {
             const qmax = r6(Math.floor((o.maxQuota + EPS) / p.quotaStep) * p.quotaStep);
             if (qmax < p.minQuota - EPS) continue;
             const b = bestBatch(spec, budget, o.smShare, qmax);
@@ -209,11 +227,11 @@ export function hybrid(params: PolicyParams, deps: PolicyDeps): InferencePolicy<
               if (q > cmax.quota + EPS) break;
               const c = capOf(fn, budget, cmax.batchSize, cmax.smShare, q);
               if (c >= dR) {
-                target = { gpu: bestG.id, cfg: { ...cmax, quota: q, cap: c } };
+                target = { gpu: bg.id, cfg: { ...cmax, quota: q, cap: c } };
                 break;
               }
             }
-          } else if (cmax && cmax.cap > 0 && !overlay.base.canAddGpu) target = { gpu: bestG.id, cfg: cmax };
+          } else if (cmax && cmax.cap > 0 && !overlay.base.canAddGpu) target = { gpu: bg.id, cfg: cmax };
         }
         if (!target && overlay.base.canAddGpu) {
           const cfg = efficient(spec, budget, dR);
