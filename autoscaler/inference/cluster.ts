@@ -23,6 +23,40 @@ export function freeSm(g: GpuView): number {
   return Math.max(0, 1 - s);
 }
 
+const indexes = new WeakMap<GpuView[], Map<string, GpuView>>();
+
+/**
+ * Device by id through an index built once per `gpus` array (a view must replace its array, not
+ * push to it, between decisions — `applyDecision` does).
+ */
+export function gpuById(view: ClusterView, id: string): GpuView | undefined {
+  let m = indexes.get(view.gpus);
+  if (!m || m.size !== view.gpus.length) {
+    m = new Map(view.gpus.map((g) => [g.id, g]));
+    indexes.set(view.gpus, m);
+  }
+  return m.get(id);
+}
+
+const byHgo = new WeakMap<GpuView[], Array<{ h: number; g: GpuView }>>();
+
+/** Devices in use sorted by occupancy, ascending; computed once per `gpus` array. */
+export function sortedByOccupancy(view: ClusterView): Array<{ h: number; g: GpuView }> {
+  let l = byHgo.get(view.gpus);
+  if (!l || l.length !== view.gpus.length) {
+    l = view.gpus.map((g) => ({ h: occupancy(g), g })).sort((a, b) => a.h - b.h);
+    byHgo.set(view.gpus, l);
+  }
+  return l;
+}
+
+/** Whether a new replica could join a slot or open one on `g`. */
+export function hasRoom(g: GpuView, maxSmTypes: number, minSm: number, minQuota: number): boolean {
+  if (g.slots.length < maxSmTypes && freeSm(g) >= minSm - EPS) return true;
+  for (const s of g.slots) if (1 - slotQuota(s) >= minQuota - EPS) return true;
+  return false;
+}
+
 /**
  * A copy-on-write working copy of the cluster: policies plan placements on it without touching
  * the observation; only the devices they change are copied.
@@ -42,7 +76,34 @@ export class ClusterOverlay {
   }
 
   get(id: string): GpuView | undefined {
-    return this.changed.get(id) ?? this.base.gpus.find((g) => g.id === id);
+    return this.changed.get(id) ?? gpuById(this.base, id);
+  }
+
+  /**
+   * The device with the lowest occupancy below `limit` that passes `ok`: the first unchanged one
+   * in the shared sorted order, compared with the overlay's own copies.
+   */
+  lowestOccupancy(limit: number, ok: (g: GpuView) => boolean): GpuView | undefined {
+    let best: GpuView | undefined;
+    let bestH = Infinity;
+    for (const { h, g } of sortedByOccupancy(this.base)) {
+      if (h >= limit) break;
+      if (this.changed.has(g.id)) continue;
+      if (ok(g)) {
+        best = g;
+        bestH = h;
+        break;
+      }
+    }
+    for (const g of this.changed.values()) {
+      if (g.slots.length === 0) continue;
+      const h = occupancy(g);
+      if (h < bestH && h < limit && ok(g)) {
+        best = g;
+        bestH = h;
+      }
+    }
+    return best;
   }
 
   /** Device id and slot index of a replica, or undefined. */
@@ -65,7 +126,7 @@ export class ClusterOverlay {
   private mutable(id: string): GpuView {
     let g = this.changed.get(id);
     if (!g) {
-      const b = this.base.gpus.find((x) => x.id === id);
+      const b = gpuById(this.base, id);
       g = b ? { id, slots: b.slots.map((s) => ({ smShare: s.smShare, members: s.members.map((m) => ({ ...m })) })) } : { id, slots: [] };
       this.changed.set(id, g);
     }
@@ -126,7 +187,7 @@ export function applyDecision(
   allocate: () => string,
   gpuIds: Map<string, string> = new Map(),
 ): void {
-  const find = (id: string) => cluster.gpus.find((g) => g.id === id);
+  const find = (id: string) => gpuById(cluster, id);
   for (const q of decision.quotas) {
     const g = find(replicaGpu(q.replicaId) ?? '');
     if (g) for (const s of g.slots) for (const m of s.members) if (m.replicaId === q.replicaId) m.quota = q.quota;
@@ -147,7 +208,7 @@ export function applyDecision(
     let g = find(gid);
     if (!g) {
       g = { id: gid, slots: [] };
-      cluster.gpus.push(g);
+      cluster.gpus = [...cluster.gpus, g];
     }
     const slot = g.slots.find((s) => Math.abs(s.smShare - p.smShare) < EPS && slotQuota(s) + p.quota <= 1 + EPS);
     if (slot) slot.members.push({ replicaId: ids[k], fn, quota: p.quota });

@@ -1,7 +1,8 @@
-import { ClusterOverlay, newReplicaOptions, occupancy } from './cluster';
-import { chooseBatch, fmt, noChange, observedRps, parseParams, weightsByCapability } from './common';
+import { ClusterOverlay, hasRoom, newReplicaOptions } from './cluster';
+import { fmt, noChange, observedRps, parseParams, weightsByCapability } from './common';
 import { lazyIn, lazyOut, pushSample } from './lazy';
 import { makePredictor, upper } from './predictors';
+import { sloRate } from './queueing';
 import { Capability, Decision, FunctionSpec, InferencePolicy, Observation, Placement, PolicyDeps, PolicyParams, QuotaChange } from './types';
 
 /**
@@ -15,10 +16,14 @@ import { Capability, Decision, FunctionSpec, InferencePolicy, Observation, Place
  * - Kalman noises 1 / 10: the authors' request_predictor_kalman.go; quantile 0.9: ours.
  * - Scale-down gap ΔR = α·C_f − R, as the authors' code does (the paper's C_f − R would leave the
  *   function at 100 % of its capability, above the α trigger, and oscillate).
- * - SLO awareness (ours): a configuration counts as capability only if one batch's latency fits
- *   latencyBudget × SLO (or the fastest latency the profile has, +5 %, when nothing fits).
- *   Algorithm 1 sizes by throughput alone; without this it would pick quotas whose latency alone
- *   breaks the SLO.
+ * - SLO awareness (ours; Algorithm 1 sizes by throughput alone and would otherwise pick quotas
+ *   whose latency alone breaks the SLO). sloModel 'mdc' (default): a replica's capability is the
+ *   rate at which its M/D/1 latency at the SLO percentile stays within the SLO (Faro's estimator,
+ *   queueing.ts, with one batch's latency as the service time — conservative: partly filled
+ *   dynamic batches make a lightly loaded replica look like an unbatched one), capped by
+ *   batch/latency. 'budget': batch/latency if one batch fits
+ *   latencyBudget × SLO, else 0. 'none': batch/latency (Algorithm 1 as printed). When nothing in
+ *   the profile meets the SLO, the fastest latency +5 % stands in for it.
  */
 export const HYBRID_DEFAULTS = {
   alpha: 0.9,
@@ -33,6 +38,12 @@ export const HYBRID_DEFAULTS = {
   measurementNoise: 10,
   window: 10,
   quantile: 0.9,
+  sloModel: 'mdc',
+  /**
+   * Percentile the M/D/1 capability model is held to (0: the spec's sloPercentile). Ours: 95, because
+   * the halved M/M/c tail is pessimistic at p99 (simulated p99 violations stay low at 95).
+   */
+  mdcPercentile: 95,
   latencyBudget: 0.5,
   rMin: 0,
   maxNewPerTick: 64,
@@ -82,12 +93,65 @@ export function hybrid(params: PolicyParams, deps: PolicyDeps): InferencePolicy<
   const quotaLevels: number[] = [];
   for (let q = p.minQuota; q <= 1 + EPS; q += p.quotaStep) quotaLevels.push(r6(q));
 
+  if (!['mdc', 'budget', 'none'].includes(p.sloModel)) throw new Error(`hybrid: sloModel must be mdc, budget or none, got ${p.sloModel}`);
+  let sloPct = 0.99;
+  /** The SLO the capability is held to (ms): the spec's, or the fastest latency +5 % if that is unreachable. */
   const budgetOf = (spec: FunctionSpec) => {
+    sloPct = Math.min(0.9999, Math.max(0.5, (p.mdcPercentile > 0 ? p.mdcPercentile : spec.sloPercentile) / 100));
     const g = cap.grid(spec.name);
     const fastest = g.batches.length ? cap.latencyMs(spec.name, g.batches[0], 1, 1) : Infinity;
-    return Math.max(spec.sloLatencyMs * p.latencyBudget, fastest * 1.05);
+    const slo = p.sloModel === 'budget' ? spec.sloLatencyMs * p.latencyBudget : spec.sloLatencyMs;
+    return Math.max(slo, fastest * 1.05);
   };
-  const capOf = (fn: string, budget: number, b: number, s: number, q: number) => (cap.latencyMs(fn, b, s, q) <= budget ? cap.capability(fn, b, s, q) : 0);
+  /** capOf memo: per (function, SLO) a map keyed by batch, SM share and quota packed in a number. */
+  const memo = new Map<string, Map<number, number>>();
+  let cur: Map<number, number> = new Map();
+  const useMemo = (fn: string, budget: number) => {
+    const k = `${fn}|${budget}|${sloPct}`;
+    let m = memo.get(k);
+    if (!m) {
+      if (memo.size > 100000) memo.clear();
+      memo.set(k, (m = new Map()));
+    }
+    cur = m;
+  };
+  const rateMemo = new Map<string, number>();
+  const sloRateOf = (l: number, budget: number): number => {
+    const key = `${l}|${budget}|${sloPct}`;
+    let r = rateMemo.get(key);
+    if (r === undefined) {
+      r = sloRate(sloPct, l, 1, budget);
+      if (rateMemo.size > 200000) rateMemo.clear();
+      rateMemo.set(key, r);
+    }
+    return r;
+  };
+  const capOf = (fn: string, budget: number, b: number, s: number, q: number): number => {
+    if (p.sloModel === 'none') return cap.capability(fn, b, s, q);
+    const key = b * 1e8 + Math.round(s * 1e4) * 1e4 + Math.round(q * 1e4);
+    let c = cur.get(key);
+    if (c === undefined) {
+      const l = cap.latencyMs(fn, b, s, q);
+      c = l > budget ? 0 : p.sloModel === 'budget' ? cap.capability(fn, b, s, q) : Math.min((b * 1000) / l, sloRateOf(l, budget));
+      cur.set(key, c);
+    }
+    return c;
+  };
+
+  /** The profiled batch ≤ maxBatchSize with the most SLO capability (the smallest on ties). */
+  const bestBatch = (spec: FunctionSpec, budget: number, s: number, q: number): number => {
+    let best = 1;
+    let bc = -1;
+    for (const b of cap.grid(spec.name).batches) {
+      if (b > Math.max(1, spec.maxBatchSize)) break;
+      const c = capOf(spec.name, budget, b, s, q);
+      if (c > bc + EPS) {
+        best = b;
+        bc = c;
+      }
+    }
+    return best;
+  };
 
   /** Every (s, q) on the profile's SM grid and our quota levels, with its best feasible batch. */
   const configs = (spec: FunctionSpec, budget: number): Config[] => {
@@ -99,7 +163,7 @@ export function hybrid(params: PolicyParams, deps: PolicyDeps): InferencePolicy<
       list = [];
       for (const s of cap.grid(spec.name).smShares)
         for (const q of quotaLevels) {
-          const b = chooseBatch(cap, spec.name, spec.maxBatchSize, s, q, budget);
+          const b = bestBatch(spec, budget, s, q);
           list.push({ smShare: s, quota: q, batchSize: b, cap: capOf(spec.name, budget, b, s, q) });
         }
       m.set(key, list);
@@ -107,16 +171,18 @@ export function hybrid(params: PolicyParams, deps: PolicyDeps): InferencePolicy<
     return list;
   };
 
+  const byCost = new WeakMap<Config[], { cheap: Config[]; strongest?: Config }>();
   /** RaPPbyThroughput(f, ΔR): the cheapest (s·q) configuration covering ΔR, else the most capable. */
   const efficient = (spec: FunctionSpec, budget: number, dR: number): Config | undefined => {
-    let best: Config | undefined;
-    for (const c of configs(spec, budget)) {
-      if (c.cap <= 0) continue;
-      if (c.cap >= dR) {
-        if (!best || best.cap < dR || c.smShare * c.quota < best.smShare * best.quota - EPS || (Math.abs(c.smShare * c.quota - best.smShare * best.quota) < EPS && c.cap > best.cap)) best = c;
-      } else if (!best || (best.cap < dR && c.cap > best.cap)) best = c;
+    const all = configs(spec, budget);
+    let t = byCost.get(all);
+    if (!t) {
+      const cheap = all.filter((c) => c.cap > 0).sort((x, y) => x.smShare * x.quota - y.smShare * y.quota || y.cap - x.cap);
+      t = { cheap, strongest: cheap.reduce<Config | undefined>((m, c) => (!m || c.cap > m.cap ? c : m), undefined) };
+      byCost.set(all, t);
     }
-    return best;
+    for (const c of t.cheap) if (c.cap >= dR) return c;
+    return t.strongest;
   };
 
   return {
@@ -128,6 +194,7 @@ export function hybrid(params: PolicyParams, deps: PolicyDeps): InferencePolicy<
       const pred = predictor.observe(state.pred, rps);
       const R = Math.max(upper(predictor.forecast(pred), p.quantile), p.rMin);
       const budget = budgetOf(spec);
+      useMemo(fn, budget);
       const overlay = new ClusterOverlay(obs.cluster);
       const pods: Pod[] = obs.replicas.map((r) => ({ id: r.id, gpu: r.gpu, smShare: r.smShare, quota: r.quota, batchSize: r.batchSize, ready: r.ready }));
       const podCap = (x: Pod, q = x.quota) => capOf(fn, budget, x.batchSize, x.smShare, q);
@@ -140,23 +207,17 @@ export function hybrid(params: PolicyParams, deps: PolicyDeps): InferencePolicy<
       const floor = Math.max(1, spec.minScale);
 
       // Horizontal placement of one new replica for a gap dR (Algorithm 1 lines 14-25).
+      const smGrid = cap.grid(fn).smShares;
       const addOne = (dR: number): number => {
         let target: { gpu: string; cfg: Config } | undefined;
-        let bestH = Infinity;
-        let bestG: ReturnType<ClusterOverlay['gpus']>[number] | undefined;
-        for (const g of overlay.gpus()) {
-          const h = occupancy(g);
-          if (h < bestH && h < p.hgoThreshold && newReplicaOptions(g, p.maxSmTypes, cap.grid(fn).smShares, p.minQuota).length > 0) {
-            bestH = h;
-            bestG = g;
-          }
-        }
-        if (bestG) {
+        const minSm = smGrid[0] ?? 1;
+        const bg = overlay.lowestOccupancy(p.hgoThreshold, (g) => hasRoom(g, p.maxSmTypes, minSm, p.minQuota));
+        if (bg) {
           let cmax: Config | undefined;
-          for (const o of newReplicaOptions(bestG, p.maxSmTypes, cap.grid(fn).smShares, p.minQuota)) {
+          for (const o of newReplicaOptions(bg, p.maxSmTypes, smGrid, p.minQuota)) {
             const qmax = r6(Math.floor((o.maxQuota + EPS) / p.quotaStep) * p.quotaStep);
             if (qmax < p.minQuota - EPS) continue;
-            const b = chooseBatch(cap, fn, spec.maxBatchSize, o.smShare, qmax, budget);
+            const b = bestBatch(spec, budget, o.smShare, qmax);
             const c = capOf(fn, budget, b, o.smShare, qmax);
             if (!cmax || c > cmax.cap) cmax = { smShare: o.smShare, quota: qmax, batchSize: b, cap: c };
           }
@@ -166,11 +227,11 @@ export function hybrid(params: PolicyParams, deps: PolicyDeps): InferencePolicy<
               if (q > cmax.quota + EPS) break;
               const c = capOf(fn, budget, cmax.batchSize, cmax.smShare, q);
               if (c >= dR) {
-                target = { gpu: bestG.id, cfg: { ...cmax, quota: q, cap: c } };
+                target = { gpu: bg.id, cfg: { ...cmax, quota: q, cap: c } };
                 break;
               }
             }
-          } else if (cmax && cmax.cap > 0 && !overlay.base.canAddGpu) target = { gpu: bestG.id, cfg: cmax };
+          } else if (cmax && cmax.cap > 0 && !overlay.base.canAddGpu) target = { gpu: bg.id, cfg: cmax };
         }
         if (!target && overlay.base.canAddGpu) {
           const cfg = efficient(spec, budget, dR);

@@ -52,3 +52,27 @@ export function upperBoundReplicas(pMs: number, lambda: number, sloMs: number, l
 export function mdcReplicas(k: number, pMs: number, lambda: number, sloMs: number, limit = 10000): number {
   return fewest((n) => mdcLatencyMs(k, pMs, lambda, n), sloMs, limit);
 }
+
+/**
+ * Largest arrival rate (req/s) one replica can take while the k-th percentile (0..1) of its M/D/1
+ * latency (Faro's estimator with c = 1) stays within `sloMs`, for a replica that runs batches of
+ * `batch` in `batchMs`. 0 when even an idle replica misses the SLO.
+ */
+export function sloRate(k: number, batchMs: number, batch: number, sloMs: number): number {
+  if (!(batchMs > 0) || batchMs > sloMs) return 0;
+  const pMs = batchMs / batch;
+  let lo = 0;
+  let hi = (1000 / pMs) * (1 - 1e-9);
+  if (mdcLatencyWithService(k, pMs, batchMs, hi) <= sloMs) return hi;
+  for (let i = 0; i < 40; i++) {
+    const mid = (lo + hi) / 2;
+    if (mdcLatencyWithService(k, pMs, batchMs, mid) <= sloMs) lo = mid;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** M/D/1 latency with per-request occupancy pMs but a whole batch's `serviceMs` added. */
+function mdcLatencyWithService(k: number, pMs: number, serviceMs: number, lambda: number): number {
+  return mdcLatencyMs(k, pMs, lambda, 1) - pMs + serviceMs;
+}

@@ -55,6 +55,7 @@ function onSignals(stop: () => Promise<void>): void {
 
 async function main(argv: string[]): Promise<number> {
   const [cmd, ...rest] = argv;
+  if (cmd === 'sim') return (require('../../autoscaler/sim/cli') as typeof import('../../autoscaler/sim/cli')).main(rest);
   const { values } = parseArgs({
     args: rest,
     allowPositionals: true,

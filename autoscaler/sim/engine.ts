@@ -1,0 +1,302 @@
+import { applyDecision } from '../inference/cluster';
+import { bucketIndex, latencyPercentiles } from '../inference/histogram';
+import '../inference/index';
+import { createPolicy } from '../inference/registry';
+import { Capability, ClusterView, FunctionSpec, InferencePolicy, LATENCY_BUCKETS_MS, Observation, PolicyParams } from '../inference/types';
+import { EventHeap } from './heap';
+import { mulberry32, poisson } from './rng';
+
+/** One simulated function: its spec, the profile it runs with, and its arrivals per interval. */
+export interface SimFunction {
+  spec: FunctionSpec;
+  /** Key of the function's profile in `capability` (e.g. a RaPP model name). */
+  model: string;
+  counts: number[];
+  intervalS: number;
+}
+
+export interface SimOptions {
+  policy: string;
+  params?: PolicyParams;
+  /** Ground truth for replica latency, and what the policy is told (a perfect profile). */
+  capability: Capability;
+  /** Decision interval, s (1 as live). */
+  tickS?: number;
+  /** Delay from creating a replica to its readiness, s. */
+  coldStartS?: number;
+  /** $ per GPU-hour (HAS-GPU: $2.48/h for a V100). */
+  pricePerGpuHour?: number;
+  seed?: number;
+  /** A request still queued this long is dropped (counts as a violation), s. */
+  timeoutS?: number;
+  /** Devices the cluster may use at once. */
+  gpuLimit?: number;
+  /** Record per-tick arrivals / replicas / share per function. */
+  record?: boolean;
+}
+
+export interface FunctionResult {
+  name: string;
+  requests: number;
+  /** Requests over the SLO, dropped ones included. */
+  violations: number;
+  dropped: number;
+  p50: number;
+  p95: number;
+  p99: number;
+  coldStarts: number;
+  /** Σ over replicas of seconds × smShare × quota. */
+  gpuSeconds: number;
+  cost: number;
+  maxReplicas: number;
+  series?: { arrivals: number[]; replicas: number[]; share: number[] };
+}
+
+export interface SimResult {
+  policy: string;
+  functions: FunctionResult[];
+  requests: number;
+  violations: number;
+  violationRate: number;
+  p50: number;
+  p95: number;
+  p99: number;
+  coldStarts: number;
+  gpuSeconds: number;
+  cost: number;
+  /** Mean wall time of one decision round over all functions, ms. */
+  decideMsPerTick: number;
+}
+
+interface Replica {
+  id: string;
+  gpu: string;
+  smShare: number;
+  quota: number;
+  batchSize: number;
+  readyAt: number;
+  busy: boolean;
+  removed: boolean;
+  batch: number[];
+  accruedTo: number;
+  done: number;
+}
+
+interface Fn {
+  sim: SimFunction;
+  policy: InferencePolicy<unknown>;
+  state: unknown;
+  queue: number[];
+  qHead: number;
+  replicas: Replica[];
+  lat: number[];
+  hist: number[];
+  arrivals: number;
+  completions: number;
+  rejected: number;
+  r: FunctionResult;
+}
+
+type Ev = { t: number; fn: Fn; rep: Replica; ready: boolean };
+
+const percentile = (sorted: Float64Array, p: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] : NaN);
+
+/** Runs one policy over the functions' traces with a fake clock; the policy code is the live one. */
+export function simulate(fns: SimFunction[], o: SimOptions): SimResult {
+  const tickS = o.tickS ?? 1;
+  const cold = o.coldStartS ?? 20;
+  const price = (o.pricePerGpuHour ?? 2.48) / 3600;
+  const timeout = o.timeoutS ?? 30;
+  const gpuLimit = o.gpuLimit ?? Infinity;
+  const rand = mulberry32(o.seed ?? 42);
+  const cap = o.capability;
+  const heap = new EventHeap<Ev>();
+  const cluster: ClusterView = { gpus: [], canAddGpu: true };
+  const where = new Map<string, string>();
+  let nextRep = 0;
+  let nextGpu = 0;
+  let decideMs = 0;
+  const durationS = Math.max(...fns.map((f) => f.counts.length * f.intervalS));
+  const ticks = Math.ceil(durationS / tickS);
+
+  const S: Fn[] = fns.map((sim) => {
+    const policy = createPolicy(o.policy, o.params ?? {}, { capability: cap });
+    const r: FunctionResult = { name: sim.spec.name, requests: 0, violations: 0, dropped: 0, p50: NaN, p95: NaN, p99: NaN, coldStarts: 0, gpuSeconds: 0, cost: 0, maxReplicas: 0 };
+    if (o.record) r.series = { arrivals: [], replicas: [], share: [] };
+    return { sim, policy, state: policy.initialState(sim.spec), queue: [], qHead: 0, replicas: [], lat: [], hist: new Array(LATENCY_BUCKETS_MS.length).fill(0), arrivals: 0, completions: 0, rejected: 0, r };
+  });
+
+  const accrue = (f: Fn, rep: Replica, now: number) => {
+    if (now > rep.accruedTo) f.r.gpuSeconds += (now - rep.accruedTo) * rep.smShare * rep.quota;
+    rep.accruedTo = Math.max(rep.accruedTo, now);
+  };
+
+  const start = (f: Fn, rep: Replica, now: number) => {
+    if (rep.busy || rep.removed || rep.readyAt > now) return;
+    const q = f.queue;
+    while (f.qHead < q.length && now - q[f.qHead] > timeout) {
+      f.qHead++;
+      f.r.dropped++;
+      f.r.violations++;
+      f.rejected++;
+    }
+    const k = Math.min(rep.batchSize, q.length - f.qHead);
+    if (k <= 0) return;
+    rep.batch = q.slice(f.qHead, f.qHead + k);
+    f.qHead += k;
+    if (f.qHead > 4096 && f.qHead * 2 > q.length) {
+      f.queue = q.slice(f.qHead);
+      f.qHead = 0;
+    }
+    rep.busy = true;
+    heap.push({ t: now + cap.latencyMs(f.sim.model, k, rep.smShare, rep.quota) / 1000, fn: f, rep, ready: false });
+  };
+
+  const complete = (ev: Ev) => {
+    const { fn: f, rep, t } = ev;
+    if (ev.ready) return start(f, rep, t);
+    for (const a of rep.batch) {
+      const ms = (t - a) * 1000;
+      f.lat.push(ms);
+      f.hist[bucketIndex(ms)]++;
+      if (ms > f.sim.spec.sloLatencyMs) f.r.violations++;
+    }
+    f.completions += rep.batch.length;
+    rep.done += rep.batch.length;
+    rep.batch = [];
+    rep.busy = false;
+    if (rep.removed) f.replicas = f.replicas.filter((x) => x !== rep);
+    else start(f, rep, t);
+  };
+
+  const act = (f: Fn, now: number, warm: boolean) => {
+    const spec = f.sim.spec;
+    const live = f.replicas.filter((r) => !r.removed);
+    const obs: Observation = {
+      intervalMs: tickS * 1000,
+      arrivals: f.arrivals,
+      completions: f.completions,
+      rejected: f.rejected,
+      queueLength: f.queue.length - f.qHead,
+      inFlight: live.reduce((a, r) => a + r.batch.length, 0),
+      latencyMs: latencyPercentiles(f.hist),
+      replicas: live.map((r) => ({ id: r.id, gpu: r.gpu, smShare: r.smShare, quota: r.quota, batchSize: r.batchSize, ready: r.readyAt <= now, throughputRps: r.done / tickS })),
+      cluster,
+    };
+    cluster.canAddGpu = cluster.gpus.length < gpuLimit;
+    const t0 = performance.now();
+    const out = f.policy.decide(spec, f.state, obs, Math.round(now * 1000));
+    decideMs += performance.now() - t0;
+    f.state = out.nextState;
+    const d = out.decision;
+    const byId = new Map(live.map((r) => [r.id, r]));
+    const ids = d.add.map(() => `${spec.name}-${nextRep++}`);
+    const gpuIds = new Map<string, string>();
+    applyDecision(cluster, spec.name, (id) => where.get(id), d, ids, () => `gpu-${nextGpu++}`, gpuIds);
+    for (const q of d.quotas) {
+      const rep = byId.get(q.replicaId);
+      if (!rep) continue;
+      accrue(f, rep, now);
+      rep.quota = q.quota;
+    }
+    for (const id of d.remove) {
+      const rep = byId.get(id);
+      if (!rep) continue;
+      accrue(f, rep, now);
+      rep.removed = true;
+      where.delete(id);
+      if (!rep.busy) f.replicas = f.replicas.filter((x) => x !== rep);
+    }
+    d.add.forEach((p, k) => {
+      const gpu = p.gpu.startsWith('new:') ? gpuIds.get(p.gpu)! : p.gpu;
+      const rep: Replica = { id: ids[k], gpu, smShare: p.smShare, quota: p.quota, batchSize: Math.max(1, p.batchSize), readyAt: warm ? now : now + cold, busy: false, removed: false, batch: [], accruedTo: now, done: 0 };
+      where.set(rep.id, gpu);
+      f.replicas.push(rep);
+      if (!warm) f.r.coldStarts++;
+      heap.push({ t: rep.readyAt, fn: f, rep, ready: true });
+    });
+    f.arrivals = f.completions = f.rejected = 0;
+    f.hist.fill(0);
+    const kept = f.replicas.filter((r) => !r.removed);
+    for (const r of kept) r.done = 0;
+    f.r.maxReplicas = Math.max(f.r.maxReplicas, kept.length);
+    if (f.r.series) {
+      f.r.series.replicas.push(kept.length);
+      f.r.series.share.push(kept.reduce((a, r) => a + r.smShare * r.quota, 0));
+    }
+  };
+
+  // Deployment before the trace starts: the policy's first decision, ready at t = 0.
+  for (const f of S) act(f, 0, true);
+
+  const pending: Array<[number, Fn]> = [];
+  for (let k = 0; k < ticks; k++) {
+    const t0 = k * tickS;
+    const t1 = t0 + tickS;
+    pending.length = 0;
+    for (const f of S) {
+      const i = Math.floor(t0 / f.sim.intervalS);
+      const c = i < f.sim.counts.length ? f.sim.counts[i] : 0;
+      const n = poisson(rand, (c / f.sim.intervalS) * tickS);
+      for (let j = 0; j < n; j++) pending.push([t0 + rand() * tickS, f]);
+      if (f.r.series) f.r.series.arrivals.push(n);
+    }
+    pending.sort((a, b) => a[0] - b[0]);
+    let ai = 0;
+    for (;;) {
+      const ev = heap.peek();
+      const ta = ai < pending.length ? pending[ai][0] : Infinity;
+      if (ev && ev.t <= ta && ev.t < t1) {
+        heap.pop();
+        complete(ev);
+        continue;
+      }
+      if (ai >= pending.length) break;
+      const [t, f] = pending[ai++];
+      f.queue.push(t);
+      f.arrivals++;
+      f.r.requests++;
+      for (const rep of f.replicas) {
+        if (!rep.busy && !rep.removed && rep.readyAt <= t) {
+          start(f, rep, t);
+          break;
+        }
+      }
+    }
+    for (const f of S) act(f, t1, false);
+  }
+  // Drain: no more decisions; what is queued is served or times out.
+  for (let ev = heap.pop(); ev; ev = heap.pop()) complete(ev);
+  const end = ticks * tickS;
+  let all: number[] = [];
+  for (const f of S) {
+    for (const rep of f.replicas) if (!rep.removed) accrue(f, rep, end);
+    const left = f.queue.length - f.qHead;
+    f.r.dropped += left;
+    f.r.violations += left;
+    f.r.cost = f.r.gpuSeconds * price;
+    const sorted = Float64Array.from(f.lat).sort();
+    f.r.p50 = percentile(sorted, 50);
+    f.r.p95 = percentile(sorted, 95);
+    f.r.p99 = percentile(sorted, 99);
+    if (all.length < 5e6) all = all.concat(f.lat);
+  }
+  const sorted = Float64Array.from(all).sort();
+  const sum = (g: (r: FunctionResult) => number) => S.reduce((a, f) => a + g(f.r), 0);
+  const requests = sum((r) => r.requests);
+  const violations = sum((r) => r.violations);
+  return {
+    policy: o.policy,
+    functions: S.map((f) => f.r),
+    requests,
+    violations,
+    violationRate: requests ? violations / requests : 0,
+    p50: percentile(sorted, 50),
+    p95: percentile(sorted, 95),
+    p99: percentile(sorted, 99),
+    coldStarts: sum((r) => r.coldStarts),
+    gpuSeconds: sum((r) => r.gpuSeconds),
+    cost: sum((r) => r.cost),
+    decideMsPerTick: decideMs / (ticks + 1),
+  };
+}

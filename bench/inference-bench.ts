@@ -1,0 +1,131 @@
+/**
+ * Inference autoscaling benchmark: every registered policy on the HAS-GPU workloads, Dilu's
+ * bursty/periodic/sporadic patterns, the Faro 10-job trace and Azure 2019 functions, in the
+ * simulator (autoscaler/sim) with RaPP V100 latencies. Writes bench/inference-results.md and
+ * bench/inference-bursty.svg, appends a section to bench/RESULTS.md, and prints as its last line
+ * `inference: violation_ratio_vs_static=<x> cost_ratio_vs_kpa=<y> kpa_violation_ratio=<z>`.
+ *
+ * Headline ratios (each baseline's figure divided by ours, over the HAS-GPU suite, as in HAS-GPU):
+ * x = Σ static-share violations / Σ hybrid violations (both workloads, SLO 1.5/2/2.5× the
+ * batch-1 full-GPU latency); y = Σ kpa cost / Σ hybrid cost (standard workload rps.json);
+ * z = Σ kpa violations / Σ hybrid violations (both workloads). A zero denominator is taken as 1.
+ * Data is read from $MLFAAS_DATA_DIR or /work/shared/data at run time (never copied).
+ * Subsampling (default run): Faro trace first 3 h of its 6 h; Azure 2019 day 1 first 3 h.
+ * BENCH_FULL=1 runs them whole.
+ */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { readTrace } from '../autoscaler/sim/traces';
+import { forecastErrors } from './inference/forecast';
+import { POLICIES, Run, runScenario, Scenario } from './inference/run';
+import { lineChart } from './inference/svg';
+import { tickTimeMs } from './inference/tick';
+import { appendResults, table } from './lib/results';
+
+const DATA = process.env.MLFAAS_DATA_DIR ?? '/work/shared/data';
+const FULL = process.env.BENCH_FULL === '1';
+const T = (f: string) => join(DATA, 'traces', f);
+const COLD = 20;
+const log = (s: string) => process.stderr.write(`[bench:inference] ${s}\n`);
+
+function scenarios(): Scenario[] {
+  const out: Scenario[] = [];
+  const hasModels = ['resnet50', 'convnext_tiny', 'mobilenet_v3_large', 'shufflenet_v2_x1_0', 'resnet152'];
+  for (const w of ['rps', 'stress'])
+    for (const m of hasModels)
+      for (const slo of [1.5, 2, 2.5])
+        out.push({ suite: 'has-gpu', workload: `${w}/${m}`, trace: readTrace(T(`hasgpu_workloads/${w}.json`)), models: [m], sloMult: slo, coldStartS: COLD });
+  for (const w of ['bursty', 'periodic', 'sporadic']) out.push({ suite: 'dilu', workload: w, trace: readTrace(T(`dilu_workloads/${w}.txt`)), models: ['resnet152'], sloMult: 2, coldStartS: COLD });
+  const faroS = FULL ? undefined : 3 * 3600;
+  out.push({ suite: 'faro', workload: `10 jobs${faroS ? ' (first 3 h)' : ''}`, trace: readTrace(T('faro_top9_twitter/faro_eval_10jobs_6h_per_minute.csv'), { maxDurationS: faroS }), models: ['resnet34'], sloMult: 2, coldStartS: COLD });
+  const azS = FULL ? undefined : 3 * 3600;
+  out.push({ suite: 'azure2019', workload: `10 fns day 1${azS ? ' (first 3 h)' : ''}`, trace: readTrace(T('azure_functions_2019/azure2019_faro10fn_d01-d14_per_minute.csv'), { day: 1, maxDurationS: azS }), models: ['resnet50', 'mobilenet_v3_large', 'resnet18', 'densenet121', 'vgg16'], sloMult: 2, coldStartS: COLD });
+  return out;
+}
+
+const pct = (x: number) => `${(100 * x).toFixed(2)}`;
+const f1 = (x: number) => (Number.isFinite(x) ? x.toFixed(1) : String(x));
+
+function main(): void {
+  const t0 = Date.now();
+  const runs: Run[] = [];
+  let bursty: Run[] = [];
+  for (const sc of scenarios()) {
+    const rs = runScenario(sc, DATA, sc.suite === 'dilu' && sc.workload === 'bursty');
+    if (sc.suite === 'dilu' && sc.workload === 'bursty') bursty = rs;
+    runs.push(...rs);
+    if (sc.suite !== 'has-gpu') log(`${sc.suite} ${sc.workload}: done (${((Date.now() - t0) / 1000).toFixed(0)} s)`);
+  }
+  log(`simulations: ${runs.length} in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
+
+  // Per-suite aggregate table: ours vs every baseline
+  const sections: string[] = [];
+  const groups = [...new Set(runs.map((r) => `${r.suite}|${r.suite === 'has-gpu' ? r.workload.split('/')[0] : r.workload}`))];
+  const rows: Array<Array<string | number>> = [];
+  for (const g of groups) {
+    const [suite, wl] = g.split('|');
+    for (const p of POLICIES) {
+      const rs = runs.filter((r) => r.suite === suite && (suite === 'has-gpu' ? r.workload.startsWith(wl + '/') : r.workload === wl) && r.label === p.label);
+      const req = rs.reduce((a, r) => a + r.r.requests, 0);
+      const vio = rs.reduce((a, r) => a + r.r.violations, 0);
+      const cost = rs.reduce((a, r) => a + r.r.cost, 0);
+      const cs = rs.reduce((a, r) => a + r.r.coldStarts, 0);
+      const med = (k: 'p50' | 'p95' | 'p99') => rs.map((r) => r.r[k]).sort((a, b) => a - b)[Math.floor(rs.length / 2)];
+      rows.push([suite, wl, p.label, pct(vio / Math.max(1, req)), f1(med('p50')), f1(med('p95')), f1(med('p99')), cs, cost.toFixed(4), req ? ((1000 * cost) / req).toFixed(5) : '-']);
+    }
+  }
+  sections.push('SLO violation rate (%, dropped requests count as violations), latency percentiles (ms; median over the group\'s runs), cold starts, GPU cost ($, GPU-seconds × SM share × quota × $2.48/h):\n\n' + table(['suite', 'workload', 'policy', 'violations %', 'p50', 'p95', 'p99', 'cold starts', 'cost $', '$ / 1k req'], rows));
+
+  // HAS-GPU per SLO multiplier
+  const sloRows: Array<Array<string | number>> = [];
+  for (const m of [1.5, 2, 2.5])
+    sloRows.push([`${m}×`, ...POLICIES.map((p) => {
+      const rs = runs.filter((r) => r.suite === 'has-gpu' && r.sloMult === m && r.label === p.label);
+      return pct(rs.reduce((a, r) => a + r.r.violations, 0) / Math.max(1, rs.reduce((a, r) => a + r.r.requests, 0)));
+    })]);
+  sections.push('HAS-GPU suite, violation rate (%) by SLO (multiple of batch-1 full-GPU latency), both workloads, 5 models:\n\n' + table(['SLO', ...POLICIES.map((p) => p.label)], sloRows));
+
+  // Forecast error
+  const fRows: Array<Array<string | number>> = [];
+  const series: Array<[string, number[]]> = [
+    ['dilu bursty (×5, per s)', readTrace(T('dilu_workloads/bursty.txt')).series[0].counts],
+    ['dilu periodic (×5, per s)', readTrace(T('dilu_workloads/periodic.txt')).series[0].counts],
+    ['hasgpu rps (per 5 s slot, req/s)', readTrace(T('hasgpu_workloads/rps.json')).series[0].counts.map((c) => c / 5)],
+    ['faro job 0 (per min, req/s)', readTrace(T('faro_top9_twitter/faro_eval_10jobs_6h_per_minute.csv')).series[0].counts.map((c) => c / 60)],
+    ['azure 2019 fn 0 day 1 (per min, req/s)', readTrace(T('azure_functions_2019/azure2019_faro10fn_d01-d14_per_minute.csv'), { day: 1 }).series[0].counts.map((c) => c / 60)],
+  ];
+  for (const [name, xs] of series) for (const e of forecastErrors(xs)) fRows.push([name, e.predictor, e.mae.toFixed(3), e.rmse.toFixed(3), pct(e.coverage90)]);
+  sections.push('One-step-ahead forecast error (req/s) and how often the 0.9 upper quantile covered the next value (%):\n\n' + table(['series', 'predictor', 'MAE', 'RMSE', 'covered by q0.9 %'], fRows));
+
+  // Tick timing
+  const tick = tickTimeMs(DATA, 3200, 6);
+  sections.push(`One hybrid decision round for 3,200 functions: median ${tick.medianMs.toFixed(1)} ms over ${tick.rounds.length - 1} rounds (target ≤ 112 ms); the first round, which also builds each function's configuration table, took ${tick.firstMs.toFixed(0)} ms.`);
+
+  // Plot
+  const colors: Record<string, string> = { hybrid: '#d62728', 'static-share': '#1f77b4', kpa: '#2ca02c', 'dilu-horizontal': '#9467bd', 'hybrid+lazy': '#ff7f0e' };
+  const pick = bursty.filter((r) => colors[r.label]);
+  const arrivals = pick[0]?.r.functions[0].series?.arrivals ?? [];
+  writeFileSync(join(__dirname, 'inference-bursty.svg'), lineChart('Dilu bursty (resnet152, SLO 2×): load and GPU share held', [
+    { ylabel: 'arrivals / s', lines: [{ name: 'arrivals', color: '#333', ys: arrivals }] },
+    { ylabel: 'Σ SM share × quota', lines: pick.map((r) => ({ name: r.label, color: colors[r.label], ys: r.r.functions[0].series?.share ?? [] })) },
+    { ylabel: 'replicas', lines: pick.map((r) => ({ name: r.label, color: colors[r.label], ys: r.r.functions[0].series?.replicas ?? [] })) },
+  ]));
+
+  // Headline
+  const has = runs.filter((r) => r.suite === 'has-gpu');
+  const sumOf = (label: string, k: 'violations' | 'cost', f: (r: Run) => boolean = () => true) => has.filter((r) => r.label === label && f(r)).reduce((a, r) => a + r.r[k], 0);
+  const ours = Math.max(1, sumOf('hybrid', 'violations'));
+  const x = sumOf('static-share', 'violations') / ours;
+  const std = (r: Run) => r.workload.startsWith('rps/');
+  const y = sumOf('kpa', 'cost', std) / sumOf('hybrid', 'cost', std);
+  const z = sumOf('kpa', 'violations') / ours;
+  const wall = ((Date.now() - t0) / 1000).toFixed(0);
+  const head = `Command: \`npm run bench:inference\` (tsx bench/inference-bench.ts${FULL ? ', BENCH_FULL=1' : ''}); simulator with RaPP V100 latencies, cold start ${COLD} s, Poisson arrivals (seed 42), 1 s decisions; ${runs.length} simulations, ${wall} s wall on this machine.${FULL ? '' : ' Subsampled: Faro and Azure 2019 to their first 3 h.'}\n\nHeadline (HAS-GPU suite; baseline ÷ ours): violation_ratio_vs_static=${x.toFixed(2)} (target ≥ 4.8), cost_ratio_vs_kpa=${y.toFixed(2)} (standard workload; target ≥ 10.8), kpa_violation_ratio=${z.toFixed(2)} (target ≥ 1).`;
+  const body = [head, ...sections, 'Plot: `bench/inference-bursty.svg`.'].join('\n\n');
+  writeFileSync(join(__dirname, 'inference-results.md'), `# Inference autoscaling benchmark\n\n${body}\n`);
+  appendResults('Inference autoscaling (simulated)', body);
+  console.log(body);
+  console.log(`inference: violation_ratio_vs_static=${x.toFixed(2)} cost_ratio_vs_kpa=${y.toFixed(2)} kpa_violation_ratio=${z.toFixed(2)}`);
+}
+
+main();

@@ -1,0 +1,45 @@
+import { PolicyParams } from '../../autoscaler/inference/types';
+import { SimResult, simulate } from '../../autoscaler/sim/engine';
+import { buildFunctions } from '../../autoscaler/sim/setup';
+import { Trace } from '../../autoscaler/sim/traces';
+
+/** The policies compared, ours first. `hybrid+lazy` is the hybrid with Dilu's lazy window on. */
+export const POLICIES: Array<{ label: string; policy: string; params?: PolicyParams }> = [
+  { label: 'hybrid', policy: 'hybrid' },
+  { label: 'hybrid+lazy', policy: 'hybrid', params: { lazy: true } },
+  { label: 'static-share', policy: 'static-share' },
+  { label: 'kpa', policy: 'kpa' },
+  { label: 'openfaas-rps', policy: 'openfaas-rps' },
+  { label: 'oneshot', policy: 'oneshot' },
+  { label: 'aiad', policy: 'aiad' },
+  { label: 'dilu-horizontal', policy: 'dilu-horizontal' },
+];
+
+export interface Run {
+  suite: string;
+  workload: string;
+  sloMult: number;
+  label: string;
+  r: SimResult;
+}
+
+export interface Scenario {
+  suite: string;
+  workload: string;
+  trace: Trace;
+  models: string[];
+  sloMult: number;
+  coldStartS: number;
+}
+
+/** Runs every policy on one scenario (same seed, hence the same arrivals, for all). */
+export function runScenario(sc: Scenario, dataDir: string, record = false): Run[] {
+  const { fns, capability } = buildFunctions(sc.trace, { dataDir, models: sc.models, sloMult: sc.sloMult });
+  return POLICIES.map((p) => ({
+    suite: sc.suite,
+    workload: sc.workload,
+    sloMult: sc.sloMult,
+    label: p.label,
+    r: simulate(fns, { policy: p.policy, params: p.params, capability, coldStartS: sc.coldStartS, record }),
+  }));
+}

@@ -1,0 +1,51 @@
+import { ProfileCapability } from '../../autoscaler/inference/capability';
+import '../../autoscaler/inference/index';
+import { createPolicy } from '../../autoscaler/inference/registry';
+import { ClusterView, FunctionSpec, Observation } from '../../autoscaler/inference/types';
+import { readRapp } from '../../autoscaler/sim/latency-data';
+import { mulberry32 } from '../../autoscaler/sim/rng';
+
+/**
+ * Wall time of one hybrid decision round over `n` functions (2 replicas each at SM 0.5 / quota 0.4,
+ * two functions per GPU), each observing U(0.2, 2)× its current capability, so some scale down,
+ * some hold and some scale up (vertically and onto other GPUs). Round 1 also builds each
+ * function's configuration table (reported apart); the median is over the later rounds, ms.
+ */
+export function tickTimeMs(dataDir: string, n = 3200, reps = 6): { medianMs: number; firstMs: number; rounds: number[] } {
+  const models = ['resnet50', 'resnet18', 'mobilenet_v3_large', 'densenet121', 'vgg16', 'efficientnet_b0', 'convnext_tiny', 'shufflenet_v2_x1_0'];
+  const rapp = readRapp(dataDir, models);
+  const profiles: Record<string, (typeof rapp)[string]> = {};
+  const specs: FunctionSpec[] = [];
+  const cluster: ClusterView = { gpus: [], canAddGpu: true };
+  for (let i = 0; i < n; i++) {
+    const name = `fn${i}`;
+    profiles[name] = rapp[models[i % models.length]];
+    specs.push({ name, minScale: 1, maxScale: 64, sloLatencyMs: 100, sloPercentile: 99, maxBatchSize: 4 });
+    const g = Math.floor(i / 2);
+    if (!cluster.gpus[g]) cluster.gpus[g] = { id: `gpu-${g}`, slots: [] };
+    cluster.gpus[g].slots.push({ smShare: 0.5, members: [{ replicaId: `${name}-a`, fn: name, quota: 0.4 }, { replicaId: `${name}-b`, fn: name, quota: 0.4 }] });
+  }
+  const capability = new ProfileCapability(profiles);
+  const policy = createPolicy('hybrid', {}, { capability });
+  const rand = mulberry32(7);
+  const states = specs.map((s) => policy.initialState(s));
+  const rounds: number[] = [];
+  for (let r = 0; r < reps; r++) {
+    const obs: Observation[] = specs.map((s, i) => ({
+      intervalMs: 1000,
+      arrivals: Math.floor(capability.capability(s.name, 4, 0.5, 0.4) * 2 * (0.2 + 1.8 * rand())),
+      completions: 0,
+      rejected: 0,
+      queueLength: 0,
+      inFlight: 0,
+      latencyMs: { p50: NaN, p95: NaN, p99: NaN },
+      replicas: ['a', 'b'].map((x) => ({ id: `${s.name}-${x}`, gpu: `gpu-${Math.floor(i / 2)}`, smShare: 0.5, quota: 0.4, batchSize: 4, ready: true, throughputRps: 0 })),
+      cluster,
+    }));
+    const t0 = performance.now();
+    for (let i = 0; i < n; i++) states[i] = policy.decide(specs[i], states[i], obs[i], 1000 * (r + 1)).nextState;
+    rounds.push(performance.now() - t0);
+  }
+  const sorted = rounds.slice(1).sort((a, b) => a - b);
+  return { medianMs: sorted[Math.floor(sorted.length / 2)], firstMs: rounds[0], rounds };
+}

@@ -1,0 +1,55 @@
+import '../../autoscaler/inference/index';
+import { createPolicy, policy, policyNames } from '../../autoscaler/inference/registry';
+import { InferencePolicy, Observation } from '../../autoscaler/inference/types';
+import { aFunction, cap, observe, replica } from './fixtures';
+
+const make = (name: string, params = {}) => createPolicy(name, params, { capability: cap() });
+const spec = aFunction().maxScale(20).build();
+
+/** Runs `ticks` one-second decisions with the same observation; returns the last decision. */
+function hold(p: InferencePolicy<unknown>, obs: Observation, ticks: number) {
+  let s = p.initialState(spec);
+  let last;
+  for (let t = 1; t <= ticks; t++) {
+    last = p.decide(spec, s, obs, t * 1000);
+    s = last.nextState;
+  }
+  return last!.decision;
+}
+
+describe('registry', () => {
+  test('every baseline is registered by name', () => {
+    expect(policyNames()).toEqual(expect.arrayContaining(['hybrid', 'kpa', 'static-share', 'openfaas-rps', 'oneshot', 'aiad', 'dilu-horizontal']));
+  });
+  test('unknown names list the known ones', () => expect(() => policy('nope')).toThrow(/unknown inference policy "nope".*kpa/));
+});
+
+describe('baselines', () => {
+  const one = [replica('r1', 'g1', 1, 1)];
+  test.each([
+    { name: 'kpa panics on 10 concurrent on 1 pod: ⌈10 / (1·0.7)⌉ = 15', policy: 'kpa', obs: observe(0, one, { inFlight: 2, queueLength: 8 }), ticks: 1, want: 15 },
+    { name: 'kpa stable at low concurrency keeps 1', policy: 'kpa', obs: observe(0, one, { inFlight: 0 }), ticks: 3, want: 1 },
+    { name: 'static-share: 100 req/s at 25 req/s per (0.3, 0.5) replica → ⌈100 / (0.9·25)⌉ = 5', policy: 'static-share', obs: observe(100, one), ticks: 1, want: 5 },
+    { name: 'openfaas-rps: 100 req/s / (50 × 0.9) → 3', policy: 'openfaas-rps', obs: observe(100, one), ticks: 1, want: 3 },
+    { name: 'oneshot: p99 at 2× SLO for 30 s doubles (after the 30th second)', policy: 'oneshot', obs: observe(10, [replica('a', 'g1', 1, 1), replica('b', 'g2', 1, 1)], { latencyMs: { p50: 300, p95: 380, p99: 400 } }), ticks: 31, want: 4 },
+    { name: 'oneshot waits 30 s', policy: 'oneshot', obs: observe(10, one, { latencyMs: { p50: 300, p95: 380, p99: 400 } }), ticks: 30, want: 1 },
+    { name: 'aiad adds one after 30 s overloaded', policy: 'aiad', obs: observe(10, [replica('a', 'g1', 1, 1), replica('b', 'g2', 1, 1)], { latencyMs: { p50: 300, p95: 380, p99: 400 } }), ticks: 31, want: 3 },
+    { name: 'aiad removes one after 5 min underloaded', policy: 'aiad', obs: observe(1, [replica('a', 'g1', 1, 1), replica('b', 'g2', 1, 1)], { latencyMs: { p50: 20, p95: 20, p99: 20 } }), ticks: 301, want: 1 },
+    { name: 'dilu-horizontal scales out after 20 of 40 samples above capacity (100 / 25 req/s → 4)', policy: 'dilu-horizontal', obs: observe(100, [replica('a', 'g1', 0.3, 0.5)]), ticks: 20, want: 4 },
+    { name: 'dilu-horizontal waits before 20 samples', policy: 'dilu-horizontal', obs: observe(100, [replica('a', 'g1', 0.3, 0.5)]), ticks: 19, want: 1 },
+  ])('$name', ({ policy: name, obs, ticks, want }) => {
+    expect(hold(make(name), obs, ticks).replicas).toBe(want);
+  });
+
+  test('kpa gives each replica a whole GPU; static-share packs fractional ones SM-aligned', () => {
+    const k = hold(make('kpa'), observe(0, one, { inFlight: 3 }), 1);
+    expect(k.add.every((a) => a.smShare === 1 && a.quota === 1 && a.gpu.startsWith('new:'))).toBe(true);
+    const s = hold(make('static-share'), observe(60, [replica('a', 'g1', 0.3, 0.5)]), 1);
+    expect(s.add[0]).toMatchObject({ gpu: 'g1', smShare: 0.3, quota: 0.5 });
+  });
+
+  test('parameters are configurable and validated', () => {
+    expect(hold(make('openfaas-rps', { target: 10 }), observe(100, one), 1).replicas).toBe(12);
+    expect(() => make('kpa', { stableWindowS: 'long' })).toThrow(/kpa: stableWindowS must be a number/);
+  });
+});

@@ -1,0 +1,105 @@
+import { hybrid, HybridState } from '../../autoscaler/inference/hybrid';
+import { aFunction, cap, clusterOf, observe, replica } from './fixtures';
+
+const policy = (params = {}) => hybrid(params, { capability: cap() });
+const fresh = (p = policy()) => p.initialState(aFunction().build());
+
+describe('HAS-GPU hybrid (Algorithm 1)', () => {
+  test('scales up vertically first: quota rises, no new replica', () => {
+    const r = [replica('r1', 'g1', 0.5, 0.2)];
+    const { decision } = policy().decide(aFunction().build(), fresh(), observe(30, r), 1000);
+    expect(decision.add).toEqual([]);
+    expect(decision.quotas).toHaveLength(1);
+    expect(decision.quotas[0].quota).toBeGreaterThan(0.2);
+    expect(decision.quotas[0].quota).toBeLessThanOrEqual(1);
+    expect(decision.reason).toMatch(/quota r1 0.2→/);
+  });
+
+  test('replicas with the most SMs are raised first', () => {
+    const r = [replica('small', 'g2', 0.3, 0.2), replica('big', 'g1', 0.8, 0.2)];
+    const { decision } = policy().decide(aFunction().build(), fresh(), observe(20, r), 1000);
+    expect(decision.quotas[0].replicaId).toBe('big');
+  });
+
+  test('then horizontally, on the used GPU with the lowest occupancy (SM-aligned) before a new one', () => {
+    const r = [replica('r1', 'g1', 0.5, 0.2)];
+    const { decision } = policy().decide(aFunction().maxScale(3).build(), fresh(), observe(60, r), 1000);
+    expect(decision.quotas).toEqual([{ replicaId: 'r1', quota: 1 }]);
+    expect(decision.add).toHaveLength(1);
+    expect(decision.add[0].gpu).toBe('g1');
+    expect(decision.add[0].smShare).toBeLessThanOrEqual(0.5 + 1e-9);
+  });
+
+  test('a gap larger than the used GPU can cover goes to a new GPU (lines 18-25), within max_scale', () => {
+    const r = [replica('r1', 'g1', 0.5, 0.2)];
+    const { decision } = policy().decide(aFunction().maxScale(3).build(), fresh(), observe(400, r), 1000);
+    expect(decision.add[0].gpu).toBe('new:0');
+    expect(decision.replicas).toBe(3);
+  });
+
+  test('a new GPU only when no used GPU has room; none when the cluster is full', () => {
+    const r = [replica('r1', 'g1', 1, 0.9)];
+    const full = { id: 'g1', slots: [{ smShare: 1, members: [{ replicaId: 'r1', fn: 'f', quota: 0.9 }, { replicaId: 'x', fn: 'other', quota: 0.1 }] }] };
+    const up = policy().decide(aFunction().build(), fresh(), observe(200, r, { cluster: { gpus: [full], canAddGpu: true } }), 1000).decision;
+    expect(up.add.length).toBeGreaterThan(0);
+    expect(up.add[0].gpu).toBe('new:0');
+    const none = policy().decide(aFunction().build(), fresh(), observe(200, r, { cluster: { gpus: [full], canAddGpu: false } }), 1000).decision;
+    expect(none.add).toEqual([]);
+    expect(none.reason).toMatch(/no capacity/);
+  });
+
+  test('scales down after the cool-down, fewest SMs first, never below min_scale', () => {
+    const r = [replica('big', 'g1', 0.8, 1), replica('small', 'g2', 0.3, 1)];
+    const p = policy();
+    const s0: HybridState = { ...fresh(p), pred: p.initialState(aFunction().build()).pred };
+    const out = p.decide(aFunction().build(), s0, observe(0, r), 60_000);
+    expect(out.decision.remove.concat(out.decision.quotas.map((q) => q.replicaId))[0]).toBe('small');
+    expect(out.decision.replicas).toBeGreaterThanOrEqual(1);
+    expect(out.nextState.lastScaleDownMs).toBe(60_000);
+    const again = p.decide(aFunction().build(), out.nextState, observe(0, r), 65_000);
+    expect(again.decision.quotas).toEqual([]);
+    expect(again.decision.remove).toEqual([]);
+  });
+
+  test.each([
+    { name: 'no replicas: deploys min_scale', min: 2, reps: 0, want: 2 },
+    { name: 'one replica, min_scale 1, idle: keeps it', min: 1, reps: 1, want: 1 },
+  ])('$name', ({ min, reps, want }) => {
+    const r = reps ? [replica('r1', 'g1', 0.5, 0.1)] : [];
+    const { decision } = policy().decide(aFunction().minScale(min).build(), fresh(), observe(0, r), 1000);
+    expect(decision.replicas).toBe(want);
+  });
+
+  test('Dilu lazy window holds a one-second burst to vertical scaling only', () => {
+    const r = [replica('r1', 'g1', 0.5, 0.2)];
+    const lazy = policy({ lazy: true });
+    const { decision } = lazy.decide(aFunction().build(), lazy.initialState(aFunction().build()), observe(400, r), 1000);
+    expect(decision.add).toEqual([]);
+    expect(decision.quotas.length).toBe(1);
+    expect(decision.reason).toMatch(/lazy: scale-out waits/);
+  });
+
+  test('is pure: same inputs, same outputs, observation untouched', () => {
+    const r = [replica('r1', 'g1', 0.5, 0.2)];
+    const obs = observe(400, r);
+    const snap = JSON.stringify(obs);
+    const a = policy().decide(aFunction().build(), fresh(), obs, 1000);
+    const b = policy().decide(aFunction().build(), fresh(), obs, 1000);
+    expect(JSON.stringify(obs)).toBe(snap);
+    expect(a).toEqual(b);
+  });
+
+  test('weights follow capability and sum to 1', () => {
+    const r = [replica('a', 'g1', 0.5, 1), replica('b', 'g2', 0.5, 0.5)];
+    const { decision } = policy().decide(aFunction().build(), fresh(), observe(20, r, { cluster: clusterOf(r) }), 1000);
+    const w = decision.weights;
+    expect(w.a + w.b).toBeCloseTo(1, 9);
+    expect(w.a).toBeGreaterThan(w.b);
+  });
+
+  test.each([
+    { params: { alpha: 0.2, beta: 0.5 }, msg: /beta < alpha/ },
+    { params: { quotaStep: 'x' }, msg: /quotaStep must be a number/ },
+    { params: { nope: 1 }, msg: /unknown parameter "nope"/ },
+  ])('rejects bad parameters: $msg', ({ params, msg }) => expect(() => policy(params)).toThrow(msg));
+});

@@ -1,0 +1,91 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { simulate, SimFunction } from '../../autoscaler/sim/engine';
+import { main } from '../../autoscaler/sim/cli';
+import { readTrace } from '../../autoscaler/sim/traces';
+import { aFunction, cap } from './fixtures';
+
+const fn = (rps: number, seconds: number, slo = 200): SimFunction => ({ spec: aFunction().slo(slo).build(), model: 'f', counts: new Array(seconds).fill(rps), intervalS: 1 });
+
+describe('simulator', () => {
+  test('same seed, same result; the policy code decides', () => {
+    const a = simulate([fn(10, 60)], { policy: 'hybrid', capability: cap(), seed: 1 });
+    const b = simulate([fn(10, 60)], { policy: 'hybrid', capability: cap(), seed: 1 });
+    expect(a).toMatchObject({ requests: b.requests, violations: b.violations, cost: b.cost });
+    expect(a.requests).toBeGreaterThan(500);
+    expect(a.requests).toBeLessThan(700);
+  });
+
+  test('cost = GPU-seconds × SM share × quota × price', () => {
+    const r = simulate([fn(1, 100)], { policy: 'static-share', capability: cap(), pricePerGpuHour: 3600 });
+    expect(r.gpuSeconds).toBeCloseTo(100 * 0.3 * 0.5, 6);
+    expect(r.cost).toBeCloseTo(r.gpuSeconds, 6);
+  });
+
+  test('a step in load makes horizontal-only scaling pay cold starts; violations counted', () => {
+    const counts = [...new Array(30).fill(5), ...new Array(60).fill(120)];
+    const f: SimFunction = { spec: aFunction().slo(100).maxScale(20).build(), model: 'f', counts, intervalS: 1 };
+    const r = simulate([f], { policy: 'static-share', capability: cap(), coldStartS: 20 });
+    expect(r.coldStarts).toBeGreaterThan(0);
+    expect(r.violations).toBeGreaterThan(0);
+    expect(r.violationRate).toBeLessThanOrEqual(1);
+  });
+
+  test('hybrid absorbs the same step with quota first (fewer violations than static shares)', () => {
+    const counts = [...new Array(30).fill(5), ...new Array(60).fill(40)];
+    const f: SimFunction = { spec: aFunction().slo(100).maxScale(20).build(), model: 'f', counts, intervalS: 1 };
+    const h = simulate([f], { policy: 'hybrid', capability: cap(), coldStartS: 20 });
+    const s = simulate([f], { policy: 'static-share', capability: cap(), coldStartS: 20 });
+    expect(h.violations).toBeLessThan(s.violations);
+  });
+});
+
+const DATA = '/work/shared/data';
+const T = (f: string) => join(DATA, 'traces', f);
+(existsSync(DATA) ? describe : describe.skip)('shared traces and the CLI', () => {
+  test.each([
+    { file: 'hasgpu_workloads/rps.json', series: 1, len: 50, interval: 5 },
+    { file: 'dilu_workloads/bursty.txt', series: 1, len: 858, interval: 1 },
+    { file: 'faro_top9_twitter/faro_eval_10jobs_6h_per_minute.csv', series: 10, len: 360, interval: 60 },
+    { file: 'faro_top9_twitter/faro_eval_10jobs_6h_input.jsonl', series: 10, len: 360, interval: 60 },
+    { file: 'faro_top9_twitter/faro_top9_twitter_scaled_d01-d11_360pts.csv', series: 10, len: 360, interval: 60 },
+    { file: 'azure_functions_2019/azure2019_faro10fn_d01-d14_per_minute.csv', series: 10, len: 1440, interval: 60 },
+  ])('reads $file', ({ file, series, len, interval }) => {
+    const t = readTrace(T(file));
+    expect(t.series).toHaveLength(series);
+    expect(t.series[0].counts).toHaveLength(len);
+    expect(t.intervalS).toBe(interval);
+  });
+
+  test('Faro day 11 sample 0 of the scaled file is the evaluation trace', () => {
+    const a = readTrace(T('faro_top9_twitter/faro_top9_twitter_scaled_d01-d11_360pts.csv'), { day: 11 });
+    const b = readTrace(T('faro_top9_twitter/faro_eval_10jobs_6h_per_minute.csv'));
+    expect(a.series[0].counts).toEqual(b.series[0].counts);
+  });
+
+  test('mlfaas sim inference prints violation rate, percentiles, cold starts and cost', async () => {
+    const out: string[] = [];
+    const spy = jest.spyOn(console, 'log').mockImplementation((s: string) => void out.push(s));
+    try {
+      expect(await main(['inference', '--trace', T('hasgpu_workloads/rps.json'), '--policy', 'kpa', '--slo-ms', '50'])).toBe(0);
+    } finally {
+      spy.mockRestore();
+    }
+    const text = out.join('\n');
+    expect(text).toMatch(/violation rate: [\d.]+ %/);
+    expect(text).toMatch(/p50\/p95\/p99: [\d.]+ \/ [\d.]+ \/ [\d.]+ ms/);
+    expect(text).toMatch(/cold starts: \d+/);
+    expect(text).toMatch(/cost: \$[\d.]+/);
+  });
+
+  test('bad input exits non-zero with a message', async () => {
+    const err = jest.spyOn(console, 'error').mockImplementation(() => undefined);
+    try {
+      expect(await main(['inference'])).toBe(2);
+      expect(await main(['inference', '--trace', T('hasgpu_workloads/rps.json'), '--policy', 'nope'])).toBe(1);
+      expect(err.mock.calls.flat().join(' ')).toMatch(/unknown inference policy "nope"/);
+    } finally {
+      err.mockRestore();
+    }
+  });
+});
