@@ -1,0 +1,246 @@
+/**
+ * Event-driven training-cluster simulator following the ElasticFlow simulator's model
+ * (`../shared/data/elasticflow/README.md`): integer seconds; decision points at arrivals,
+ * completions and plan steps, never closer than one scheduling slot (events inside the slot are
+ * merged onto `now + slot`); throughput is a table lookup; every running job pays the scaling /
+ * restart overhead at every scheduling event (2 s, 7 s at ≥ 256 GPUs, if its exact GPU set was used
+ * since the last cache flush; else that + 2·(log2 n + 1) s; every `slot`-th event +27 s (+20 s at
+ * ≥ 256 GPUs) and the cache is flushed); no progress is made during the overhead.
+ */
+import { performance } from 'node:perf_hooks';
+import { levelsOf, throughputAt } from '../../training/curve';
+import type { ClusterSpec, Placement, ScalingCurve, SchedulerState, TrainingJob, TrainingPolicy } from '../../training/types';
+
+/** A job as the simulator feeds it: fixed curve, and optionally an adaptive one (batch co-adaptation). */
+export interface SimJob {
+  readonly id: string;
+  readonly model: string;
+  readonly submitTime: number;
+  readonly iterations: number;
+  readonly deadline?: number;
+  readonly batchSize: number;
+  readonly requestedGpus: number;
+  /** Curve at the submitted batch size. */
+  readonly curve: ScalingCurve;
+  /** Curve with the batch co-adapted (used by policies with `adaptsBatch`). */
+  readonly adaptiveCurve?: ScalingCurve;
+  /** max_gpu for ElasticFlow-family policies and for the rest. */
+  readonly maxGpusElastic: number;
+  readonly maxGpusBaseline: number;
+  readonly gradientNoiseScale?: number;
+}
+
+export interface SimConfig {
+  readonly cluster: ClusterSpec;
+  readonly slotSeconds: number;
+  readonly policy: TrainingPolicy;
+  /** 'elasticflow' (default) charges the artifact's overheads; 'none' charges nothing. */
+  readonly overhead?: 'elasticflow' | 'none';
+  /** Stop after this simulated time (s); unfinished jobs count as missed. */
+  readonly until?: number;
+}
+
+export interface JobOutcome {
+  readonly id: string;
+  readonly submitTime: number;
+  readonly deadline?: number;
+  readonly admitted: boolean;
+  readonly startTime?: number;
+  readonly endTime?: number;
+  readonly metDeadline: boolean;
+  readonly gpuSeconds: number;
+  readonly reason?: string;
+}
+
+export interface SimResult {
+  readonly policy: string;
+  readonly jobs: JobOutcome[];
+  /** Deadline jobs finished by their deadline. */
+  readonly accepted: number;
+  /** Deadline jobs dropped, late, or unfinished. */
+  readonly declined: number;
+  /** accepted / (accepted + declined). */
+  readonly ratio: number;
+  /** Milliseconds per decision round (admission + allocation + placement). */
+  readonly decisionMs: number[];
+  readonly rounds: number;
+  /** Last completion time (s). */
+  readonly makespan: number;
+}
+
+interface Live {
+  spec: SimJob;
+  done: number;
+  gpus: number;
+  placement: readonly number[];
+  attained: number;
+  waiting: number;
+  start?: number;
+  overhead: number;
+}
+
+function toJob(l: Live, policy: TrainingPolicy): TrainingJob {
+  const s = l.spec;
+  const adaptive = policy.adaptsBatch && s.adaptiveCurve;
+  return {
+    id: s.id,
+    model: s.model,
+    submitTime: s.submitTime,
+    iterations: s.iterations,
+    doneIterations: l.done,
+    deadline: s.deadline,
+    batchSize: s.batchSize,
+    requestedGpus: s.requestedGpus,
+    maxGpus: policy.name.startsWith('elasticflow') ? s.maxGpusElastic : s.maxGpusBaseline,
+    curve: adaptive ? s.adaptiveCurve! : s.curve,
+    currentGpus: l.gpus,
+    attainedGpuSeconds: l.attained,
+    waitingRounds: l.waiting,
+    gradientNoiseScale: s.gradientNoiseScale,
+  };
+}
+
+/** Overhead of one job at one event (s), per `utils.estimate_overhead`. */
+export function overheadSeconds(gpus: number, totalGpus: number, inCache: boolean, restart: boolean): number {
+  let o = totalGpus >= 256 ? 7 : 2;
+  if (inCache) return o;
+  if (restart) o += totalGpus >= 256 ? 47 : 27;
+  return o + 2 * (Math.log2(gpus) + 1);
+}
+
+export function simulate(trace: readonly SimJob[], cfg: SimConfig): SimResult {
+  const { cluster, slotSeconds: slot, policy } = cfg;
+  const total = cluster.nodes * cluster.gpusPerNode;
+  const arrivals = [...trace].sort((a, b) => a.submitTime - b.submitTime);
+  const outcomes = new Map<string, JobOutcome>();
+  const live = new Map<string, Live>();
+  const decisionMs: number[] = [];
+  const cache = new Set<string>();
+  let next = 0;
+  let events = 0;
+  let makespan = 0;
+  let t = arrivals.length ? arrivals[0].submitTime : 0;
+  let nextHint: number | undefined;
+  let idle = 0;
+  const finish = (l: Live, end: number | undefined, reason?: string) => {
+    const s = l.spec;
+    const met = end !== undefined && s.deadline !== undefined && end <= s.deadline;
+    outcomes.set(s.id, { id: s.id, submitTime: s.submitTime, deadline: s.deadline, admitted: true, startTime: l.start, endTime: end, metDeadline: met, gpuSeconds: l.attained, reason });
+    live.delete(s.id);
+    if (end !== undefined) makespan = Math.max(makespan, end);
+  };
+  const stateOf = (): SchedulerState => ({ cluster, slotSeconds: slot, jobs: [...live.values()].map((l) => toJob(l, policy)) });
+
+  while (next < arrivals.length || live.size > 0) {
+    if (cfg.until !== undefined && t > cfg.until) break;
+    const t0 = performance.now();
+    // 1. arrivals up to now, admitted one at a time
+    while (next < arrivals.length && arrivals[next].submitTime <= t) {
+      const spec = arrivals[next++];
+      const l: Live = { spec, done: 0, gpus: 0, placement: [], attained: 0, waiting: 0, overhead: 0 };
+      const job = toJob(l, policy);
+      if (levelsOf(job, total).length === 0) {
+        outcomes.set(spec.id, { id: spec.id, submitTime: spec.submitTime, deadline: spec.deadline, admitted: false, metDeadline: false, gpuSeconds: 0, reason: 'cannot run on this cluster' });
+        continue;
+      }
+      if (policy.admission && spec.deadline !== undefined) {
+        const d = policy.admission.admit(job, stateOf(), t);
+        if (!d.admitted) {
+          outcomes.set(spec.id, { id: spec.id, submitTime: spec.submitTime, deadline: spec.deadline, admitted: false, metDeadline: false, gpuSeconds: 0, reason: d.reason });
+          continue;
+        }
+      }
+      live.set(spec.id, l);
+    }
+    // 2. allocation and placement
+    const state = stateOf();
+    const decision = policy.allocation.allocate(state, t);
+    const want: Record<string, number> = {};
+    let used = 0;
+    for (const j of state.jobs) {
+      const g = decision.gpus[j.id] ?? 0;
+      if (g <= 0) continue;
+      if (throughputAt(j.curve, g) <= 0 || g > j.maxGpus) throw new Error(`${policy.name} gave job ${j.id} an unusable ${g} GPUs`);
+      want[j.id] = g;
+      used += g;
+    }
+    if (used > total) throw new Error(`${policy.name} allocated ${used} > ${total} GPUs at t=${t}`);
+    const previous: Record<string, readonly number[]> = {};
+    for (const l of live.values()) if (l.gpus > 0) previous[l.spec.id] = l.placement;
+    const placement: Placement = policy.placement.place(want, cluster, previous);
+    decisionMs.push(performance.now() - t0);
+    nextHint = decision.nextDecisionAt;
+    // 3. overheads (authors' rule; the cache is keyed by the exact GPU set)
+    const restart = events > 0 && events % slot === 0;
+    events++;
+    for (const l of live.values()) {
+      const g = want[l.spec.id] ?? 0;
+      l.gpus = g;
+      l.placement = g > 0 ? placement[l.spec.id] : [];
+      l.overhead = 0;
+      if (g > 0) {
+        if (l.start === undefined) l.start = t;
+        if (cfg.overhead !== 'none') {
+          const key = [...l.placement].sort((a, b) => a - b).join(',');
+          l.overhead = overheadSeconds(g, total, cache.has(key), restart);
+          cache.add(key);
+        }
+      }
+    }
+    if (restart) cache.clear();
+    // 4. next decision point: first arrival, completion or plan step, at least one slot away
+    let tn = next < arrivals.length ? arrivals[next].submitTime : Infinity;
+    for (const l of live.values()) {
+      if (l.gpus === 0) continue;
+      const rate = throughputAt(toCurve(l, policy), l.gpus);
+      tn = Math.min(tn, t + l.overhead + Math.ceil((l.spec.iterations - l.done) / rate));
+    }
+    if (nextHint !== undefined && nextHint > t) tn = Math.min(tn, nextHint);
+    if (tn === Infinity) {
+      if (live.size === 0) break;
+      if (++idle > 10000) break; // nothing runs and nothing will arrive: the rest never finishes
+      tn = t + slot;
+    } else idle = 0;
+    tn = Math.max(tn, t + slot);
+    // 5. progress until tn
+    for (const l of [...live.values()]) {
+      if (l.gpus === 0) {
+        l.waiting++;
+        continue;
+      }
+      l.waiting = 0;
+      const rate = throughputAt(toCurve(l, policy), l.gpus);
+      const run = Math.max(0, tn - t - l.overhead);
+      const left = l.spec.iterations - l.done;
+      if (run * rate >= left) {
+        const end = t + l.overhead + Math.ceil(left / rate);
+        l.attained += l.gpus * (end - t);
+        l.done = l.spec.iterations;
+        finish(l, end);
+      } else {
+        l.done += run * rate;
+        l.attained += l.gpus * (tn - t);
+      }
+    }
+    // Jobs that can never finish any more (deadline jobs long past, nothing running) stay until `until`.
+    t = tn;
+  }
+  for (const l of [...live.values()]) finish(l, undefined, 'unfinished');
+  const jobs = trace.map((s) => outcomes.get(s.id)!);
+  const withDeadline = jobs.filter((j) => j.deadline !== undefined);
+  const accepted = withDeadline.filter((j) => j.metDeadline).length;
+  return {
+    policy: policy.name,
+    jobs,
+    accepted,
+    declined: withDeadline.length - accepted,
+    ratio: withDeadline.length ? accepted / withDeadline.length : 1,
+    decisionMs,
+    rounds: events,
+    makespan,
+  };
+}
+
+function toCurve(l: Live, policy: TrainingPolicy): ScalingCurve {
+  return policy.adaptsBatch && l.spec.adaptiveCurve ? l.spec.adaptiveCurve : l.spec.curve;
+}

@@ -1,0 +1,150 @@
+/**
+ * The training scheduler's contract. Everything here is plain data: the REST job API, the live
+ * training round and the simulator build these values and call the pure phases with them.
+ *
+ * Units: time is in seconds (`Seconds`) on whatever clock the caller uses (the trace clock in the
+ * simulator, epoch seconds in the live loop); throughput is in iterations per second; GPU counts
+ * are whole GPUs. No phase reads the clock, the environment or the network.
+ */
+
+/** Seconds on the caller's clock. */
+export type Seconds = number;
+
+/**
+ * A job's scaling curve at one global batch size: throughput at each power-of-two worker count.
+ * Built from the ElasticFlow throughput tables in simulation, from the profile run (1 and 2
+ * workers, extrapolated) in the live system.
+ */
+export interface ScalingCurve {
+  /** Worker counts with a known throughput, ascending (1, 2, 4, ...). */
+  readonly gpus: readonly number[];
+  /** Whole-job iterations per second at `gpus[i]` workers. Same length as `gpus`. */
+  readonly iterPerSec: readonly number[];
+}
+
+/** A training job as the scheduler sees it. */
+export interface TrainingJob {
+  readonly id: string;
+  readonly model: string;
+  /** When the job was submitted (s). */
+  readonly submitTime: Seconds;
+  /** Total work in iterations (optimizer steps at `batchSize`). The API converts epochs to iterations. */
+  readonly iterations: number;
+  /** Iterations already done (reported progress, corrected by `fapes/correction`). */
+  readonly doneIterations: number;
+  /** Absolute hard deadline (s). Absent = best-effort. */
+  readonly deadline?: Seconds;
+  /** Absolute soft deadline (s): worth finishing by, never guaranteed, never a reason to drop. */
+  readonly softDeadline?: Seconds;
+  /** Global batch size the curve was measured at. */
+  readonly batchSize: number;
+  /** Learning rate at `batchSize`; rescaled linearly when the batch is co-adapted. */
+  readonly learningRate?: number;
+  /** GPUs the user asked for; non-elastic baselines (Gandiva, Tiresias, Themis, FIFO, SJF) gang-schedule exactly this. */
+  readonly requestedGpus?: number;
+  /** Most workers the job may use (ElasticFlow's `max_gpu`). */
+  readonly maxGpus: number;
+  /** Throughput at `batchSize` per worker count. */
+  readonly curve: ScalingCurve;
+  /** GPUs the job holds right now (0 when waiting). */
+  readonly currentGpus?: number;
+  /** GPU-seconds the job has received so far (Tiresias' 2D-LAS attained service). */
+  readonly attainedGpuSeconds?: number;
+  /** Consecutive rounds the job has waited with 0 GPUs (FaPES pop-up, Gandiva time-slicing). */
+  readonly waitingRounds?: number;
+  /** Gradient noise scale φ reported by the runtime (FaPES / Pollux statistical efficiency). */
+  readonly gradientNoiseScale?: number;
+}
+
+/** Cluster shape: a topology tree switch → node → GPU, all nodes alike. */
+export interface ClusterSpec {
+  readonly nodes: number;
+  readonly gpusPerNode: number;
+  /** Nodes under one switch (the tree's upper layer). Defaults to all nodes. */
+  readonly nodesPerSwitch?: number;
+}
+
+/** One step of a plan: from `from` on (until the next step or completion) the job holds `gpus`. */
+export interface PlanStep {
+  readonly from: Seconds;
+  readonly gpus: number;
+}
+
+/**
+ * A job's schedule plan: GPUs per future round, run-length encoded on the slot grid that starts
+ * at the plan's first step. `roundsOf(plan, n)` in `plan.ts` expands it to one number per round.
+ */
+export interface Plan {
+  readonly jobId: string;
+  readonly slotSeconds: Seconds;
+  readonly steps: readonly PlanStep[];
+  /** When the job's last iteration is predicted to finish (s, not rounded to the grid). */
+  readonly predictedCompletion: Seconds;
+}
+
+/** What the scheduler knows at a round: the cluster and the admitted, unfinished jobs. */
+export interface SchedulerState {
+  readonly cluster: ClusterSpec;
+  /** Scheduling round (slot) length (s). 60 s default here, 240/60 s in ElasticFlow's runs, 600 s in FaPES. */
+  readonly slotSeconds: Seconds;
+  /** Admitted jobs that are not finished (running or waiting), best-effort ones included. */
+  readonly jobs: readonly TrainingJob[];
+  /** GPUs taken away from training this round (e.g. reclaimed by inference); default 0. */
+  readonly unavailableGpus?: number;
+}
+
+/** Answer of the admission phase; the API maps it to 201 (admitted) or 409 (not). */
+export type AdmissionDecision =
+  | { readonly admitted: true; readonly plan: Plan; readonly reason: string }
+  | {
+      readonly admitted: false;
+      readonly reason: string;
+      /** Earliest absolute deadline (s) that could be guaranteed now (the 409 counter-offer); null if none (e.g. the job cannot run on this cluster). */
+      readonly earliestFeasibleDeadline: Seconds | null;
+    };
+
+/** One round's allocation: GPUs per job for the coming round, with reasons. */
+export interface RoundDecision {
+  /** jobId → GPUs for the next round (0 = wait). Jobs missing here get 0. */
+  readonly gpus: Readonly<Record<string, number>>;
+  /** jobId → plan, for policies that plan ahead (ElasticFlow). */
+  readonly plans?: Readonly<Record<string, Plan>>;
+  /** jobId → why it got what it got. */
+  readonly reasons: Readonly<Record<string, string>>;
+  /** Summary for logs and the jobs API. */
+  readonly reason: string;
+  /** Earliest time the policy wants to be asked again even if nothing happens (a plan step). */
+  readonly nextDecisionAt?: Seconds;
+}
+
+/** jobId → global GPU indices (node × gpusPerNode + local index). */
+export type Placement = Readonly<Record<string, readonly number[]>>;
+
+/** Admission phase: admit a new job given the admitted ones, or say why not and what deadline would work. */
+export interface AdmissionPhase {
+  admit(job: TrainingJob, state: SchedulerState, now: Seconds): AdmissionDecision;
+}
+
+/** Allocation phase: GPUs per job for the next round. */
+export interface AllocationPhase {
+  allocate(state: SchedulerState, now: Seconds): RoundDecision;
+}
+
+/** Placement phase: which GPUs each job gets; `previous` lets jobs keep their GPUs. */
+export interface PlacementPhase {
+  place(gpus: Readonly<Record<string, number>>, cluster: ClusterSpec, previous: Placement): Placement;
+}
+
+/** A registered scheduling policy: one per name in `registry.ts`. */
+export interface TrainingPolicy {
+  readonly name: string;
+  readonly description: string;
+  /** Absent = admit everything (the job may still finish late). */
+  readonly admission?: AdmissionPhase;
+  readonly allocation: AllocationPhase;
+  readonly placement: PlacementPhase;
+  /** True if the policy may change a running job's GPU count (elastic); false = gang-scheduled at `requestedGpus`. */
+  readonly elastic: boolean;
+  /** True if the policy co-adapts batch size (and LR) with the worker count when the job reports a GNS. */
+  readonly adaptsBatch?: boolean;
+}
