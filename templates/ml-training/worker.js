@@ -74,7 +74,7 @@ async function main() {
         r.lossSum += out.loss;
         r.correct += out.correct;
         r.count += e - s;
-        for (let k = 0; k < P; k++) smallSq += grad[k] * grad[k];
+        if (n > 1) for (let k = 0; k < P; k++) smallSq += grad[k] * grad[k];
       } else {
         grad.fill(0);
       }
