@@ -20,6 +20,14 @@ const digits = require(digitsFile);
 const digitsCsv = path.join(repoRoot, 'functions/digits-train/data/digits.csv');
 const TRAIN = 1438; // digits rows minus the 20 % held out
 
+test.each([
+  { model: 'softmax', params: 650 },
+  { model: 'mlp', params: 2410 },
+  { model: 'mlp-wide', params: 64 * 256 + 256 + 256 * 10 + 10 },
+])('digits-train MODEL=$model has $params parameters', ({ model, params }) => {
+  expect(digits.createModel(model, { nn, inputSize: 64, numClasses: 10, seed: 0 }).params).toHaveLength(params);
+});
+
 describe('all-reduce step (worker threads) equals one step on the global batch', () => {
   const data = digits.loadDataset(digitsCsv, { nn });
   const split = splitDataset(data, 0.2, 0);

@@ -5,7 +5,7 @@
  * Measure the ml-training harness on digits-train: examples/s by worker count and global batch
  * (median over epochs after the first two, whose JIT warm-up is excluded), and SIGTERM → exit time
  * with n workers. Lays out the image like the tests do; prints one JSON line per measurement.
- *   node test/templates/training/measure-elastic.js [--epochs 12] [--workers 1,2,4] [--batches 32,128] [--stops 5]
+ *   node test/templates/training/measure-elastic.js [--epochs 12] [--workers 1,2,4] [--batches 32,128] [--model mlp] [--stops 5]
  */
 const { spawn } = require('node:child_process');
 const fs = require('node:fs');
@@ -21,6 +21,7 @@ const epochs = Number(arg('epochs', '12'));
 const workerCounts = arg('workers', '1,2,4').split(',').map(Number);
 const batches = arg('batches', '32,128').split(',').map(Number);
 const stops = Number(arg('stops', '5'));
+const model = arg('model', 'mlp');
 
 function layout() {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mlfaas-measure-'));
@@ -67,12 +68,12 @@ async function main() {
     for (const w of workerCounts) {
       const t0 = Date.now();
       /** @type {any} */
-      const r = await job(dir, { WORKERS: String(w), BATCH_SIZE: String(batch), EPOCHS: String(epochs), LEARNING_RATE: '0.1', CHECKPOINT_EVERY: '1000' });
+      const r = await job(dir, { WORKERS: String(w), BATCH_SIZE: String(batch), EPOCHS: String(epochs), LEARNING_RATE: '0.1', CHECKPOINT_EVERY: '1000', MODEL: model });
       const progress = r.lines.filter((/** @type {any} */ l) => l.type === 'progress');
       const eps = progress.slice(2).map((/** @type {any} */ p) => p.examplesPerSec);
       const done = r.lines.find((/** @type {any} */ l) => l.type === 'done');
       console.log(JSON.stringify({
-        measure: 'throughput', workers: w, globalBatch: batch, epochs, exitCode: r.code, wallMs: Date.now() - t0,
+        measure: 'throughput', model, workers: w, globalBatch: batch, epochs, exitCode: r.code, wallMs: Date.now() - t0,
         examplesPerSecMedian: median(eps), examplesPerSecMax: Math.max(...eps), accuracy: done && done.accuracy,
         gradNoiseScaleLast: progress.at(-1).gradNoiseScale,
       }));
@@ -84,7 +85,7 @@ async function main() {
       /** @type {number} */
       let sent = 0;
       /** @type {any} */
-      const r = await job(dir, { WORKERS: String(w), BATCH_SIZE: '64', EPOCHS: '100000', CHECKPOINT_EVERY: '1000' }, (doc, child) => {
+      const r = await job(dir, { WORKERS: String(w), BATCH_SIZE: '64', EPOCHS: '100000', CHECKPOINT_EVERY: '1000', MODEL: model }, (doc, child) => {
         if (!sent && doc.type === 'progress' && doc.epoch === 3) {
           sent = Date.now();
           child.kill('SIGTERM');
@@ -93,7 +94,7 @@ async function main() {
       ms.push(Date.now() - sent);
       if (r.code !== 0) throw new Error(`exit ${r.code}`);
     }
-    console.log(JSON.stringify({ measure: 'sigterm-to-exit', workers: w, trials: stops, ms, medianMs: median(ms), maxMs: Math.max(...ms) }));
+    console.log(JSON.stringify({ measure: 'sigterm-to-exit', model, workers: w, trials: stops, ms, medianMs: median(ms), maxMs: Math.max(...ms) }));
   }
   fs.rmSync(dir, { recursive: true, force: true });
 }
