@@ -97,7 +97,7 @@ describe('gradient noise scale (McCandlish et al. simple estimator)', () => {
 });
 
 describe('global batch, shards and learning-rate scaling', () => {
-  const cfg = (env: Record<string, string>, defaults: Record<string, string | number> = { DATASET: 'd.csv', LEARNING_RATE: 0.1 }) =>
+  const cfg = (env: Record<string, string | undefined>, defaults: Record<string, string | number> = { DATASET: 'd.csv', LEARNING_RATE: 0.1 }) =>
     parseConfig(env, defaults, '/img');
 
   test.each([
