@@ -97,7 +97,6 @@ async function main() {
   trainer = new Trainer({ config: cfg, model, engine, data: split, emit, checkpoint });
   if (stopReason) trainer.requestStop();
   const result = await trainer.run(pos);
-  await engine.close();
   if (result.stopped) {
     checkpoint(result.pos, 'signal');
     emit({ type: 'stopped', reason: stopReason, epoch: result.pos.epoch, offset: result.pos.offset, step: result.pos.step });
@@ -108,6 +107,7 @@ async function main() {
     const test = model.evaluate(split.test.x, split.test.y);
     emit({ type: 'done', epochs: result.pos.epoch, samples: result.pos.samples, accuracy: round(test.accuracy), testLoss: round(test.loss) });
   }
+  await engine.close();
   if (grace) clearTimeout(grace);
   process.exit(0);
 }
