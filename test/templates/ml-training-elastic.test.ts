@@ -14,6 +14,7 @@ const nn = require(path.join(T, 'nn.js'));
 const { splitDataset } = require(path.join(T, 'trainer.js'));
 const { DataParallel } = require(path.join(T, 'parallel.js'));
 const { epochOrder } = require(path.join(T, 'allreduce.js'));
+const gns = require(path.join(T, 'gns.js'));
 const digitsFile = path.join(repoRoot, 'functions/digits-train/train.js');
 const digits = require(digitsFile);
 /* eslint-enable @typescript-eslint/no-require-imports */
@@ -89,6 +90,43 @@ describe('all-reduce step (worker threads) equals one step on the global batch',
     for (let i = 0; i < init.length; i++) maxDiff = Math.max(maxDiff, Math.abs(one.params[i] - four.params[i]));
     expect(maxDiff).toBeLessThan(1e-4);
     expect(b.gnsTrace).toBeGreaterThan(0);
+  });
+});
+
+describe('data-parallel gradient noise scale on a model with a known answer', () => {
+  // ½|w − x|² with x = μ + unit Gaussian noise in 4 dimensions: tr(Σ) = 4; w − μ = (0.5, …) gives
+  // |G|² = 1, so φ = 4. lr = 0 keeps w fixed, so every step estimates the same φ.
+  const d = 4;
+  const N = 8192;
+  const rand = nn.rng(7);
+  const gauss = () => Math.sqrt(-2 * Math.log(1 - rand())) * Math.cos(2 * Math.PI * rand());
+  const train = { x: Array.from({ length: N }, () => Float32Array.from({ length: d }, () => 1 + gauss())), y: new Array(N).fill(0) };
+  // the finite sample's own moments are the truth the estimator sees
+  const mean = Array.from({ length: d }, (_, i) => train.x.reduce((a, x) => a + x[i], 0) / N);
+  const trace = mean.reduce((a, m, i) => a + train.x.reduce((b, x) => b + (x[i] - m) ** 2, 0) / (N - 1), 0);
+  const w = Float32Array.from({ length: d }, () => 1.5);
+  const gradSq = mean.reduce((a, m, i) => a + (w[i] - m) ** 2, 0);
+
+  test.each([
+    { workers: 2, batch: 64 },
+    { workers: 4, batch: 32 },
+    { workers: 4, batch: 30 }, // uneven shards 7, 8, 7, 8
+  ])('$workers workers, global batch $batch: φ within 15 % of tr(Σ)/|G|²', async ({ workers, batch }) => {
+    const dp = await DataParallel.start({
+      workers, handlerFile: path.join(repoRoot, 'test/templates/training/quadratic/train.js'), modelName: 'quadratic', seed: 0,
+      numClasses: 1, train, params: w,
+    });
+    try {
+      const r = await dp.run({ epoch: 0, offset: 0, globalBatch: batch, learningRate: 0 });
+      expect(r.gnsSteps).toBe(Math.floor(N / batch) + (N % batch >= workers ? 1 : 0));
+      expect(r.gnsGradSq / r.gnsSteps).toBeGreaterThan(0.8 * gradSq);
+      expect(r.gnsGradSq / r.gnsSteps).toBeLessThan(1.2 * gradSq);
+      const phi = gns.noiseScaleFromSums({ gradSqSum: r.gnsGradSq, traceSum: r.gnsTrace, steps: r.gnsSteps });
+      expect(Math.abs(phi / (trace / gradSq) - 1)).toBeLessThan(0.15);
+      expect(Array.from(dp.params)).toEqual(Array.from(w)); // lr 0: no update
+    } finally {
+      await dp.close();
+    }
   });
 });
 
@@ -192,6 +230,21 @@ describe('elastic ml-training jobs on digits-train', () => {
     const files = fs.readdirSync(ckpt).filter((f) => /^ckpt-\d+\.json$/.test(f));
     expect(files).toContain(path.basename(saved.path));
     expect(fs.readdirSync(ckpt).filter((f) => f.includes('.tmp-'))).toEqual([]);
+  });
+
+  test('a version-1 checkpoint (minibatch index, one worker) resumes at batch × BATCH_SIZE with 2 workers', async () => {
+    const { image, ckpt } = fresh();
+    const params = Float32Array.from(digits.createModel('mlp', { nn, inputSize: 64, numClasses: 10, seed: 0 }).params);
+    const v1 = {
+      version: 1, step: 55, epoch: 1, batch: 10, samples: TRAIN + 320, partial: { lossSum: 0, correct: 0, count: 0, trainMs: 0 },
+      model: 'mlp', seed: 0, paramCount: params.length, reason: 'signal', savedAt: new Date().toISOString(),
+      params: Buffer.from(params.buffer).toString('base64'),
+    };
+    fs.writeFileSync(path.join(ckpt, 'ckpt-000000055.json'), JSON.stringify(v1));
+    const fn = run(image, ckpt, { WORKERS: '2', BATCH_SIZE: '32', EPOCHS: '2' });
+    expect((await fn.exited).code).toBe(0);
+    expect(fn.json().find((l) => l.type === 'start').resumedFrom).toMatchObject({ epoch: 1, offset: 320, step: 55, workers: 1, globalBatch: 32 });
+    expect(progressOf(fn)).toEqual([expect.objectContaining({ epoch: 2, samples: 2 * TRAIN, step: 55 + Math.ceil((TRAIN - 320) / 32) })]);
   });
 
   test('a worker thread that fails ends the job with exit 1 and its message, not a hang', async () => {
