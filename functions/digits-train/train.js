@@ -3,7 +3,8 @@
 /**
  * digits-train: classify scikit-learn's 8x8 digits (data/digits.csv: 64 pixel columns 0-16 and
  * the label; written by functions/digits-classify/train.py, same bytes as its copy there).
- * MODEL=softmax: softmax regression (650 parameters); MODEL=mlp (default): 64-32-10 ReLU MLP.
+ * MODEL=softmax: softmax regression (650 parameters); MODEL=mlp (default): 64-32-10 ReLU MLP;
+ * MODEL=mlp-wide: 64-256-10 (19,210 parameters), heavy enough per step to show data-parallel speed-up.
  * Pixels are scaled to [0, 1] on load.
  */
 
@@ -29,7 +30,8 @@ function createModel(name, ctx) {
   const { inputSize, numClasses, seed } = ctx;
   if (name === 'softmax') return ctx.nn.mlp({ name, inputSize, hidden: [], numClasses, seed });
   if (name === 'mlp') return ctx.nn.mlp({ name, inputSize, hidden: [32], numClasses, seed });
-  throw new Error(`MODEL=${name}: digits-train knows softmax and mlp`);
+  if (name === 'mlp-wide') return ctx.nn.mlp({ name, inputSize, hidden: [256], numClasses, seed });
+  throw new Error(`MODEL=${name}: digits-train knows softmax, mlp and mlp-wide`);
 }
 
 module.exports = { defaults, loadDataset, createModel };

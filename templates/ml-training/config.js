@@ -9,8 +9,12 @@ const path = require('node:path');
 /**
  * @typedef {object} TrainConfig
  * @property {number} epochs          epochs to reach (a resumed job runs the remainder)
- * @property {number} batchSize       examples per SGD step (per worker, once there are workers)
- * @property {number} learningRate    SGD step size
+ * @property {number} batchSize       GLOBAL batch: examples per SGD step over all workers together
+ * @property {number} learningRate    SGD step size in effect (BASE_LEARNING_RATE × BATCH_SIZE / BASE_BATCH_SIZE
+ *                                    when BASE_LEARNING_RATE is set, else LEARNING_RATE)
+ * @property {number | null} baseBatchSize   BASE_BATCH_SIZE: the batch the base rate was tuned for, and M0 of
+ *                                    statistical efficiency (null: not set; efficiency is then relative to M0 = 1)
+ * @property {number | null} baseLearningRate BASE_LEARNING_RATE (null: not set)
  * @property {string} dataset         absolute path of the dataset file
  * @property {string} model           model name handed to train.js createModel()
  * @property {string} checkpointDir   absolute path; created if missing
@@ -19,7 +23,7 @@ const path = require('node:path');
  * @property {number} testFraction    share of the examples held out for the accuracy report
  * @property {number} seed            seeds the split, the shuffles and the initial weights
  * @property {number} gnsMaxBatches   most minibatches in the gradient-noise pass per epoch
- * @property {number} workers         data-parallel workers; only 1 for now
+ * @property {number} workers         data-parallel workers (threads); each takes its shard of every global batch
  * @property {boolean} watchParent    exit (after a checkpoint) when the parent process goes away
  * @property {string} functionDir     absolute path of the handler folder
  */
@@ -29,8 +33,11 @@ class ConfigError extends Error {}
 const HARNESS_DEFAULTS = {
   EPOCHS: '10', BATCH_SIZE: '32', LEARNING_RATE: '0.1', MODEL: 'default', CHECKPOINT_DIR: 'checkpoints',
   CHECKPOINT_GRACE_MS: '5000', CHECKPOINT_EVERY: '1', TEST_FRACTION: '0.2', SEED: '0',
-  GNS_MAX_BATCHES: '64', WORKERS: '1', DATASET: '',
+  GNS_MAX_BATCHES: '64', WORKERS: '1', DATASET: '', BASE_BATCH_SIZE: '', BASE_LEARNING_RATE: '',
 };
+
+/** Most data-parallel workers one job may ask for. */
+const MAX_WORKERS = 64;
 
 /**
  * @param {NodeJS.ProcessEnv} env
@@ -56,12 +63,30 @@ function parseConfig(env, handlerDefaults, cwd) {
   const functionDir = path.resolve(cwd, env.FUNCTION_DIR || 'function');
   const dataset = raw('DATASET');
   if (!dataset) throw new ConfigError('DATASET is not set and train.js has no defaults.DATASET');
-  const workers = num('WORKERS', 1, 1024, true);
-  if (workers !== 1) throw new ConfigError(`WORKERS=${workers}: data-parallel training is not implemented yet; use 1`);
+  const workers = num('WORKERS', 1, MAX_WORKERS, true);
+  const batchSize = num('BATCH_SIZE', 1, 1e6, true);
+  if (batchSize < workers) {
+    throw new ConfigError(`BATCH_SIZE=${batchSize} with WORKERS=${workers}: the global batch must give every worker at least one example`);
+  }
+  const baseBatchSize = raw('BASE_BATCH_SIZE') === '' ? null : num('BASE_BATCH_SIZE', 1, 1e6, true);
+  const baseLearningRate = raw('BASE_LEARNING_RATE') === '' ? null : num('BASE_LEARNING_RATE', 0, 1e3, false);
+  let learningRate;
+  if (baseLearningRate !== null) {
+    if (baseBatchSize === null) throw new ConfigError(`BASE_LEARNING_RATE=${baseLearningRate} needs BASE_BATCH_SIZE (the batch that rate was tuned for)`);
+    if (env.LEARNING_RATE !== undefined && env.LEARNING_RATE !== '') {
+      throw new ConfigError(`LEARNING_RATE=${JSON.stringify(env.LEARNING_RATE)} and BASE_LEARNING_RATE=${baseLearningRate} are both set; ` +
+        'set one (with BASE_LEARNING_RATE the rate is BASE_LEARNING_RATE × BATCH_SIZE / BASE_BATCH_SIZE)');
+    }
+    learningRate = (baseLearningRate * batchSize) / baseBatchSize;
+  } else {
+    learningRate = num('LEARNING_RATE', 0, 1e3, false);
+  }
   return {
     epochs: num('EPOCHS', 1, 1e6, true),
-    batchSize: num('BATCH_SIZE', 1, 1e6, true),
-    learningRate: num('LEARNING_RATE', 0, 1e3, false),
+    batchSize,
+    learningRate,
+    baseBatchSize,
+    baseLearningRate,
     dataset: path.resolve(functionDir, dataset),
     model: raw('MODEL'),
     checkpointDir: path.resolve(cwd, raw('CHECKPOINT_DIR')),
@@ -76,4 +101,4 @@ function parseConfig(env, handlerDefaults, cwd) {
   };
 }
 
-module.exports = { parseConfig, ConfigError };
+module.exports = { parseConfig, ConfigError, MAX_WORKERS };

@@ -32,4 +32,44 @@ function gradientNoiseScale(pass) {
   return { gnsSimple: gradSq > 0 ? traceSigma / gradSq : null, gradSq, traceSigma, bSmall, bBig };
 }
 
-module.exports = { gradientNoiseScale };
+/**
+ * One data-parallel step's contribution to the two-batch estimates, linear in its inputs so that
+ * each worker can accumulate its own share and the shares simply add up (see worker.js):
+ * smallSq is (a worker's share of) the mean over workers of |g_i|², bigSq (a worker's share of)
+ * |G_big|², the all-reduced gradient's squared norm. With unequal local batches b_i, bSmall is
+ * their harmonic mean k / Σ 1/b_i, for which E[mean_i |g_i|²] = |G|² + tr(Σ)/bSmall still holds.
+ * @param {number} smallSq @param {number} bigSq @param {number} bSmall @param {number} bBig (> bSmall)
+ * @returns {{ gradSq: number, traceSigma: number }}
+ */
+function twoBatchTerms(smallSq, bigSq, bSmall, bBig) {
+  return {
+    gradSq: (bBig * bigSq - bSmall * smallSq) / (bBig - bSmall),
+    traceSigma: (smallSq - bigSq) / (1 / bSmall - 1 / bBig),
+  };
+}
+
+/**
+ * B_simple from estimates summed over steps: the ratio of the averages (McCandlish et al. average
+ * |G|² and tr(Σ) separately, since the ratio of noisy estimates is biased); null when there are no
+ * steps or the |G|² average is not positive.
+ * @param {{ gradSqSum: number, traceSum: number, steps: number }} sums
+ * @returns {number | null}
+ */
+function noiseScaleFromSums(sums) {
+  if (sums.steps < 1 || !(sums.gradSqSum > 0)) return null;
+  return sums.traceSum / sums.gradSqSum;
+}
+
+/**
+ * Statistical efficiency of global batch M relative to base batch M0, FaPES §4.3 (after Pollux):
+ * (φ + M0) / (φ + M), φ the gradient noise scale: the progress per example at M as a fraction of
+ * the progress per example at M0. Null when φ is unknown.
+ * @param {number | null} phi @param {number} m @param {number} m0
+ * @returns {number | null}
+ */
+function statisticalEfficiency(phi, m, m0) {
+  if (phi === null || !Number.isFinite(phi) || phi < 0) return null;
+  return (phi + m0) / (phi + m);
+}
+
+module.exports = { gradientNoiseScale, twoBatchTerms, noiseScaleFromSums, statisticalEfficiency };

@@ -1,16 +1,18 @@
 // @ts-check
 'use strict';
 /**
- * mlfaas ml-training harness: trains the model that function/train.js defines, with
- * hyper-parameters from the environment, JSON-line progress on stdout, checkpoints in
- * CHECKPOINT_DIR (resumed on start), and checkpoint-then-exit-0 on SIGTERM. See README.md.
+ * mlfaas ml-training harness: trains the model that function/train.js defines, data-parallel over
+ * WORKERS worker threads, with hyper-parameters from the environment, JSON-line progress on
+ * stdout, checkpoints in CHECKPOINT_DIR (resumed on start, with any worker count), and
+ * checkpoint-then-exit-0 on SIGTERM. See README.md.
  */
 const fs = require('node:fs');
 const path = require('node:path');
 const nn = require('./nn');
 const { parseConfig } = require('./config');
-const { saveCheckpoint, loadLatestCheckpoint } = require('./checkpoint');
-const { Trainer, splitDataset } = require('./trainer');
+const { saveCheckpoint, loadLatestCheckpoint, positionOf } = require('./checkpoint');
+const { Trainer, splitDataset, emptyPartial, localBatchOf } = require('./trainer');
+const { DataParallel } = require('./parallel');
 
 /** @param {Record<string, unknown>} doc */
 const emit = (doc) => process.stdout.write(`${JSON.stringify(doc)}\n`);
@@ -20,6 +22,8 @@ const log = (line) => process.stderr.write(`[ml-training] ${line}\n`);
 async function main() {
   /** @type {Trainer | null} */
   let trainer = null;
+  /** @type {DataParallel | null} */
+  let engine = null;
   /** @type {string | null} */
   let stopReason = null;
   /** @type {NodeJS.Timeout | null} */
@@ -29,6 +33,7 @@ async function main() {
     if (stopReason) return;
     stopReason = why;
     if (trainer) trainer.requestStop();
+    else if (engine) engine.requestStop();
     const ms = config ? config.checkpointGraceMs : 5000;
     grace = setTimeout(() => {
       log(`${why}: no checkpoint within ${ms} ms (CHECKPOINT_GRACE_MS); exiting without one`);
@@ -56,8 +61,8 @@ async function main() {
   /** @type {nn.Model} */
   const model = await handler.createModel(cfg.model, { nn, inputSize: data.inputSize, numClasses: data.numClasses, seed: cfg.seed });
 
-  /** @type {import('./trainer').Position} */
-  let pos = { step: 0, epoch: 0, batch: 0, samples: 0, partial: { lossSum: 0, correct: 0, count: 0, trainMs: 0 }, model: cfg.model, seed: cfg.seed, reason: 'start' };
+  /** @type {import('./checkpoint').Position} */
+  let pos = { step: 0, epoch: 0, offset: 0, samples: 0, partial: emptyPartial(), model: cfg.model, seed: cfg.seed, reason: 'start' };
   const resumed = loadLatestCheckpoint(cfg.checkpointDir);
   if (resumed) {
     const c = resumed.checkpoint;
@@ -66,28 +71,35 @@ async function main() {
         `this job trains '${cfg.model}' with ${model.params.length}. Use another CHECKPOINT_DIR.`);
     }
     model.params.set(resumed.params);
-    pos = { step: c.step, epoch: c.epoch, batch: c.batch, samples: c.samples, partial: c.partial, model: c.model, seed: c.seed, reason: c.reason };
+    pos = positionOf(c, cfg.batchSize);
   }
+  const written = { workers: cfg.workers, globalBatch: cfg.batchSize, localBatch: localBatchOf(cfg.batchSize, cfg.workers), learningRate: cfg.learningRate };
   emit({
     type: 'start', model: model.name, modelName: cfg.model, parameters: model.params.length,
     trainExamples: split.train.x.length, testExamples: split.test.x.length, epochs: cfg.epochs,
-    batchSize: cfg.batchSize, learningRate: cfg.learningRate, workers: cfg.workers, seed: cfg.seed,
-    dataset: cfg.dataset, checkpointDir: cfg.checkpointDir,
-    resumedFrom: resumed ? { file: resumed.file, epoch: pos.epoch, batch: pos.batch, step: pos.step } : null,
+    batchSize: cfg.batchSize, ...written, baseBatchSize: cfg.baseBatchSize, baseLearningRate: cfg.baseLearningRate,
+    seed: cfg.seed, dataset: cfg.dataset, checkpointDir: cfg.checkpointDir,
+    resumedFrom: resumed ? {
+      file: resumed.file, epoch: pos.epoch, offset: pos.offset, step: pos.step,
+      workers: resumed.checkpoint.workers ?? 1, globalBatch: resumed.checkpoint.globalBatch ?? cfg.batchSize,
+    } : null,
   });
 
-  /** @param {import('./trainer').Position} p @param {string} reason */
+  /** @param {import('./checkpoint').Position} p @param {string} reason */
   const checkpoint = (p, reason) => {
-    const file = saveCheckpoint(cfg.checkpointDir, { ...p, reason }, model.params);
-    emit({ type: 'checkpoint', reason, epoch: p.epoch, batch: p.batch, step: p.step, path: file });
+    const file = saveCheckpoint(cfg.checkpointDir, { ...p, reason, ...written }, model.params);
+    emit({ type: 'checkpoint', reason, epoch: p.epoch, offset: p.offset, step: p.step, workers: cfg.workers, globalBatch: cfg.batchSize, path: file });
     return file;
   };
-  trainer = new Trainer({ config: cfg, model, data: split, emit, checkpoint });
+  engine = await DataParallel.start({
+    workers: cfg.workers, handlerFile, modelName: cfg.model, seed: cfg.seed, numClasses: data.numClasses, train: split.train, params: model.params,
+  });
+  trainer = new Trainer({ config: cfg, model, engine, data: split, emit, checkpoint });
   if (stopReason) trainer.requestStop();
   const result = await trainer.run(pos);
   if (result.stopped) {
     checkpoint(result.pos, 'signal');
-    emit({ type: 'stopped', reason: stopReason, epoch: result.pos.epoch, batch: result.pos.batch });
+    emit({ type: 'stopped', reason: stopReason, epoch: result.pos.epoch, offset: result.pos.offset, step: result.pos.step });
   } else {
     if (!resumed || resumed.checkpoint.reason !== 'done' || resumed.checkpoint.step !== result.pos.step) {
       checkpoint(result.pos, 'done');
@@ -95,6 +107,7 @@ async function main() {
     const test = model.evaluate(split.test.x, split.test.y);
     emit({ type: 'done', epochs: result.pos.epoch, samples: result.pos.samples, accuracy: round(test.accuracy), testLoss: round(test.loss) });
   }
+  await engine.close();
   if (grace) clearTimeout(grace);
   process.exit(0);
 }

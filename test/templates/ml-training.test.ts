@@ -7,7 +7,12 @@ import { FunctionProcess, layoutImage, removeImage, repoRoot, startFunction } fr
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const nn = require(path.join(repoRoot, 'templates/ml-training/nn.js'));
 // eslint-disable-next-line @typescript-eslint/no-require-imports
-const { gradientNoiseScale } = require(path.join(repoRoot, 'templates/ml-training/gns.js'));
+const gns = require(path.join(repoRoot, 'templates/ml-training/gns.js'));
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const { parseConfig } = require(path.join(repoRoot, 'templates/ml-training/config.js'));
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const { shardRange, shardSizes } = require(path.join(repoRoot, 'templates/ml-training/allreduce.js'));
+const { gradientNoiseScale } = gns;
 
 describe('nn.mlp gradients', () => {
   test.each([
@@ -54,6 +59,85 @@ describe('gradient noise scale (McCandlish et al. simple estimator)', () => {
     expect(gradientNoiseScale({ sumSqNorms: 4, count: 1, batchSize: 8, meanGrad: Float64Array.from([2]) }).gnsSimple).toBeNull();
     expect(gradientNoiseScale({ sumSqNorms: 2, count: 2, batchSize: 8, meanGrad: Float64Array.from([0]) }).gnsSimple).toBeNull();
   });
+
+  test('data-parallel terms: per-worker shares add up to the two-batch estimate, unequal local batches included', () => {
+    // |G|² = 25, tr(Σ) = 50; four workers with local batches 2, 3, 2, 3 (global 10).
+    const sizes = [2, 3, 2, 3];
+    const bBig = 10;
+    const bSmall = sizes.length / sizes.reduce((a, b) => a + 1 / b, 0); // harmonic mean
+    const smalls = sizes.map((b) => 25 + 50 / b); // E|g_i|²
+    const big = 25 + 50 / bBig; // E|G_big|²
+    const bigShares = [0.1, 0.4, 0.2, 0.3].map((f) => f * big); // chunks of the reduced gradient
+    let gradSq = 0;
+    let trace = 0;
+    sizes.forEach((_, i) => {
+      const t = gns.twoBatchTerms(smalls[i] / sizes.length, bigShares[i], bSmall, bBig);
+      gradSq += t.gradSq;
+      trace += t.traceSigma;
+    });
+    expect(gradSq).toBeCloseTo(25, 9);
+    expect(trace).toBeCloseTo(50, 9);
+    expect(gns.noiseScaleFromSums({ gradSqSum: 3 * gradSq, traceSum: 3 * trace, steps: 3 })).toBeCloseTo(2, 9);
+    expect(gns.noiseScaleFromSums({ gradSqSum: -1, traceSum: 3, steps: 3 })).toBeNull();
+    expect(gns.noiseScaleFromSums({ gradSqSum: 0, traceSum: 0, steps: 0 })).toBeNull();
+  });
+
+  // FaPES §4.3: Efficiency(φ, M) = (φ + M0)/(φ + M).
+  test.each([
+    { name: 'M = M0 is fully efficient', phi: 100, m: 32, m0: 32, want: 1 },
+    { name: 'FaPES M0 = 1', phi: 99, m: 100, m0: 1, want: 100 / 199 },
+    { name: 'noise scale far above M: near 1', phi: 1e6, m: 256, m0: 32, want: (1e6 + 32) / (1e6 + 256) },
+    { name: 'smaller batch than M0: above 1', phi: 50, m: 16, m0: 32, want: 82 / 66 },
+    { name: 'unknown φ', phi: null, m: 64, m0: 32, want: null },
+  ])('statistical efficiency: $name', ({ phi, m, m0, want }) => {
+    const got = gns.statisticalEfficiency(phi, m, m0);
+    if (want === null) expect(got).toBeNull();
+    else expect(got).toBeCloseTo(want, 12);
+  });
+});
+
+describe('global batch, shards and learning-rate scaling', () => {
+  const cfg = (env: Record<string, string | undefined>, defaults: Record<string, string | number> = { DATASET: 'd.csv', LEARNING_RATE: 0.1 }) =>
+    parseConfig(env, defaults, '/img');
+
+  test.each([
+    { name: 'defaults', env: {}, want: { workers: 1, batchSize: 32, learningRate: 0.1, baseBatchSize: null } },
+    { name: 'BATCH_SIZE is global', env: { WORKERS: '4', BATCH_SIZE: '64' }, want: { workers: 4, batchSize: 64, learningRate: 0.1 } },
+    {
+      name: 'linear scaling: lr = BASE_LEARNING_RATE × BATCH_SIZE / BASE_BATCH_SIZE',
+      env: { BATCH_SIZE: '128', BASE_BATCH_SIZE: '32', BASE_LEARNING_RATE: '0.05' },
+      want: { batchSize: 128, learningRate: 0.2, baseBatchSize: 32, baseLearningRate: 0.05 },
+    },
+    { name: 'BASE_BATCH_SIZE alone only sets M0', env: { BASE_BATCH_SIZE: '16' }, want: { learningRate: 0.1, baseBatchSize: 16 } },
+  ])('$name', ({ env, want }) => {
+    expect(cfg(env)).toMatchObject(want);
+  });
+
+  test.each([
+    { name: 'fewer examples than workers', env: { WORKERS: '8', BATCH_SIZE: '4' }, msg: /BATCH_SIZE=4 with WORKERS=8/ },
+    { name: 'too many workers', env: { WORKERS: '65' }, msg: /WORKERS="65"/ },
+    { name: 'base rate without base batch', env: { BASE_LEARNING_RATE: '0.1' }, msg: /needs BASE_BATCH_SIZE/ },
+    { name: 'both rates', env: { LEARNING_RATE: '0.3', BASE_BATCH_SIZE: '32', BASE_LEARNING_RATE: '0.1' }, msg: /set one/ },
+  ])('refused: $name', ({ env, msg }) => {
+    expect(() => cfg(env)).toThrow(msg);
+  });
+
+  test.each([
+    { count: 32, n: 4, want: [8, 8, 8, 8] },
+    { count: 10, n: 4, want: [2, 3, 2, 3] },
+    { count: 8, n: 3, want: [2, 3, 3] },
+    { count: 5, n: 1, want: [5] },
+  ])('a batch of $count over $n workers: $want', ({ count, n, want }) => {
+    expect(shardSizes(count, n)).toEqual(want);
+    // contiguous and covering
+    let at = 0;
+    for (let r = 0; r < n; r++) {
+      const [s, e] = shardRange(count, n, r);
+      expect(s).toBe(at);
+      at = e;
+    }
+    expect(at).toBe(count);
+  });
 });
 
 describe('ml-training harness on digits-train', () => {
@@ -82,12 +166,17 @@ describe('ml-training harness on digits-train', () => {
     expect((await fn.exited).code).toBe(0);
     const lines = fn.json();
     const start = lines.find((l) => l.type === 'start');
-    expect(start).toMatchObject({ model: 'mlp', parameters: 64 * 32 + 32 + 32 * 10 + 10, trainExamples: 1438, testExamples: 359, resumedFrom: null });
+    expect(start).toMatchObject({
+      model: 'mlp', parameters: 64 * 32 + 32 + 32 * 10 + 10, trainExamples: 1438, testExamples: 359, resumedFrom: null,
+      workers: 1, globalBatch: 32, localBatch: 32, learningRate: 0.1,
+    });
     const progress = lines.filter((l) => l.type === 'progress');
     expect(progress.map((p) => p.epoch)).toEqual([1, 2, 3]);
     for (const p of progress) {
-      for (const k of ['loss', 'accuracy', 'samples', 'examplesPerSec', 'gradNoiseScale']) expect(typeof p[k]).toBe('number');
+      for (const k of ['loss', 'accuracy', 'samples', 'examplesPerSec', 'gradNoiseScale', 'statEfficiency']) expect(typeof p[k]).toBe('number');
+      expect(p).toMatchObject({ workers: 1, globalBatch: 32, localBatch: 32, gnsMethod: 'pass', gnsBatches: 44, baseBatch: 1 });
       expect(p.gradNoiseScale).toBeGreaterThan(0);
+      expect(p.statEfficiency).toBeCloseTo((p.gradNoiseScale + 1) / (p.gradNoiseScale + 32), 3);
     }
     expect(progress[2].loss).toBeLessThan(progress[0].loss);
     expect(progress[2].accuracy).toBeGreaterThan(progress[0].accuracy);
@@ -98,7 +187,7 @@ describe('ml-training harness on digits-train', () => {
     expect(fs.readdirSync(ckpt).filter((f) => f.startsWith('ckpt-'))).toHaveLength(2); // the two newest kept
   });
 
-  test('SIGTERM checkpoints and exits 0; a restart resumes at that epoch and batch', async () => {
+  test('SIGTERM checkpoints and exits 0; a restart resumes at that epoch and offset', async () => {
     const { image, ckpt } = fresh();
     const env = { EPOCHS: '100000', MODEL: 'softmax', CHECKPOINT_EVERY: '1000' };
     const first = run(image, ckpt, env);
@@ -117,10 +206,11 @@ describe('ml-training harness on digits-train', () => {
     const second = run(image, ckpt, { ...env, EPOCHS: String(saved.epoch + 2) });
     expect((await second.exited).code).toBe(0);
     const start = second.json().find((l) => l.type === 'start');
-    expect(start.resumedFrom).toMatchObject({ file: saved.path, epoch: saved.epoch, batch: saved.batch, step: saved.step });
+    expect(start.resumedFrom).toMatchObject({ file: saved.path, epoch: saved.epoch, offset: saved.offset, step: saved.step, workers: 1, globalBatch: 32 });
     const progress = second.json().filter((l) => l.type === 'progress');
     expect(progress.map((p) => p.epoch)).toEqual([saved.epoch + 1, saved.epoch + 2]);
     expect(progress[0].step).toBe(Math.ceil(1438 / 32) * (saved.epoch + 1));
+    expect(progress[0].samples).toBe(1438 * (saved.epoch + 1));
   });
 
   test('a bad setting fails fast with a message naming it', async () => {
@@ -130,10 +220,10 @@ describe('ml-training harness on digits-train', () => {
     expect(fn.stderr).toMatch(/BATCH_SIZE="lots"/);
   });
 
-  test('WORKERS > 1 is refused until data-parallel training lands', async () => {
+  test('a global batch smaller than the worker count is refused', async () => {
     const { image, ckpt } = fresh();
-    const fn = run(image, ckpt, { WORKERS: '2' });
+    const fn = run(image, ckpt, { WORKERS: '4', BATCH_SIZE: '2' });
     expect((await fn.exited).code).toBe(1);
-    expect(fn.stderr).toMatch(/WORKERS=2/);
+    expect(fn.stderr).toMatch(/BATCH_SIZE=2 with WORKERS=4/);
   });
 });
