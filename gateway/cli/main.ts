@@ -21,7 +21,11 @@ Usage:
                                                      the gateway alone against a shared Redis
   mlfaas build [-f stack.yml] [--filter NAME]        shrinkwrap functions into the local image store
   mlfaas autoscaler --redis-url URL                  the inference autoscaler alone (mlfaas up embeds it)
-  mlfaas node-agent | sim | jobs                     (not yet: later roles)
+  mlfaas sim inference --trace FILE --policy NAME [--slo-ms N] ...
+                                                     replay an inference trace in the simulator
+  mlfaas sim training --trace FILE --cluster nXgY --slot S --gpu A100|T4 --policy NAME
+                                                     replay a training trace in the simulator
+  mlfaas node-agent | jobs                           (not yet: later roles)
 
 Configuration comes from MLFAAS_* environment variables (see README); flags override them.`;
 
@@ -126,7 +130,6 @@ async function main(argv: string[]): Promise<number> {
       return -1;
     }
     case 'node-agent':
-    case 'sim':
     case 'jobs':
       log(`"${cmd}" is not yet implemented in this version of mlfaas`);
       return 3;
