@@ -48,6 +48,16 @@ export interface Config {
     /** SLO for functions that set no `mlfaas.slo.latency_ms`, ms. */
     defaultSloMs: number;
   };
+  training: {
+    /** Registered training policy (`elasticflow`, `edf`, `gandiva`, …). */
+    policy: string;
+    /** Scheduling round, s. */
+    slotSeconds: number;
+    /** Worker slots of this node for training jobs (a power of two). */
+    slots: number;
+    /** A dead scheduler's jobs resume after this, ms. */
+    lockMs: number;
+  };
   /** Readiness probe deadline for a starting replica, ms. */
   readinessTimeoutMs: number;
   /** Time a replica leaves balancers before SIGTERM on scale-down, ms. */
@@ -99,6 +109,12 @@ function jsonObject(env: Env, key: string): Record<string, unknown> {
   return v as Record<string, unknown>;
 }
 
+function powerOfTwo(env: Env, key: string, def: number): number {
+  const n = int(env, key, def, 1);
+  if ((n & (n - 1)) !== 0) throw new Error(`config: ${key}="${n}" must be a power of two (buddy placement)`);
+  return n;
+}
+
 function bool(env: Env, key: string, def: boolean): boolean {
   const raw = env[key];
   if (raw === undefined || raw === '') return def;
@@ -146,6 +162,12 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       params: jsonObject(env, 'MLFAAS_AUTOSCALER_PARAMS'),
       intervalMs: int(env, 'MLFAAS_AUTOSCALER_INTERVAL_MS', 1000, 50),
       defaultSloMs: int(env, 'MLFAAS_DEFAULT_SLO_MS', 1000, 1),
+    },
+    training: {
+      policy: env.MLFAAS_TRAINING_POLICY || 'elasticflow',
+      slotSeconds: int(env, 'MLFAAS_TRAINING_SLOT_S', 60, 1),
+      slots: powerOfTwo(env, 'MLFAAS_TRAINING_SLOTS', 4),
+      lockMs: int(env, 'MLFAAS_TRAINING_LOCK_MS', 30_000, 1000),
     },
     readinessTimeoutMs: int(env, 'MLFAAS_READINESS_TIMEOUT_MS', 60_000, 1),
     drainMs: int(env, 'MLFAAS_DRAIN_MS', 1_000, 0),

@@ -20,6 +20,9 @@ import { createTokendControl } from './providers/local/tokend-control';
 import { startTokend, tokendBinaryPath, TokendProcess } from './providers/local/tokend-process';
 import { parseInvocationPath, Invoker } from './proxy/invoker';
 import { readBody } from './proxy/read-body';
+import { JobStore } from './jobs/job-store';
+import { TrainingService } from './jobs/training-service';
+import { jobRoutes } from './routes/jobs';
 import { FunctionRouter } from './proxy/router';
 import { ChangeFeed } from './registry/change-feed';
 import { Registry } from './registry/registry';
@@ -34,6 +37,7 @@ export interface Gateway {
   agent?: LocalAgent;
   router: FunctionRouter;
   asyncInvocations: AsyncInvocations;
+  training: TrainingService;
   close(): Promise<void>;
 }
 
@@ -87,7 +91,15 @@ export async function startGateway(cfg: Config, redisTarget: string): Promise<Ga
   });
   const asyncInvocations = new AsyncInvocations(redis, invoker, router, cfg.async);
   asyncInvocations.startWorker();
-  const app = buildApp({ cfg, provider, registry, metrics });
+  const training = new TrainingService(redis, provider, images, new JobStore(redis), {
+    policy: cfg.training.policy,
+    slotSeconds: cfg.training.slotSeconds,
+    slots: cfg.training.slots,
+    dataDir: cfg.dataDir,
+    lockMs: cfg.training.lockMs,
+  });
+  if (cfg.agent) await training.start();
+  const app = buildApp({ cfg, provider, registry, metrics, extra: [jobRoutes(training)] });
 
   const asyncHandler = async (req: IncomingMessage, res: ServerResponse) => {
     try {
@@ -126,6 +138,7 @@ export async function startGateway(cfg: Config, redisTarget: string): Promise<Ga
     agent,
     router,
     asyncInvocations,
+    training,
     async close() {
       await new Promise<void>((r) => {
         server.close(() => r());
@@ -134,6 +147,7 @@ export async function startGateway(cfg: Config, redisTarget: string): Promise<Ga
       router.close();
       invoker.close();
       await asyncInvocations.close();
+      await training.close();
       await window.close();
       await agent?.close();
       await tokend?.stop();

@@ -1,0 +1,81 @@
+import { invalid } from '../errors';
+import { checkDnsLabel, DEFAULT_NAMESPACE, splitQualified } from '../lib/names';
+
+/** A validated `POST /system/jobs` body. Times are absolute epoch ms. */
+export interface JobRequest {
+  function: string;
+  namespace: string;
+  model?: string;
+  dataset?: string;
+  /** Training length in epochs (the API's `length`). */
+  epochs?: number;
+  /** Or in optimizer steps at `batchSize`. */
+  iterations?: number;
+  /** Absent = best-effort. */
+  deadlineMs?: number;
+  softDeadlineMs?: number;
+  /** Global batch size. */
+  batchSize: number;
+  learningRate: number;
+  /** Most workers the job may use (default: the cluster's size). */
+  maxWorkers?: number;
+}
+
+const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+function posInt(v: unknown, field: string, max = 1e9): number {
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < 1 || v > max) throw invalid(field, `must be an integer in [1, ${max}], got ${JSON.stringify(v)}`);
+  return v;
+}
+
+/** RFC3339 time, or seconds from `now` (a number). Must lie in the future. */
+function when(v: unknown, field: string, nowMs: number): number {
+  let t: number;
+  if (typeof v === 'number') {
+    if (!(v > 0 && Number.isFinite(v))) throw invalid(field, `seconds from now must be positive, got ${v}`);
+    t = nowMs + v * 1000;
+  } else if (typeof v === 'string') {
+    if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/.test(v)) throw invalid(field, `"${v}" is not an RFC3339 time or a number of seconds`);
+    t = Date.parse(v);
+  } else {
+    throw invalid(field, 'must be an RFC3339 time or a number of seconds from now');
+  }
+  if (!(t > nowMs)) throw invalid(field, `${new Date(t).toISOString()} is not in the future`);
+  return t;
+}
+
+/** Validates a job submission; every error names its field. */
+export function parseJobRequest(body: unknown, nowMs: number): JobRequest {
+  if (!isObj(body)) throw invalid('body', 'must be a JSON object');
+  if (typeof body.function !== 'string' || body.function === '') throw invalid('function', 'the training function name is required');
+  const ref = splitQualified(body.function, typeof body.namespace === 'string' && body.namespace ? body.namespace : DEFAULT_NAMESPACE);
+  checkDnsLabel(ref.name, 'function');
+  checkDnsLabel(ref.namespace, 'namespace');
+  const hasLen = body.length !== undefined;
+  const hasIter = body.iterations !== undefined;
+  if (hasLen === hasIter) throw invalid('length', 'give exactly one of length (epochs) and iterations');
+  const req: JobRequest = {
+    function: ref.name,
+    namespace: ref.namespace,
+    batchSize: body.batch_size === undefined ? 32 : posInt(body.batch_size, 'batch_size', 65536),
+    learningRate: 0.1,
+  };
+  if (hasLen) req.epochs = posInt(body.length, 'length', 100000);
+  if (hasIter) req.iterations = posInt(body.iterations, 'iterations');
+  if (body.learning_rate !== undefined) {
+    if (typeof body.learning_rate !== 'number' || !(body.learning_rate > 0 && body.learning_rate < 100)) {
+      throw invalid('learning_rate', `must be a number in (0, 100), got ${JSON.stringify(body.learning_rate)}`);
+    }
+    req.learningRate = body.learning_rate;
+  }
+  for (const k of ['model', 'dataset'] as const) {
+    if (body[k] !== undefined) {
+      if (typeof body[k] !== 'string' || body[k] === '') throw invalid(k, 'must be a non-empty string');
+      req[k] = body[k] as string;
+    }
+  }
+  if (body.deadline !== undefined && body.deadline !== null) req.deadlineMs = when(body.deadline, 'deadline', nowMs);
+  if (body.soft_deadline !== undefined && body.soft_deadline !== null) req.softDeadlineMs = when(body.soft_deadline, 'soft_deadline', nowMs);
+  if (body.max_workers !== undefined) req.maxWorkers = posInt(body.max_workers, 'max_workers', 1024);
+  return req;
+}

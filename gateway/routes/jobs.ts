@@ -1,0 +1,71 @@
+import { Router } from 'express';
+import { invalid, notFound } from '../errors';
+import { parseJobRequest } from '../jobs/job-request';
+import { TERMINAL } from '../jobs/job-record';
+import type { TrainingService } from '../jobs/training-service';
+
+const ID = /^[0-9a-f-]{36}$/;
+
+function jobId(raw: string): string {
+  if (!ID.test(raw)) throw invalid('id', `"${raw}" is not a job id`);
+  return raw;
+}
+
+/** `/system/jobs`: submit (201 plan | 409 earliest feasible deadline), list, get, cancel, SSE events. */
+export function jobRoutes(training: TrainingService): Router {
+  const r = Router();
+
+  r.post('/system/jobs', async (req, res) => {
+    const dry = req.query.dryRun;
+    if (dry !== undefined && dry !== 'true' && dry !== 'false') throw invalid('dryRun', `"${dry}" must be true or false`);
+    const out = await training.submit(parseJobRequest(req.body, Date.now()), dry === 'true');
+    res.status(out.status).json(out.body);
+  });
+
+  r.get('/system/jobs', async (_req, res) => {
+    res.json(await training.store.list());
+  });
+
+  r.get('/system/jobs/:id', async (req, res) => {
+    const rec = await training.store.get(jobId(req.params.id));
+    if (!rec) throw notFound(`job ${req.params.id} not found`);
+    res.json(rec);
+  });
+
+  r.delete('/system/jobs/:id', async (req, res) => {
+    const rec = await training.cancel(jobId(req.params.id));
+    if (!rec) throw notFound(`job ${req.params.id} not found`);
+    res.json(rec);
+  });
+
+  // Server-Sent Events: every event so far (or after Last-Event-ID), then live until the job ends
+  r.get('/system/jobs/:id/events', async (req, res) => {
+    const id = jobId(req.params.id);
+    if (!(await training.store.get(id))) throw notFound(`job ${id} not found`);
+    res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache', Connection: 'keep-alive' });
+    res.flushHeaders();
+    const blocking = training.store.blockingConnection();
+    let open = true;
+    res.on('close', () => {
+      open = false;
+      blocking.disconnect();
+    });
+    let last = (req.headers['last-event-id'] as string) || '0';
+    try {
+      while (open) {
+        const evs = await training.store.readEvents(blocking, id, last, 1000).catch(() => []);
+        for (const [eid, e] of evs) {
+          last = eid;
+          res.write(`id: ${eid}\nevent: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`);
+          if (e.type === 'state' && TERMINAL.has(e.data.state as never)) open = false;
+        }
+        if (evs.length === 0) res.write(': keep-alive\n\n');
+      }
+    } finally {
+      blocking.disconnect();
+      res.end();
+    }
+  });
+
+  return r;
+}
