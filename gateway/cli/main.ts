@@ -25,7 +25,9 @@ Usage:
                                                      replay an inference trace in the simulator
   mlfaas sim training --trace FILE --cluster nXgY --slot S --gpu A100|T4 --policy NAME
                                                      replay a training trace in the simulator
-  mlfaas node-agent | jobs                           (not yet: later roles)
+  mlfaas jobs list | watch ID | submit --function F --length N [--deadline S]
+                                                     training jobs; watch draws a progress bar (SSE)
+  mlfaas node-agent                                  (not yet: later role)
 
 Configuration comes from MLFAAS_* environment variables (see README); flags override them.`;
 
@@ -59,6 +61,7 @@ function onSignals(stop: () => Promise<void>): void {
 
 async function main(argv: string[]): Promise<number> {
   const [cmd, ...rest] = argv;
+  if (cmd === 'jobs') return (require('./jobs') as typeof import('./jobs')).jobsCommand(rest);
   if (cmd === 'sim') return (require('../../autoscaler/sim/cli') as typeof import('../../autoscaler/sim/cli')).main(rest);
   const { values } = parseArgs({
     args: rest,
@@ -130,7 +133,6 @@ async function main(argv: string[]): Promise<number> {
       return -1;
     }
     case 'node-agent':
-    case 'jobs':
       log(`"${cmd}" is not yet implemented in this version of mlfaas`);
       return 3;
     default:

@@ -3,6 +3,7 @@
  * data-parallel training of the digits MLP, elastic re-allocation through checkpoints, SSE
  * progress, cancel, and resuming after the whole platform restarts.
  */
+import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -120,6 +121,17 @@ describe('training jobs API', () => {
     expect(rec.progress!.epoch).toBe(4);
     expect(rec.progress!.accuracy!).toBeGreaterThan(0.8);
     expect(rec.allocations[0]).toEqual(expect.objectContaining({ workers: expect.any(Number), reason: expect.any(String) }));
+    // the CLI's progress bar replays the same stream
+    // (async: the gateway answering it runs in this process)
+    const child = spawn(process.execPath, [join(ROOT, 'bin/mlfaas'), 'jobs', 'watch', id, '--gateway', p.gw.url]);
+    let stderr = '';
+    child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
+    const status = await new Promise<number | null>((r) => child.once('exit', r));
+    const cli = { status, stderr };
+    if (cli.status !== 0) console.log(cli.stderr);
+    expect(cli.status).toBe(0);
+    expect(cli.stderr).toMatch(/\[#+\] 100% epoch 4\/4/);
+    expect(cli.stderr).toMatch(new RegExp(`${id}: completed`));
   }, 90000);
 
   it('preempts a best-effort job for a deadline job (checkpoint), resumes it after, and cancels keeping the checkpoint', async () => {
