@@ -132,6 +132,12 @@ export interface Capability {
   latencyMs(fn: string, batch: number, smShare: number, quota: number): number;
   /** Batch sizes, SM shares and quotas the model knows for `fn` (ascending). */
   grid(fn: string): { batches: number[]; smShares: number[]; quotas: number[] };
+  /**
+   * Optional: an opaque token for the latency surface `fn` answers with now. Two calls returning the
+   * same token (===) promise identical answers, so policies may cache per token: a new token after a
+   * re-profile invalidates their caches, and functions sharing one profile share the token.
+   */
+  profileKey?(fn: string): object | undefined;
 }
 
 /** Forecast of the next interval's arrival rate. */
