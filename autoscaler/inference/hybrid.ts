@@ -47,6 +47,14 @@ export const HYBRID_DEFAULTS = {
   mdcPercentile: 95,
   latencyBudget: 0.5,
   rMin: 0,
+  /**
+   * A new replica on a used GPU (Algorithm 1 lines 15-22): 'smax' as printed — the option with the
+   * most capability (s_max, q_max), then the smallest quota step at that SM covering ΔR; 'cheapest'
+   * (ours, default) — the cheapest s·q over every SM-aligned option and quota step that covers ΔR,
+   * as RaPPbyThroughput does for a new GPU (the authors' controller also sizes a new SM row for ΔR,
+   * getOptimalSMPartition, rather than taking the largest free one).
+   */
+  usedGpuConfig: 'cheapest',
   /** Memoise capabilities and configuration tables per profile (see `Shared`); off: compute afresh. */
   cache: true,
   maxNewPerTick: 64,
@@ -95,6 +103,7 @@ export function hybrid(params: PolicyParams, deps: PolicyDeps): InferencePolicy<
   const quotaLevels: number[] = [];
   for (let q = p.minQuota; q <= 1 + EPS; q += p.quotaStep) quotaLevels.push(r6(q));
 
+  if (!['cheapest', 'smax'].includes(p.usedGpuConfig)) throw new Error(`hybrid: usedGpuConfig must be cheapest or smax, got ${p.usedGpuConfig}`);
   if (!['mdc', 'budget', 'none'].includes(p.sloModel)) throw new Error(`hybrid: sloModel must be mdc, budget or none, got ${p.sloModel}`);
 
   /**
@@ -342,7 +351,25 @@ export function hybrid(params: PolicyParams, deps: PolicyDeps): InferencePolicy<
             const c = capOf(ctx, b, o.smShare, qmax);
             if (!cmax || c > cmax.cap) cmax = { smShare: o.smShare, quota: qmax, batchSize: b, cap: c };
           }
-          if (cmax && cmax.cap > dR) {
+          if (cmax && cmax.cap > dR && p.usedGpuConfig === 'cheapest') {
+            // the cheapest (s·q) option on this GPU that covers dR, the most capable on equal cost
+            let best: Config | undefined;
+            let bestCost = Infinity;
+            for (const o of newReplicaOptions(bg, p.maxSmTypes, smGrid, p.minQuota)) {
+              for (const q of quotaLevels) {
+                if (q > o.maxQuota + EPS) break;
+                const cost = o.smShare * q;
+                if (cost > bestCost + EPS) break;
+                const b = bestBatch(ctx, o.smShare, q);
+                const c = capOf(ctx, b, o.smShare, q);
+                if (c >= dR && (cost < bestCost - EPS || (best && c > best.cap))) {
+                  best = { smShare: o.smShare, quota: q, batchSize: b, cap: c };
+                  bestCost = cost;
+                }
+              }
+            }
+            if (best) target = { gpu: bg.id, cfg: best };
+          } else if (cmax && cmax.cap > dR) {
             // the smallest quota step that covers dR
             for (const q of quotaLevels) {
               if (q > cmax.quota + EPS) break;

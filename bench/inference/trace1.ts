@@ -1,0 +1,15 @@
+import { join } from 'node:path';
+import { createPolicy } from '/work/wt-infer2/autoscaler/inference/registry';
+import '/work/wt-infer2/autoscaler/inference/index';
+import { simulate } from '/work/wt-infer2/autoscaler/sim/engine';
+import { buildFunctions } from '/work/wt-infer2/autoscaler/sim/setup';
+import { readTrace } from '/work/wt-infer2/autoscaler/sim/traces';
+import { registerPolicy } from '/work/wt-infer2/autoscaler/inference/registry';
+const [w, m, slo] = [process.argv[2], process.argv[3], Number(process.argv[4])];
+const params = process.argv[5] ? JSON.parse(process.argv[5]) : {};
+const trace = readTrace(join('/work/shared/data/traces', `hasgpu_workloads/${w}.json`));
+const { fns, capability } = buildFunctions(trace, { dataDir: '/work/shared/data', models: [m], sloMult: slo });
+console.log(fns[0].spec);
+registerPolicy('hy-log', (p, d) => { const pol = createPolicy('hybrid', p, d); return { ...pol, name: 'hy-log', decide(s, st, o, now) { const r = pol.decide(s, st, o, now); if (r.decision.add.length || r.decision.remove.length || r.decision.quotas.length) console.log(now / 1000, r.reason); return r; } }; });
+const r = simulate(fns, { policy: 'hy-log', params, capability, coldStartS: 20, record: true });
+console.log('vio', r.violationRate, 'cost', r.cost, 'p99', r.p99);
