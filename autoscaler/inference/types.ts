@@ -78,6 +78,11 @@ export interface Observation {
   queueLength: number;
   /** Requests being executed at the end of the interval. */
   inFlight: number;
+  /**
+   * Optional: time-averaged requests in the system (queued + executing) over the interval, as
+   * Knative's queue-proxy reports concurrency. Policies fall back to queueLength + inFlight.
+   */
+  meanConcurrency?: number;
   /** Percentiles of completed requests' latency in the interval (ms; NaN when none completed). */
   latencyMs: { p50: number; p95: number; p99: number };
   replicas: ReplicaState[];

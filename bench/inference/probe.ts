@@ -15,7 +15,7 @@ for (const w of ['rps', 'stress'])
       const { fns, capability } = buildFunctions(trace, { dataDir: DATA, models: [m], sloMult: slo });
       const line: string[] = [];
       for (const pol of policies) {
-        const r = simulate(fns, { policy: pol, params: pol === 'hybrid' ? params : {}, capability, coldStartS: 20, record: true });
+        const r = simulate(fns, { policy: pol, params: params[pol] ?? {}, capability, coldStartS: 20, record: true });
         const t = (tot[pol] ??= { v: 0, n: 0, c: 0, cr: 0 });
         t.v += r.violations; t.n += r.requests; t.c += r.cost; if (w === 'rps') t.cr += r.cost;
         const sh = r.functions[0].series!.share;
