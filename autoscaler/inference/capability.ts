@@ -28,15 +28,18 @@ interface FnProfile {
   memo: Map<number, number>;
 }
 
-/** One number for (batch, smShare, quota) on a 1e-4 grid; NaN (uncacheable) off that grid. */
-export function pack(batch: number, smShare: number, quota: number): number {
-  const s = Math.round(smShare * 1e4);
-  const q = Math.round(quota * 1e4);
-  if (!Number.isInteger(batch) || batch > 1e6 || Math.abs(s - smShare * 1e4) > 1e-6 || Math.abs(q - quota * 1e4) > 1e-6 || s > 99999 || q > 99999) return NaN;
-  return batch * 1e10 + s * 1e5 + q;
-}
-
 const uniq = (xs: number[]) => [...new Set(xs.map((x) => Math.round(x * 1e6) / 1e6))].sort((a, b) => a - b);
+
+/**
+ * One small-integer key for (batch, smShare, quota) with shares on a 1e-3 grid (a V8 small
+ * integer, so Map keys allocate nothing); NaN (uncacheable) off that grid or for batch > 1000.
+ */
+export function pack(batch: number, smShare: number, quota: number): number {
+  const s = Math.round(smShare * 1e3);
+  const q = Math.round(quota * 1e3);
+  if (!(batch >= 0 && batch <= 1000) || (batch | 0) !== batch || s > 1000 || q > 1000 || s < 0 || q < 0 || Math.abs(s - smShare * 1e3) > 1e-6 || Math.abs(q - quota * 1e3) > 1e-6) return NaN;
+  return (batch * 1001 + s) * 1001 + q;
+}
 
 /** Index i with xs[i] ≤ x < xs[i+1] (clamped) and the weight of xs[i+1]. */
 function bracket(xs: number[], x: number): [number, number, number] {

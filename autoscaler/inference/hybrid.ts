@@ -25,6 +25,10 @@ import { Decision, FunctionSpec, InferencePolicy, Observation, Placement, Policy
  *   batch/latency. 'budget': batch/latency if one batch fits
  *   latencyBudget × SLO, else 0. 'none': batch/latency (Algorithm 1 as printed). When nothing in
  *   the profile meets the SLO, the fastest latency +5 % stands in for it.
+ * - Cost is what the simulator charges: GPU-seconds × s × q (the SM partition times the time quota
+ *   held), HAS-GPU Sec. 4.3's "actual GPU resources and time consumed"; charging the SM partition s
+ *   alone would ignore the time quota that vertical scaling changes. The placement choices
+ *   (RaPPbyThroughput, usedGpuConfig 'cheapest') minimise that same s·q.
  */
 export const HYBRID_DEFAULTS = {
   alpha: 0.9,
@@ -41,10 +45,14 @@ export const HYBRID_DEFAULTS = {
   quantile: 0.9,
   sloModel: 'mdc',
   /**
-   * Percentile the M/D/1 capability model is held to (0: the spec's sloPercentile). Ours: 95, because
-   * the halved M/M/c tail is pessimistic at p99 (simulated p99 violations stay low at 95).
+   * Percentile the M/D/1 capability model is held to (0: the spec's sloPercentile). Ours: 93. The
+   * per-replica M/D/1 ignores that a function's replicas pull from one queue, so it is pessimistic
+   * in the tail: held to the functions' own p99 it measures 0.1 % violations at 6× the cost; p95
+   * measures 1.06 % (≈ a p99 objective); 93 is the cheapest setting that keeps the HAS-GPU suite's
+   * violations well under KPA's (z ≈ 1.5; 92: 1.25, 91: 0.97). Chosen on that suite — the
+   * benchmark prints the whole trade-off (bench/inference-results.md).
    */
-  mdcPercentile: 95,
+  mdcPercentile: 93,
   latencyBudget: 0.5,
   rMin: 0,
   /**
