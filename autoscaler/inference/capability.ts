@@ -26,6 +26,10 @@ interface FnProfile {
   view: { batches: number[]; smShares: number[]; quotas: number[] };
   /** latencyMs memo keyed by batch, SM share and quota packed in a number (see `pack`). */
   memo: Map<number, number>;
+  /** Dense latencyMs memo for measured (batch, SM share, quota) points, [b][s][q]; NaN: not yet. */
+  dense?: Float64Array;
+  smIdx: Map<number, number>;
+  qIdx: Map<number, number>;
 }
 
 const uniq = (xs: number[]) => [...new Set(xs.map((x) => Math.round(x * 1e6) / 1e6))].sort((a, b) => a - b);
@@ -97,7 +101,9 @@ export class ProfileCapability implements Capability {
     });
     const smShares = uniq(good.map((p) => p.smShare));
     const quotas = uniq(good.map((p) => p.quota));
-    this.fns.set(fn, { batches, grids, smShares, quotas, view: { batches, smShares, quotas }, memo: new Map() });
+    const smIdx = new Map(smShares.map((v, i) => [Math.round(v * 1e3), i]));
+    const qIdx = new Map(quotas.map((v, i) => [Math.round(v * 1e3), i]));
+    this.fns.set(fn, { batches, grids, smShares, quotas, view: { batches, smShares, quotas }, memo: new Map(), smIdx, qIdx });
   }
 
   /** The profile object itself: replaced by `set`, shared by functions given one points array. */
@@ -117,6 +123,20 @@ export class ProfileCapability implements Capability {
   latencyMs(fn: string, batch: number, smShare: number, quota: number): number {
     const f = this.fns.get(fn);
     if (!f || !(quota > 0) || !(smShare > 0) || !(batch > 0)) return Infinity;
+    const si = f.smIdx.get(Math.round(smShare * 1e3));
+    const qi = f.qIdx.get(Math.round(quota * 1e3));
+    if (si !== undefined && qi !== undefined && f.smShares[si] === smShare && f.quotas[qi] === quota) {
+      const bi = f.batches.indexOf(batch);
+      if (bi >= 0) {
+        const ns = f.smShares.length;
+        const nq = f.quotas.length;
+        const d = (f.dense ??= new Float64Array(f.batches.length * ns * nq).fill(NaN));
+        const at = (bi * ns + si) * nq + qi;
+        let l = d[at];
+        if (l !== l) d[at] = l = this.compute(f, batch, smShare, quota);
+        return l;
+      }
+    }
     const key = pack(batch, smShare, quota);
     if (key !== key) return this.compute(f, batch, smShare, quota);
     let l = f.memo.get(key);

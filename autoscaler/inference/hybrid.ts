@@ -126,6 +126,14 @@ export function hybrid(params: PolicyParams, deps: PolicyDeps): InferencePolicy<
   interface Shared {
     capMemo: Map<number, number>;
     batchMemo: Map<number, number>;
+    /**
+     * Dense memos for points on the table's grid (batch in `batches`, s in the SM grid, q a quota
+     * level): capability [b][s][q] (NaN: not yet) and best batch [s][q] (0: not yet). The maps
+     * above hold everything else.
+     */
+    capDense: Float64Array;
+    batchDense: Float64Array;
+    smIndex: Map<number, number>;
     /** Configuration table in (SM grid × quota levels) order, filled lazily. */
     cfgs: Array<Config | undefined>;
     /** RaPPbyThroughput over cost groups walked so far: each group's best and the running max cap. */
@@ -187,7 +195,10 @@ export function hybrid(params: PolicyParams, deps: PolicyDeps): InferencePolicy<
     let sh = m.get(k);
     if (!sh) {
       if (m.size > 100000) m.clear();
-      m.set(k, (sh = { capMemo: new Map(), batchMemo: new Map(), cfgs: [], gbest: [], pre: [], walked: 0 }));
+      const nq = quotaLevels.length;
+      const smIndex = new Map<number, number>();
+      ctx.smGrid.forEach((v, i) => smIndex.set(Math.round(v * 1e3), i));
+      m.set(k, (sh = { capMemo: new Map(), batchMemo: new Map(), capDense: new Float64Array(Math.max(1, ctx.batches.length) * ctx.smGrid.length * nq).fill(NaN), batchDense: new Float64Array(ctx.smGrid.length * nq), smIndex, cfgs: [], gbest: [], pre: [], walked: 0 }));
     }
     ctx.shared = sh;
     if (entries.size > 200000) entries.clear();
@@ -201,9 +212,26 @@ export function hybrid(params: PolicyParams, deps: PolicyDeps): InferencePolicy<
     const l = cap.latencyMs(x.fn, b, s, q);
     return l > x.budget ? 0 : p.sloModel === 'budget' ? cap.capability(x.fn, b, s, q) : Math.min((b * 1000) / l, sloRate(x.pct, l, 1, x.budget));
   };
+  /** Index of (s, q) in the dense grid (SM index × quota levels + quota index), or -1 off the grid. */
+  const q0 = quotaLevels[0];
+  const gridIndex = (sh: Shared, x: Ctx, s: number, q: number): number => {
+    const si = sh.smIndex.get(Math.round(s * 1e3));
+    if (si === undefined || x.smGrid[si] !== s) return -1;
+    const qi = Math.round((q - q0) / p.quotaStep);
+    if (qi < 0 || qi >= quotaLevels.length || quotaLevels[qi] !== q) return -1;
+    return si * quotaLevels.length + qi;
+  };
   const capOf = (x: Ctx, b: number, s: number, q: number): number => {
     const sh = x.shared;
     if (!sh) return computeCap(x, b, s, q);
+    const gi = gridIndex(sh, x, s, q);
+    const bi = gi < 0 ? -1 : x.batches.indexOf(b);
+    if (bi >= 0) {
+      const at = bi * x.smGrid.length * quotaLevels.length + gi;
+      let c = sh.capDense[at];
+      if (c !== c) sh.capDense[at] = c = computeCap(x, b, s, q);
+      return c;
+    }
     const key = pack(b, s, q);
     if (key !== key) return computeCap(x, b, s, q);
     let c = sh.capMemo.get(key);
@@ -231,6 +259,12 @@ export function hybrid(params: PolicyParams, deps: PolicyDeps): InferencePolicy<
   const bestBatch = (x: Ctx, s: number, q: number): number => {
     const sh = x.shared;
     if (!sh) return computeBest(x, s, q);
+    const gi = gridIndex(sh, x, s, q);
+    if (gi >= 0) {
+      let b = sh.batchDense[gi];
+      if (b === 0) sh.batchDense[gi] = b = computeBest(x, s, q);
+      return b;
+    }
     const key = pack(0, s, q);
     if (key !== key) return computeBest(x, s, q);
     let b = sh.batchMemo.get(key);
