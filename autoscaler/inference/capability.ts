@@ -22,9 +22,28 @@ interface FnProfile {
   grids: BatchGrid[];
   smShares: number[];
   quotas: number[];
+  /** The grid() answer, built once. */
+  view: { batches: number[]; smShares: number[]; quotas: number[] };
+  /** latencyMs memo keyed by batch, SM share and quota packed in a number (see `pack`). */
+  memo: Map<number, number>;
+  /** Dense latencyMs memo for measured (batch, SM share, quota) points, [b][s][q]; NaN: not yet. */
+  dense?: Float64Array;
+  smIdx: Map<number, number>;
+  qIdx: Map<number, number>;
 }
 
 const uniq = (xs: number[]) => [...new Set(xs.map((x) => Math.round(x * 1e6) / 1e6))].sort((a, b) => a - b);
+
+/**
+ * One small-integer key for (batch, smShare, quota) with shares on a 1e-3 grid (a V8 small
+ * integer, so Map keys allocate nothing); NaN (uncacheable) off that grid or for batch > 1000.
+ */
+export function pack(batch: number, smShare: number, quota: number): number {
+  const s = Math.round(smShare * 1e3);
+  const q = Math.round(quota * 1e3);
+  if (!(batch >= 0 && batch <= 1000) || (batch | 0) !== batch || s > 1000 || q > 1000 || s < 0 || q < 0 || Math.abs(s - smShare * 1e3) > 1e-6 || Math.abs(q - quota * 1e3) > 1e-6) return NaN;
+  return (batch * 1001 + s) * 1001 + q;
+}
 
 /** Index i with xs[i] ≤ x < xs[i+1] (clamped) and the weight of xs[i+1]. */
 function bracket(xs: number[], x: number): [number, number, number] {
@@ -47,11 +66,23 @@ function bracket(xs: number[], x: number): [number, number, number] {
 export class ProfileCapability implements Capability {
   private readonly fns = new Map<string, FnProfile>();
 
+  /**
+   * Functions given the very same points array here share one profile (and so one
+   * `profileKey`, and the caches policies keep per key).
+   */
   constructor(profiles: Record<string, ProfilePoint[]>) {
-    for (const [fn, points] of Object.entries(profiles)) this.set(fn, points);
+    const seen = new Map<ProfilePoint[], FnProfile>();
+    for (const [fn, points] of Object.entries(profiles)) {
+      const shared = seen.get(points);
+      if (shared) this.fns.set(fn, shared);
+      else {
+        this.set(fn, points);
+        seen.set(points, this.fns.get(fn)!);
+      }
+    }
   }
 
-  /** Replaces one function's profile (the live loop re-profiles on deploy). */
+  /** Replaces one function's profile (the live loop re-profiles on deploy); its profileKey changes. */
   set(fn: string, points: ProfilePoint[]): void {
     const good = points.filter((p) => p.latencyMs > 0 && Number.isFinite(p.latencyMs));
     if (good.length === 0) throw new Error(`profile for ${fn}: no usable points`);
@@ -68,7 +99,16 @@ export class ProfileCapability implements Capability {
       }
       return { smShares, quotas, rate };
     });
-    this.fns.set(fn, { batches, grids, smShares: uniq(good.map((p) => p.smShare)), quotas: uniq(good.map((p) => p.quota)) });
+    const smShares = uniq(good.map((p) => p.smShare));
+    const quotas = uniq(good.map((p) => p.quota));
+    const smIdx = new Map(smShares.map((v, i) => [Math.round(v * 1e3), i]));
+    const qIdx = new Map(quotas.map((v, i) => [Math.round(v * 1e3), i]));
+    this.fns.set(fn, { batches, grids, smShares, quotas, view: { batches, smShares, quotas }, memo: new Map(), smIdx, qIdx });
+  }
+
+  /** The profile object itself: replaced by `set`, shared by functions given one points array. */
+  profileKey(fn: string): object | undefined {
+    return this.fns.get(fn);
   }
 
   has(fn: string): boolean {
@@ -77,12 +117,45 @@ export class ProfileCapability implements Capability {
 
   grid(fn: string): { batches: number[]; smShares: number[]; quotas: number[] } {
     const f = this.fns.get(fn);
-    return f ? { batches: f.batches, smShares: f.smShares, quotas: f.quotas } : { batches: [], smShares: [], quotas: [] };
+    return f ? f.view : { batches: [], smShares: [], quotas: [] };
   }
 
   latencyMs(fn: string, batch: number, smShare: number, quota: number): number {
     const f = this.fns.get(fn);
     if (!f || !(quota > 0) || !(smShare > 0) || !(batch > 0)) return Infinity;
+    const si = f.smIdx.get(Math.round(smShare * 1e3));
+    const qi = f.qIdx.get(Math.round(quota * 1e3));
+    if (si !== undefined && qi !== undefined && f.smShares[si] === smShare && f.quotas[qi] === quota) {
+      const bi = f.batches.indexOf(batch);
+      if (bi >= 0) {
+        const ns = f.smShares.length;
+        const nq = f.quotas.length;
+        const d = (f.dense ??= new Float64Array(f.batches.length * ns * nq).fill(NaN));
+        const at = (bi * ns + si) * nq + qi;
+        let l = d[at];
+        if (l !== l) d[at] = l = this.compute(f, batch, smShare, quota);
+        return l;
+      }
+    }
+    const key = pack(batch, smShare, quota);
+    if (key !== key) return this.compute(f, batch, smShare, quota);
+    let l = f.memo.get(key);
+    if (l === undefined) {
+      l = this.compute(f, batch, smShare, quota);
+      if (f.memo.size >= 1 << 16) f.memo.clear();
+      f.memo.set(key, l);
+    }
+    return l;
+  }
+
+  /** latencyMs without the memo (exported for the cached-vs-uncached test). */
+  latencyMsUncached(fn: string, batch: number, smShare: number, quota: number): number {
+    const f = this.fns.get(fn);
+    if (!f || !(quota > 0) || !(smShare > 0) || !(batch > 0)) return Infinity;
+    return this.compute(f, batch, smShare, quota);
+  }
+
+  private compute(f: FnProfile, batch: number, smShare: number, quota: number): number {
     const bs = f.batches;
     const lastB = bs[bs.length - 1];
     if (batch > lastB) return (this.gridLatency(f.grids[bs.length - 1], smShare, quota) * batch) / lastB;
@@ -94,7 +167,7 @@ export class ProfileCapability implements Capability {
 
   capability(fn: string, batch: number, smShare: number, quota: number): number {
     const l = this.latencyMs(fn, batch, smShare, quota);
-    return Number.isFinite(l) && l > 0 ? (batch * 1000) / l : 0;
+    return l < Infinity && l > 0 ? (batch * 1000) / l : 0;
   }
 
   private gridLatency(g: BatchGrid, smShare: number, quota: number): number {
@@ -103,25 +176,26 @@ export class ProfileCapability implements Capability {
     const [s0, s1, ws] = bracket(g.smShares, smShare);
     const [q0, q1, wq] = bracket(g.quotas, Math.max(quota, qMin));
     const n = g.quotas.length;
-    const corners = [
-      [g.rate[s0 * n + q0], (1 - ws) * (1 - wq)],
-      [g.rate[s0 * n + q1], (1 - ws) * wq],
-      [g.rate[s1 * n + q0], ws * (1 - wq)],
-      [g.rate[s1 * n + q1], ws * wq],
-    ];
+    // the four corners in a fixed order (no allocation: this is the simulator's and policies' hot path)
+    const v0 = g.rate[s0 * n + q0];
+    const v1 = g.rate[s0 * n + q1];
+    const v2 = g.rate[s1 * n + q0];
+    const v3 = g.rate[s1 * n + q1];
+    const w0 = (1 - ws) * (1 - wq);
+    const w1 = (1 - ws) * wq;
+    const w2 = ws * (1 - wq);
+    const w3 = ws * wq;
     let r = 0;
     let wsum = 0;
-    for (const [v, wt] of corners) {
-      if (!Number.isNaN(v) && wt > 0) {
-        r += v * wt;
-        wsum += wt;
-      }
-    }
+    if (v0 === v0 && w0 > 0) (r += v0 * w0), (wsum += w0);
+    if (v1 === v1 && w1 > 0) (r += v1 * w1), (wsum += w1);
+    if (v2 === v2 && w2 > 0) (r += v2 * w2), (wsum += w2);
+    if (v3 === v3 && w3 > 0) (r += v3 * w3), (wsum += w3);
     if (wsum === 0) {
       // every weighted corner is missing: nearest measured corner, else unknown
-      const any = corners.find(([v]) => !Number.isNaN(v));
-      if (!any) return Infinity;
-      return (1 / any[0]) * scale;
+      const any = v0 === v0 ? v0 : v1 === v1 ? v1 : v2 === v2 ? v2 : v3 === v3 ? v3 : NaN;
+      if (any !== any) return Infinity;
+      return (1 / any) * scale;
     }
     return (1 / (r / wsum)) * scale;
   }

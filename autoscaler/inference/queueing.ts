@@ -61,6 +61,31 @@ export function mdcReplicas(k: number, pMs: number, lambda: number, sloMs: numbe
 export function sloRate(k: number, batchMs: number, batch: number, sloMs: number): number {
   if (!(batchMs > 0) || batchMs > sloMs) return 0;
   const pMs = batchMs / batch;
+  const mu = 1000 / pMs;
+  const t = 1 - k;
+  // With one server Erlang C is ρ, so the k-th percentile latency is
+  // batchMs + (pMs / 2)·ln(ρ / t) / (1 − ρ) for ρ > t (batchMs below): the SLO holds while
+  // h(ρ) = ln(ρ / t) − X·(1 − ρ) ≤ 0 with X = 2·(sloMs − batchMs) / pMs. h rises and is concave,
+  // so Newton's method from ρ = t climbs to the root from the feasible side.
+  const rhoHi = 1 - 1e-9;
+  if (mdcLatencyWithService(k, pMs, batchMs, rhoHi * mu) <= sloMs) return rhoHi * mu;
+  if (!(t > 0 && t < 1)) return sloRateBisect(k, batchMs, batch, sloMs);
+  const X = (2 * (sloMs - batchMs)) / pMs;
+  let rho = t;
+  for (let i = 0; i < 100; i++) {
+    const h = Math.log(rho / t) - X * (1 - rho);
+    const step = -h / (1 / rho + X);
+    const next = Math.min(rhoHi, rho + step);
+    if (!(next > rho) || next - rho <= 1e-15 * rho) break;
+    rho = next;
+  }
+  return rho * mu;
+}
+
+/** sloRate by bisection on the rate (the reference the closed form is tested against). */
+export function sloRateBisect(k: number, batchMs: number, batch: number, sloMs: number): number {
+  if (!(batchMs > 0) || batchMs > sloMs) return 0;
+  const pMs = batchMs / batch;
   let lo = 0;
   let hi = (1000 / pMs) * (1 - 1e-9);
   if (mdcLatencyWithService(k, pMs, batchMs, hi) <= sloMs) return hi;

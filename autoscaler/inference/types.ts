@@ -78,6 +78,11 @@ export interface Observation {
   queueLength: number;
   /** Requests being executed at the end of the interval. */
   inFlight: number;
+  /**
+   * Optional: time-averaged requests in the system (queued + executing) over the interval, as
+   * Knative's queue-proxy reports concurrency. Policies fall back to queueLength + inFlight.
+   */
+  meanConcurrency?: number;
   /** Percentiles of completed requests' latency in the interval (ms; NaN when none completed). */
   latencyMs: { p50: number; p95: number; p99: number };
   replicas: ReplicaState[];
@@ -132,6 +137,12 @@ export interface Capability {
   latencyMs(fn: string, batch: number, smShare: number, quota: number): number;
   /** Batch sizes, SM shares and quotas the model knows for `fn` (ascending). */
   grid(fn: string): { batches: number[]; smShares: number[]; quotas: number[] };
+  /**
+   * Optional: an opaque token for the latency surface `fn` answers with now. Two calls returning the
+   * same token (===) promise identical answers, so policies may cache per token: a new token after a
+   * re-profile invalidates their caches, and functions sharing one profile share the token.
+   */
+  profileKey?(fn: string): object | undefined;
 }
 
 /** Forecast of the next interval's arrival rate. */

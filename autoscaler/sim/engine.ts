@@ -94,6 +94,10 @@ interface Fn {
   arrivals: number;
   completions: number;
   rejected: number;
+  /** Requests in the system (queued + executing) and its time integral since the last decision. */
+  inSys: number;
+  area: number;
+  areaAt: number;
   r: FunctionResult;
 }
 
@@ -123,8 +127,17 @@ export function simulate(fns: SimFunction[], o: SimOptions): SimResult {
     const policy = createPolicy(o.policy, o.params ?? {}, { capability: cap });
     const r: FunctionResult = { name: sim.spec.name, requests: 0, violations: 0, dropped: 0, p50: NaN, p95: NaN, p99: NaN, coldStarts: 0, gpuSeconds: 0, cost: 0, maxReplicas: 0 };
     if (o.record) r.series = { arrivals: [], replicas: [], share: [] };
-    return { sim, policy, state: policy.initialState(sim.spec), queue: [], qHead: 0, replicas: [], lat: [], hist: new Array(LATENCY_BUCKETS_MS.length).fill(0), arrivals: 0, completions: 0, rejected: 0, r };
+    return { sim, policy, state: policy.initialState(sim.spec), queue: [], qHead: 0, replicas: [], lat: [], hist: new Array(LATENCY_BUCKETS_MS.length).fill(0), arrivals: 0, completions: 0, rejected: 0, inSys: 0, area: 0, areaAt: 0, r };
   });
+
+  /** Moves the requests-in-system integral to `t`, then applies a change of `d` requests. */
+  const touch = (f: Fn, t: number, d: number) => {
+    if (t > f.areaAt) {
+      f.area += f.inSys * (t - f.areaAt);
+      f.areaAt = t;
+    }
+    f.inSys += d;
+  };
 
   const accrue = (f: Fn, rep: Replica, now: number) => {
     if (now > rep.accruedTo) f.r.gpuSeconds += (now - rep.accruedTo) * rep.smShare * rep.quota;
@@ -136,6 +149,7 @@ export function simulate(fns: SimFunction[], o: SimOptions): SimResult {
     const q = f.queue;
     while (f.qHead < q.length && now - q[f.qHead] > timeout) {
       f.qHead++;
+      touch(f, now, -1);
       f.r.dropped++;
       f.r.violations++;
       f.rejected++;
@@ -161,6 +175,7 @@ export function simulate(fns: SimFunction[], o: SimOptions): SimResult {
       f.hist[bucketIndex(ms)]++;
       if (ms > f.sim.spec.sloLatencyMs) f.r.violations++;
     }
+    touch(f, t, -rep.batch.length);
     f.completions += rep.batch.length;
     rep.done += rep.batch.length;
     rep.batch = [];
@@ -179,6 +194,7 @@ export function simulate(fns: SimFunction[], o: SimOptions): SimResult {
       rejected: f.rejected,
       queueLength: f.queue.length - f.qHead,
       inFlight: live.reduce((a, r) => a + r.batch.length, 0),
+      meanConcurrency: (touch(f, now, 0), f.area / tickS),
       latencyMs: latencyPercentiles(f.hist),
       replicas: live.map((r) => ({ id: r.id, gpu: r.gpu, smShare: r.smShare, quota: r.quota, batchSize: r.batchSize, ready: r.readyAt <= now, throughputRps: r.done / tickS })),
       cluster,
@@ -216,6 +232,7 @@ export function simulate(fns: SimFunction[], o: SimOptions): SimResult {
       heap.push({ t: rep.readyAt, fn: f, rep, ready: true });
     });
     f.arrivals = f.completions = f.rejected = 0;
+    f.area = 0;
     f.hist.fill(0);
     const kept = f.replicas.filter((r) => !r.removed);
     for (const r of kept) r.done = 0;
@@ -254,6 +271,7 @@ export function simulate(fns: SimFunction[], o: SimOptions): SimResult {
       if (ai >= pending.length) break;
       const [t, f] = pending[ai++];
       f.queue.push(t);
+      touch(f, t, 1);
       f.arrivals++;
       f.r.requests++;
       for (const rep of f.replicas) {

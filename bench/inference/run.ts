@@ -30,16 +30,20 @@ export interface Scenario {
   models: string[];
   sloMult: number;
   coldStartS: number;
+  /** Parameter overrides by policy label (e.g. the KServe setup HAS-GPU compared against). */
+  params?: Record<string, PolicyParams>;
+  /** Run only these labels (default: every policy). */
+  only?: Array<{ label: string; policy: string; params?: PolicyParams }>;
 }
 
 /** Runs every policy on one scenario (same seed, hence the same arrivals, for all). */
 export function runScenario(sc: Scenario, dataDir: string, record = false): Run[] {
   const { fns, capability } = buildFunctions(sc.trace, { dataDir, models: sc.models, sloMult: sc.sloMult });
-  return POLICIES.map((p) => ({
+  return (sc.only ?? POLICIES).map((p) => ({
     suite: sc.suite,
     workload: sc.workload,
     sloMult: sc.sloMult,
     label: p.label,
-    r: simulate(fns, { policy: p.policy, params: p.params, capability, coldStartS: sc.coldStartS, record }),
+    r: simulate(fns, { policy: p.policy, params: { ...p.params, ...sc.params?.[p.label] }, capability, coldStartS: sc.coldStartS, record }),
   }));
 }

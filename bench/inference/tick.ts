@@ -10,8 +10,11 @@ import { mulberry32 } from '../../autoscaler/sim/rng';
  * two functions per GPU), each observing U(0.2, 2)× its current capability, so some scale down,
  * some hold and some scale up (vertically and onto other GPUs). Round 1 also builds each
  * function's configuration table (reported apart); the median is over the later rounds, ms.
+ * Functions running the same model share one profile (and so the policy's per-profile tables);
+ * `distinctProfiles` gives each function its own copy, as the live loop's per-function deploy-time
+ * profiles would, so nothing is shared (the worst case for round 1).
  */
-export function tickTimeMs(dataDir: string, n = 3200, reps = 6): { medianMs: number; firstMs: number; rounds: number[] } {
+export function tickTimeMs(dataDir: string, n = 3200, reps = 6, distinctProfiles = false): { medianMs: number; firstMs: number; rounds: number[] } {
   const models = ['resnet50', 'resnet18', 'mobilenet_v3_large', 'densenet121', 'vgg16', 'efficientnet_b0', 'convnext_tiny', 'shufflenet_v2_x1_0'];
   const rapp = readRapp(dataDir, models);
   const profiles: Record<string, (typeof rapp)[string]> = {};
@@ -19,7 +22,7 @@ export function tickTimeMs(dataDir: string, n = 3200, reps = 6): { medianMs: num
   const cluster: ClusterView = { gpus: [], canAddGpu: true };
   for (let i = 0; i < n; i++) {
     const name = `fn${i}`;
-    profiles[name] = rapp[models[i % models.length]];
+    profiles[name] = distinctProfiles ? rapp[models[i % models.length]].map((x) => ({ ...x })) : rapp[models[i % models.length]];
     specs.push({ name, minScale: 1, maxScale: 64, sloLatencyMs: 100, sloPercentile: 99, maxBatchSize: 4 });
     const g = Math.floor(i / 2);
     if (!cluster.gpus[g]) cluster.gpus[g] = { id: `gpu-${g}`, slots: [] };

@@ -29,7 +29,7 @@ describe('baselines', () => {
   test.each([
     { name: 'kpa panics on 10 concurrent on 1 pod: ⌈10 / (1·0.7)⌉ = 15', policy: 'kpa', obs: observe(0, one, { inFlight: 2, queueLength: 8 }), ticks: 1, want: 15 },
     { name: 'kpa stable at low concurrency keeps 1', policy: 'kpa', obs: observe(0, one, { inFlight: 0 }), ticks: 3, want: 1 },
-    { name: 'static-share: 100 req/s at 25 req/s per (0.3, 0.5) replica → ⌈100 / (0.9·25)⌉ = 5', policy: 'static-share', obs: observe(100, one), ticks: 1, want: 5 },
+    { name: 'static-share (fixed share): 100 req/s at 25 req/s per (0.3, 0.5) replica → ⌈100 / (0.9·25)⌉ = 5', policy: 'static-share', params: { perModel: false }, obs: observe(100, one), ticks: 1, want: 5 },
     { name: 'openfaas-rps: 100 req/s / (50 × 0.9) → 3', policy: 'openfaas-rps', obs: observe(100, one), ticks: 1, want: 3 },
     { name: 'oneshot: p99 at 2× SLO for 30 s doubles (after the 30th second)', policy: 'oneshot', obs: observe(10, [replica('a', 'g1', 1, 1), replica('b', 'g2', 1, 1)], { latencyMs: { p50: 300, p95: 380, p99: 400 } }), ticks: 31, want: 4 },
     { name: 'oneshot waits 30 s', policy: 'oneshot', obs: observe(10, one, { latencyMs: { p50: 300, p95: 380, p99: 400 } }), ticks: 30, want: 1 },
@@ -37,15 +37,27 @@ describe('baselines', () => {
     { name: 'aiad removes one after 5 min underloaded', policy: 'aiad', obs: observe(1, [replica('a', 'g1', 1, 1), replica('b', 'g2', 1, 1)], { latencyMs: { p50: 20, p95: 20, p99: 20 } }), ticks: 301, want: 1 },
     { name: 'dilu-horizontal scales out after 20 of 40 samples above capacity (100 / 25 req/s → 4)', policy: 'dilu-horizontal', obs: observe(100, [replica('a', 'g1', 0.3, 0.5)]), ticks: 20, want: 4 },
     { name: 'dilu-horizontal waits before 20 samples', policy: 'dilu-horizontal', obs: observe(100, [replica('a', 'g1', 0.3, 0.5)]), ticks: 19, want: 1 },
-  ])('$name', ({ policy: name, obs, ticks, want }) => {
-    expect(hold(make(name), obs, ticks).replicas).toBe(want);
+  ] as Array<{ name: string; policy: string; params?: object; obs: Observation; ticks: number; want: number }>)('$name', ({ policy: name, params, obs, ticks, want }) => {
+    expect(hold(make(name, params), obs, ticks).replicas).toBe(want);
   });
 
   test('kpa gives each replica a whole GPU; static-share packs fractional ones SM-aligned', () => {
     const k = hold(make('kpa'), observe(0, one, { inFlight: 3 }), 1);
     expect(k.add.every((a) => a.smShare === 1 && a.quota === 1 && a.gpu.startsWith('new:'))).toBe(true);
-    const s = hold(make('static-share'), observe(60, [replica('a', 'g1', 0.3, 0.5)]), 1);
+    const s = hold(make('static-share', { perModel: false }), observe(60, [replica('a', 'g1', 0.3, 0.5)]), 1);
     expect(s.add[0]).toMatchObject({ gpu: 'g1', smShare: 0.3, quota: 0.5 });
+  });
+
+  test('static-share per model: the smallest s·q whose batch-1 latency meets the SLO (faster on equal share)', () => {
+    // synthetic profile: 20 ms / q at s ≥ 0.2, 30 ms / q below; SLO 200 ms → s·q = 0.02 either as
+    // (0.1, 0.2) at 150 ms or (0.2, 0.1) at 200 ms; the faster wins
+    const s = hold(make('static-share'), observe(60, [replica('a', 'g1', 0.1, 0.2)]), 1);
+    expect(s.add.length).toBeGreaterThan(0);
+    expect(s.add[0]).toMatchObject({ smShare: 0.1, quota: 0.2 });
+    const tight = aFunction().slo(25).build();
+    const p = make('static-share');
+    const d = p.decide(tight, p.initialState(tight), observe(60, []), 1000).decision;
+    expect(d.add[0]).toMatchObject({ smShare: 0.2, quota: 0.8 }); // 20 ms / 0.8 = 25 ms
   });
 
   test('parameters are configurable and validated', () => {

@@ -1,5 +1,7 @@
 import { hybrid, HybridState } from '../../autoscaler/inference/hybrid';
-import { aFunction, cap, clusterOf, observe, replica } from './fixtures';
+import { ProfileCapability } from '../../autoscaler/inference/capability';
+import { simulate, SimFunction } from '../../autoscaler/sim/engine';
+import { aFunction, cap, clusterOf, observe, replica, synthProfile } from './fixtures';
 
 const policy = (params = {}) => hybrid(params, { capability: cap() });
 const fresh = (p = policy()) => p.initialState(aFunction().build());
@@ -102,4 +104,56 @@ describe('HAS-GPU hybrid (Algorithm 1)', () => {
     { params: { quotaStep: 'x' }, msg: /quotaStep must be a number/ },
     { params: { nope: 1 }, msg: /unknown parameter "nope"/ },
   ])('rejects bad parameters: $msg', ({ params, msg }) => expect(() => policy(params)).toThrow(msg));
+});
+
+describe('hybrid caches (per capability profile) agree with computing afresh', () => {
+  const pts = synthProfile();
+  const shared = () => new ProfileCapability({ a: pts, b: pts, c: pts.map((x) => ({ ...x, latencyMs: x.latencyMs * 1.7 })) });
+  const fns = (): SimFunction[] =>
+    ['a', 'b', 'c'].map((name, i) => ({
+      spec: { ...aFunction().slo(80 + 40 * i).maxScale(12).build(), name },
+      model: name,
+      counts: Array.from({ length: 120 }, (_, t) => Math.round(20 + 15 * i + 60 * Math.max(0, Math.sin(t / (9 + i))))),
+      intervalS: 1,
+    }));
+
+  test('a simulated run is identical with cache on and off (decisions, violations, cost)', () => {
+    const run = (cache: boolean) => simulate(fns(), { policy: 'hybrid', params: { cache }, capability: shared(), seed: 3, record: true });
+    const on = run(true);
+    const off = run(false);
+    const strip = (r: typeof on) => ({ ...r, decideMsPerTick: 0 });
+    expect(strip(on)).toEqual(strip(off));
+    expect(on.coldStarts).toBeGreaterThan(0);
+  });
+
+  test('functions sharing a profile share its token; a re-profile changes it and the decision follows', () => {
+    const c = shared();
+    expect(c.profileKey('a')).toBe(c.profileKey('b'));
+    expect(c.profileKey('a')).not.toBe(c.profileKey('c'));
+    const spec = { ...aFunction().build(), name: 'a' };
+    const r = [replica('r1', 'g1', 0.5, 0.4)];
+    const obs = observe(30, r);
+    const cached = hybrid({}, { capability: c });
+    const before = cached.decide(spec, cached.initialState(spec), obs, 1000).decision;
+    const oldKey = c.profileKey('a');
+    c.set('a', pts.map((x) => ({ ...x, latencyMs: x.latencyMs * 3 })));
+    expect(c.profileKey('a')).not.toBe(oldKey);
+    const after = cached.decide(spec, cached.initialState(spec), obs, 1000).decision;
+    const fresh = hybrid({ cache: false }, { capability: c });
+    expect(after).toEqual(fresh.decide(spec, fresh.initialState(spec), obs, 1000).decision);
+    expect(after).not.toEqual(before);
+  });
+
+  test('profile latency memo agrees with the uncached interpolation, on and off the grid', () => {
+    const c = shared();
+    for (let i = 0; i < 500; i++) {
+      const b = [1, 2, 3, 4, 6][i % 5];
+      const s = i % 3 === 0 ? Math.round(((i * 37) % 100) + 1) / 100 : ((i * 0.6180339) % 1) + 0.01;
+      const q = ((i * 13) % 10) / 10 + 0.05 * (i % 2);
+      for (const fn of ['a', 'c']) {
+        expect(c.latencyMs(fn, b, s, q)).toBe(c.latencyMsUncached(fn, b, s, q));
+        expect(c.latencyMs(fn, b, s, q)).toBe(c.latencyMsUncached(fn, b, s, q));
+      }
+    }
+  });
 });

@@ -1,4 +1,4 @@
-import { erlangC, mdcLatencyMs, mdcReplicas, relaxedMdcLatencyMs, sloRate, upperBoundReplicas } from '../../autoscaler/inference/queueing';
+import { erlangC, mdcLatencyMs, mdcReplicas, relaxedMdcLatencyMs, sloRate, sloRateBisect, upperBoundReplicas } from '../../autoscaler/inference/queueing';
 
 describe('Faro latency estimators (EuroSys\'25 Sec. 3.3)', () => {
   test('worked example: p = 150 ms, λ = 40 req/s, SLO 600 ms → upper bound 10 replicas, M/D/c p99.99 8', () => {
@@ -22,5 +22,16 @@ describe('Faro latency estimators (EuroSys\'25 Sec. 3.3)', () => {
     expect(sloRate(0.99, 50, 1, 40)).toBe(0);
     expect(sloRate(0.99, 20, 1, 60)).toBeGreaterThan(sloRate(0.99, 20, 1, 30));
     expect(sloRate(0.99, 20, 1, 1e9)).toBeLessThanOrEqual(50);
+  });
+});
+
+describe('sloRate closed form (Newton on ρ) agrees with bisection on the rate', () => {
+  test.each([0.5, 0.9, 0.95, 0.99, 0.9999])('percentile %p', (k) => {
+    for (const [batchMs, batch, sloMs] of [[20, 1, 30], [20, 1, 200], [5, 4, 6], [40, 2, 41], [10, 1, 10], [12, 1, 1e6], [33.3, 1, 47.1]]) {
+      const a = sloRate(k, batchMs, batch, sloMs);
+      const b = sloRateBisect(k, batchMs, batch, sloMs);
+      expect(Math.abs(a - b)).toBeLessThanOrEqual(1e-9 * Math.max(1, b));
+      if (a > 0 && a < (1000 * batch) / batchMs * (1 - 1e-9)) expect(mdcLatencyMs(k, batchMs / batch, a, 1) - batchMs / batch + batchMs).toBeLessThanOrEqual(sloMs * (1 + 1e-9));
+    }
   });
 });

@@ -17,7 +17,7 @@ describe('simulator', () => {
   });
 
   test('cost = GPU-seconds × SM share × quota × price', () => {
-    const r = simulate([fn(1, 100)], { policy: 'static-share', capability: cap(), pricePerGpuHour: 3600 });
+    const r = simulate([fn(1, 100)], { policy: 'static-share', params: { perModel: false }, capability: cap(), pricePerGpuHour: 3600 });
     expect(r.gpuSeconds).toBeCloseTo(100 * 0.3 * 0.5, 6);
     expect(r.cost).toBeCloseTo(r.gpuSeconds, 6);
   });

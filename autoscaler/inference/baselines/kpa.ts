@@ -8,7 +8,11 @@ import { InferencePolicy, PolicyDeps, PolicyParams } from '../types';
  * scale-down at most halves the ready pods per step (max-scale-down-rate 2). One exclusive GPU per
  * replica. targetConcurrency 1 and batch 4 are HAS-GPU's KServe setup (validation/kserve/yaml:
  * scaleTarget 1, HAS_GPU_BATCH_SIZE 4); stable/panic windows, 0.7 utilisation and the 2× panic
- * threshold are Knative's defaults. Concurrency is sampled once per interval as in-flight + queued.
+ * threshold are Knative's defaults. Concurrency per interval is the time-averaged requests in the
+ * system (queued + executing) when the observation carries it (the simulator does; Knative's
+ * queue-proxy reports the same average), else in-flight + queued at the interval's end.
+ * maxReplicas (0: the spec's maxScale) — HAS-GPU's KServe InferenceServices set minReplicas 1,
+ * maxReplicas 2 (validation/kserve/yaml/*.yaml); the HAS-GPU suite of the benchmark uses that.
  */
 export const KPA_DEFAULTS = {
   stableWindowS: 60,
@@ -19,6 +23,7 @@ export const KPA_DEFAULTS = {
   maxScaleDownRate: 2,
   maxScaleUpRate: 1000,
   batchSize: 4,
+  maxReplicas: 0,
 };
 
 export interface KpaState {
@@ -36,7 +41,7 @@ export function kpa(params: PolicyParams, deps: PolicyDeps): InferencePolicy<Kpa
     name: 'kpa',
     initialState: () => ({ samples: [], panicSince: null, panicMax: 0 }),
     decide(spec, state, obs, now) {
-      const conc = obs.inFlight + obs.queueLength;
+      const conc = obs.meanConcurrency ?? obs.inFlight + obs.queueLength;
       const samples = [...state.samples.filter(([t]) => t > now - p.stableWindowS * 1000), [now, conc] as [number, number]];
       const avg = (w: number) => {
         const xs = samples.filter(([t]) => t > now - w * 1000);
@@ -65,7 +70,8 @@ export function kpa(params: PolicyParams, deps: PolicyDeps): InferencePolicy<Kpa
       want = Math.min(want, Math.ceil(ready * p.maxScaleUpRate));
       want = Math.max(want, Math.floor(ready / p.maxScaleDownRate));
       const batchSize = Math.min(p.batchSize, spec.maxBatchSize);
-      const decision = resizeTo(spec, obs, deps.capability, Math.max(1, want), { exclusive: true, smShare: 1, quota: 1, batchSize }, `kpa ${mode}: concurrency ${fmt(avg(p.stableWindowS), 2)} (60 s) / ${fmt(avg(p.panicWindowS), 2)} (6 s), desire ${want}`);
+      const capped = p.maxReplicas > 0 ? { ...spec, maxScale: Math.min(spec.maxScale, p.maxReplicas) } : spec;
+      const decision = resizeTo(capped, obs, deps.capability, Math.max(1, want), { exclusive: true, smShare: 1, quota: 1, batchSize }, `kpa ${mode}: concurrency ${fmt(avg(p.stableWindowS), 2)} (60 s) / ${fmt(avg(p.panicWindowS), 2)} (6 s), desire ${want}`);
       return { decision, nextState: { samples, panicSince, panicMax }, reason: decision.reason };
     },
   };
