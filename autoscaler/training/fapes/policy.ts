@@ -131,7 +131,7 @@ export function fapesRound(
     const share = Math.floor(pool / Math.max(1, members.length));
     return members.reduce((s, i) => s + achievement(i, fitLevel(i.levels, share)), 0) / Math.max(1, members.length);
   };
-  const recycled = new Set(filterRunning(running.map(cohortJob), slot, estimate).map((c) => c.id));
+  const recycled = new Set(filterRunning(running.map(cohortJob), slot, estimate, waiting.map((i) => ({ ...cohortJob(i), achievement: 0 }))).map((c) => c.id));
   // Kept jobs hold their GPUs until their (corrected) predicted completion; if the board cannot
   // hold them (deadline shares grew, capacity shrank) they join the cohort too.
   const kept = running.filter((i) => !recycled.has(i.job.id)).sort((a, b) => achievement(b, b.cur) - achievement(a, a.cur));

@@ -9,10 +9,13 @@
  *  - One pool, not per-server prices: the board is cluster-wide (free GPUs over time); adding g GPUs
  *    in a round costs Σ_{k<g} price(load + k), i.e. GPUs are taken cheapest first as if servers were
  *    filled in increasing price order. Which GPUs a job gets is left to the placement phase (buddy).
- *  - The price of one GPU for one round is H·(U/H)^(load/capacity) ÷ capacity (GPUs). Summed
- *    literally per GPU the price would exceed any completion-time saving and no job would ever
- *    scale out on an empty cluster; dividing by the capacity keeps the unit (seconds) and the
- *    shape (exponential in load), and makes an idle cluster nearly free.
+ *  - The price of one GPU for one round is H·(U/H)^(load/capacity) × n · slot ÷ (U · capacity),
+ *    n = jobs in the cohort: the paper's price, scaled so that holding the whole cluster for one
+ *    round at full load costs what it costs the objective (1) at full load — one round of delay
+ *    for each of the n jobs planned — and at zero load H/U of that. Summed literally per GPU-round the
+ *    price (seconds of completion time per GPU-round) exceeds most completion-time savings and
+ *    jobs do not scale out even on an empty cluster; the scaling keeps the unit (seconds) and the
+ *    shape (exponential in load). The paper does not say how its price is normalised.
  *  - Plans are constant-allocation from a start round (now or a later round when the board frees
  *    GPUs), instead of the per-round workload DP; a job may thus "wait for better resources"
  *    (Fig. 3) but its plan does not change size mid-way. Time-varying load is still priced.
@@ -25,6 +28,8 @@ import { serverPrice } from './prices';
 export interface PriceBounds {
   readonly upper: Seconds;
   readonly lower: Seconds;
+  /** Jobs whose completion times the plans trade off (the cohort); scales the price. Default 1. */
+  readonly jobs?: number;
 }
 
 /** A job as the planner sees it: remaining work and its (corrected) goodput per worker level. */
@@ -67,8 +72,8 @@ function addPrice(load: number, g: number, cap: number, bounds: PriceBounds): nu
 }
 
 /**
- * Price (s) of holding `g` more GPUs on [from, to) on board `b`, per GPU-round of `slot` seconds,
- * normalised by the capacity (see the module note).
+ * Price (s) of holding `g` more GPUs on [from, to) on board `b`: Σ over board segments of
+ * (duration ÷ slot) rounds × the added GPUs' prices, scaled by n · slot ÷ (U · capacity) (module note).
  */
 export function holdPrice(b: Board, from: Seconds, to: Seconds, g: number, slot: Seconds, bounds: PriceBounds): number {
   if (g <= 0 || to <= from) return 0;
@@ -79,17 +84,20 @@ export function holdPrice(b: Board, from: Seconds, to: Seconds, g: number, slot:
     const e = Math.min(to, i + 1 < b.times.length ? b.times[i + 1] : Infinity);
     p += ((e - s) / slot) * addPrice(cap - b.free[i], g, cap, bounds);
   }
-  return p / cap;
+  return (p * slot * (bounds.jobs ?? 1)) / (bounds.upper * cap);
 }
 
 /** Start times worth trying: now and the first slot-aligned times at which the board frees GPUs. */
 export function candidateStarts(b: Board, now: Seconds, slot: Seconds, max: number): Seconds[] {
   const out = [now];
-  for (let i = 1; i < b.times.length && out.length < max; i++) {
+  const at = (i: number) => now + Math.ceil((b.times[i] - now) / slot - 1e-9) * slot;
+  for (let i = 1; i < b.times.length && out.length < max - 1; i++) {
     if (b.free[i] <= b.free[i - 1]) continue;
-    const t = now + Math.ceil((b.times[i] - now) / slot - 1e-9) * slot;
-    if (t > out[out.length - 1]) out.push(t);
+    if (at(i) > out[out.length - 1]) out.push(at(i));
   }
+  // Always try the start of the board's last segment (everything planned so far is done).
+  const last = b.times.length - 1;
+  if (last > 0 && at(last) > out[out.length - 1]) out.push(at(last));
   return out;
 }
 
@@ -130,5 +138,5 @@ export function priceBounds(jobs: readonly PlanJob[]): PriceBounds {
     if (hi > 0) lower = Math.min(lower, j.need / hi);
   }
   lower = Math.max(1, Number.isFinite(lower) ? lower : 1);
-  return { upper: Math.max(upper, lower), lower };
+  return { upper: Math.max(upper, lower), lower, jobs: Math.max(1, jobs.length) };
 }
