@@ -66,5 +66,5 @@ export function manageLoans(
  */
 export function serversFromLoad(load: readonly number[], maxServers: number): number[] {
   const peak = Math.max(1e-9, ...load);
-  return load.map((x) => Math.min(maxServers, Math.ceil((maxServers * Math.max(0, x)) / peak - 1e-9)));
+  return load.map((x) => Math.min(maxServers, Math.max(0, Math.ceil((maxServers * Math.max(0, x)) / peak - 1e-9))));
 }
