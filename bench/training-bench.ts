@@ -4,7 +4,9 @@
  * For every trace (Fig. 10, Fig. 8(a) elasticVpollux_e, the ITP cluster traces, Philly on n4g8,
  * 195job) it simulates ours (`elasticflow`) and every registered baseline with the artifact's
  * model, prints a table of deadline-satisfactory ratios next to the authors' values, then a
- * best-effort mix with FaPES's metrics, then the per-round decision time on the largest trace.
+ * best-effort mix with FaPES's metrics, an all-best-effort run (FaPES' setting) next to FaPES'
+ * Table 1 ratios, a loaning row (utilisation with and without FaPES-Manager's loans), then the
+ * per-round decision time on the largest trace.
  * Appends a section to bench/RESULTS.md and prints, as its last line,
  *   training: min_ratio_vs_elasticflow=<x> mean_ratio_vs_elasticflow=<y> traces=<n>
  * where each ratio is ours ÷ ElasticFlow's value on the same trace and cluster.
@@ -19,6 +21,7 @@ import { DEFAULT_DATA_DIR, loadClusterSpec, loadThroughputs, loadTrace, type Gpu
 import { buildSimJobs, jctStats, percentile, runPolicy } from '../autoscaler/sim/training/run';
 import type { SimResult } from '../autoscaler/sim/training/engine';
 import { AUTHORS_NAME, CASES, loadReferences } from './training/cases';
+import { FAPES_PAPER, runBestEffort, runLoaning } from './training/fapes-mix';
 
 function flag(name: string): string | undefined {
   const i = process.argv.indexOf(`--${name}`);
@@ -50,7 +53,7 @@ say(`| trace | cluster | slot | ${policies.join(' | ')} | authors EF | authors E
 say(`|${' --- |'.repeat(policies.length + 9)}`);
 
 const ratios: number[] = [];
-let largest: { name: string; jobs: number; result: SimResult } | undefined;
+let largest: { name: string; jobs: number; result: SimResult; fapes?: SimResult } | undefined;
 for (const c of CASES) {
   if (caseFilter && !c.name.includes(caseFilter)) continue;
   const trace = loadTrace(join(dataDir, c.trace));
@@ -68,7 +71,7 @@ for (const c of CASES) {
   say(
     `| ${c.name} | ${c.cluster} | ${c.slot} s | ${policies.map((p) => f3(res[p].ratio)).join(' | ')} | ${['elasticflow', 'edf', 'gandiva', 'tiresias', 'themis'].map(authors).join(' | ')} | ${f3(ratio)} |`,
   );
-  if (!largest || trace.length > largest.jobs) largest = { name: c.name, jobs: trace.length, result: res.elasticflow };
+  if (!largest || trace.length > largest.jobs) largest = { name: c.name, jobs: trace.length, result: res.elasticflow, fapes: res.fapes };
 }
 
 // Best-effort mix (FaPES metrics): 195job on n16g8 (240 s slots), every second job without a
@@ -99,12 +102,57 @@ say('| --- | --- | --- | --- | --- | --- | --- |');
   }
 }
 
+// FaPES' own setting: no deadlines at all (195job, n16g8, 240 s), FaPES Table 1's metrics.
+const FAPES_POLICIES = ['fapes', 'elasticflow', 'pollux', 'optimus'].filter((p) => policyNames().includes(p));
+{
+  const base = loadTrace(join(dataDir, 'elasticflow-traces/195job.csv'));
+  const jobs = buildSimJobs(base, tablesFor('A100'), 'A100', { gnsByModel: GNS });
+  const rows = runBestEffort(jobs, loadClusterSpec(dataDir, 'n16g8'), 240, FAPES_POLICIES);
+  const fp = rows.find((r) => r.policy === 'fapes');
+  say();
+  say('### All best-effort (195job with no deadlines, n16g8, 240 s): FaPES Table 1 metrics; paper columns = FaPES÷baseline in Table 1');
+  say();
+  say('| policy | avg JCT (s) | p95 JCT (s) | avg queueing (s) | avg job goodput (samples/s) | fapes÷this avg JCT (ours / paper) | fapes÷this goodput (ours / paper) |');
+  say('| --- | --- | --- | --- | --- | --- | --- |');
+  for (const r of rows) {
+    const pj = FAPES_PAPER.avgJct[r.policy] ? FAPES_PAPER.avgJct.fapes / FAPES_PAPER.avgJct[r.policy] : NaN;
+    const pg = FAPES_PAPER.goodput[r.policy] ? FAPES_PAPER.goodput.fapes / FAPES_PAPER.goodput[r.policy] : NaN;
+    say(
+      `| ${r.policy} | ${r.avgJct.toFixed(0)} | ${r.p95Jct.toFixed(0)} | ${r.avgQueueing.toFixed(0)} | ${r.avgGoodput.toFixed(1)} | ` +
+        `${fp ? f3(fp.avgJct / r.avgJct) : '-'} / ${f3(pj)} | ${fp ? f3(fp.avgGoodput / r.avgGoodput) : '-'} / ${f3(pg)} |`,
+    );
+  }
+}
+
+// Loaning (FaPES-Manager): 16 training + 4 inference servers (N_r^max = 20 %), inference demand
+// from the Azure Functions 2019 per-minute load, 600 s rounds; the 195job mix as above.
+{
+  const base = loadTrace(join(dataDir, 'elasticflow-traces/195job.csv'));
+  const mix: TraceJob[] = base.map((j, i) => (i % 2 === 1 ? { ...j, deadline: undefined } : j));
+  const jobs = buildSimJobs(mix, tablesFor('A100'), 'A100', { gnsByModel: GNS });
+  const rows = runLoaning(jobs, 16, 4, 8, 600, FAPES_POLICIES.filter((p) => p === 'fapes' || p === 'elasticflow'));
+  say();
+  say('### Loaning (n20g8 = 16 training + 4 inference servers; inference demand from Azure Functions 2019 per-minute load; 600 s rounds; 195job, every 2nd job best-effort)');
+  say();
+  say('| policy | loans | cluster util | training util | avg JCT (s) | avg queueing (s) | SLO ratio | reclaims | preempted jobs |');
+  say('| --- | --- | --- | --- | --- | --- | --- | --- | --- |');
+  for (const r of rows) {
+    const u = r.row.result.utilisation;
+    say(`| ${r.policy} | ${r.loaning ? 'yes' : 'no'} | ${f3(r.util)} | ${f3(r.trainUtil)} | ${r.row.avgJct.toFixed(0)} | ${r.row.avgQueueing.toFixed(0)} | ${f3(r.row.result.ratio)} | ${u.reclaims} | ${u.preemptions} |`);
+  }
+  const p = FAPES_PAPER.loan;
+  say();
+  say(`FaPES paper (Table 3, 10-min rounds, 1000-server simulation): util ${p.withUtil} with loans vs ${p.withoutUtil} without; JCT ${p.withJctMin} vs ${p.withoutJctMin} min.`);
+}
+
 if (largest) {
   const ms = largest.result.decisionMs;
   say();
   say(
     `Decision time per round (admission + allocation + placement), elasticflow on the largest trace (${largest.name}, ${largest.jobs} jobs, ${ms.length} rounds): p50=${percentile(ms, 0.5).toFixed(2)} ms p90=${percentile(ms, 0.9).toFixed(2)} ms max=${Math.max(...ms).toFixed(1)} ms (target p90 ≤ 58 ms).`,
   );
+  const fm = largest.fapes?.decisionMs;
+  if (fm) say(`Same for fapes: p50=${percentile(fm, 0.5).toFixed(2)} ms p90=${percentile(fm, 0.9).toFixed(2)} ms max=${Math.max(...fm).toFixed(1)} ms over ${fm.length} rounds (FaPES paper: p90 580 ms).`);
 }
 say();
 say(`Nothing subsampled; wall time ${((Date.now() - started) / 1000).toFixed(0)} s.`);

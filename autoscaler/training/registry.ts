@@ -5,10 +5,12 @@
 import { gandiva, optimus, pollux, themis, tiresias } from './baselines/cluster-schedulers';
 import { edf, edfAdmission, fifo, sjf } from './baselines/simple';
 import { elasticFlowPolicy } from './elasticflow/policy';
+import { fapesPolicy } from './fapes/policy';
 import type { TrainingPolicy } from './types';
 
 const REGISTRY: Readonly<Record<string, () => TrainingPolicy>> = {
   elasticflow: () => elasticFlowPolicy(),
+  fapes: () => fapesPolicy(),
   edf: () => edf,
   'edf-admission': () => edfAdmission,
   gandiva: () => gandiva,

@@ -9,6 +9,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { levelsOf, throughputAt } from '../../training/curve';
+import { manageLoans } from '../../training/fapes/manager';
 import type { ClusterSpec, Placement, ScalingCurve, SchedulerState, TrainingJob, TrainingPolicy } from '../../training/types';
 
 /** A job as the simulator feeds it: fixed curve, and optionally an adaptive one (batch co-adaptation). */
@@ -38,6 +39,31 @@ export interface SimConfig {
   readonly overhead?: 'elasticflow' | 'none';
   /** Stop after this simulated time (s); unfinished jobs count as missed. */
   readonly until?: number;
+  /**
+   * An inference virtual cluster inside `cluster`: its servers serve `demandAt(t)` servers of
+   * inference; with `loaning` the idle ones are loaned to training and reclaimed by FaPES-Manager
+   * (`fapes/manager.ts`). Decisions then happen every slot (FaPES rounds).
+   */
+  readonly inference?: InferenceVC;
+}
+
+export interface InferenceVC {
+  /** Node ids (0-based) of the inference VC; the other nodes are the training VC. */
+  readonly servers: readonly number[];
+  /** Inference servers needed at time t (s). */
+  readonly demandAt: (t: number) => number;
+  readonly loaning: boolean;
+}
+
+/** GPU-time accounting of a run (GPU-seconds over [first arrival, makespan]). */
+export interface Utilisation {
+  readonly spanSeconds: number;
+  readonly capacityGpuSeconds: number;
+  readonly trainingGpuSeconds: number;
+  readonly inferenceGpuSeconds: number;
+  readonly loanedGpuSeconds: number;
+  readonly reclaims: number;
+  readonly preemptions: number;
 }
 
 export interface JobOutcome {
@@ -66,6 +92,7 @@ export interface SimResult {
   readonly rounds: number;
   /** Last completion time (s). */
   readonly makespan: number;
+  readonly utilisation: Utilisation;
 }
 
 interface Live {
@@ -77,6 +104,8 @@ interface Live {
   waiting: number;
   start?: number;
   overhead: number;
+  /** Preempted by a reclaim since the last event: it restarts from a checkpoint. */
+  preempted?: boolean;
 }
 
 function toJob(l: Live, policy: TrainingPolicy): TrainingJob {
@@ -110,7 +139,20 @@ export function overheadSeconds(gpus: number, totalGpus: number, inCache: boolea
 
 export function simulate(trace: readonly SimJob[], cfg: SimConfig): SimResult {
   const { cluster, slotSeconds: slot, policy } = cfg;
-  const total = cluster.nodes * cluster.gpusPerNode;
+  const gpn = cluster.gpusPerNode;
+  const total = cluster.nodes * gpn;
+  const inf = cfg.inference;
+  const infSet = new Set(inf?.servers ?? []);
+  const trainingNodes = [...Array(cluster.nodes).keys()].filter((n) => !infSet.has(n));
+  let loaned: number[] = [];
+  let view: number[] = trainingNodes; // view node i = physical node view[i]
+  let viewCluster: ClusterSpec = inf ? { ...cluster, nodes: view.length } : cluster;
+  const toView = (g: number) => view.indexOf(Math.floor(g / gpn)) * gpn + (g % gpn);
+  const toPhys = (g: number) => view[Math.floor(g / gpn)] * gpn + (g % gpn);
+  let infGpuS = 0;
+  let loanGpuS = 0;
+  let reclaims = 0;
+  let preemptions = 0;
   const arrivals = [...trace].sort((a, b) => a.submitTime - b.submitTime);
   const outcomes = new Map<string, JobOutcome>();
   const live = new Map<string, Live>();
@@ -129,11 +171,30 @@ export function simulate(trace: readonly SimJob[], cfg: SimConfig): SimResult {
     live.delete(s.id);
     if (end !== undefined) makespan = Math.max(makespan, end);
   };
-  const stateOf = (): SchedulerState => ({ cluster, slotSeconds: slot, jobs: [...live.values()].map((l) => toJob(l, policy)) });
+  const stateOf = (): SchedulerState => ({ cluster: viewCluster, slotSeconds: slot, jobs: [...live.values()].map((l) => toJob(l, policy)) });
 
   while (next < arrivals.length || live.size > 0) {
     if (cfg.until !== undefined && t > cfg.until) break;
     const t0 = performance.now();
+    // 0. FaPES-Manager: loan idle inference servers, reclaim on demand (preempting training jobs)
+    let demand = 0;
+    if (inf) {
+      demand = Math.min(inf.servers.length, Math.max(0, inf.demandAt(t)));
+      const onServer = (n: number) => [...live.values()].filter((l) => l.placement.some((g) => Math.floor(g / gpn) === n)).map((l) => l.spec.id);
+      const m = manageLoans({ inferenceServers: inf.servers, loaning: inf.loaning }, loaned, demand, onServer);
+      reclaims += m.reclaim.length;
+      for (const id of m.preempted) {
+        const l = live.get(id)!;
+        l.gpus = 0;
+        l.placement = [];
+        l.preempted = true;
+        preemptions++;
+      }
+      loaned = m.loaned;
+      view = [...trainingNodes, ...loaned].sort((a, b) => a - b);
+      viewCluster = { ...cluster, nodes: view.length };
+    }
+    const viewTotal = viewCluster.nodes * gpn;
     // 1. arrivals up to now, admitted one at a time
     while (next < arrivals.length && arrivals[next].submitTime <= t) {
       const spec = arrivals[next++];
@@ -164,10 +225,11 @@ export function simulate(trace: readonly SimJob[], cfg: SimConfig): SimResult {
       want[j.id] = g;
       used += g;
     }
-    if (used > total) throw new Error(`${policy.name} allocated ${used} > ${total} GPUs at t=${t}`);
+    if (used > viewTotal) throw new Error(`${policy.name} allocated ${used} > ${viewTotal} GPUs at t=${t}`);
     const previous: Record<string, readonly number[]> = {};
-    for (const l of live.values()) if (l.gpus > 0) previous[l.spec.id] = l.placement;
-    const placement: Placement = policy.placement.place(want, cluster, previous);
+    for (const l of live.values()) if (l.gpus > 0) previous[l.spec.id] = inf ? l.placement.map(toView) : l.placement;
+    let placement: Placement = policy.placement.place(want, viewCluster, previous);
+    if (inf) placement = Object.fromEntries(Object.entries(placement).map(([id, gs]) => [id, gs.map(toPhys)]));
     decisionMs.push(performance.now() - t0);
     nextHint = decision.nextDecisionAt;
     // 3. overheads (authors' rule; the cache is keyed by the exact GPU set)
@@ -182,10 +244,11 @@ export function simulate(trace: readonly SimJob[], cfg: SimConfig): SimResult {
         if (l.start === undefined) l.start = t;
         if (cfg.overhead !== 'none') {
           const key = [...l.placement].sort((a, b) => a - b).join(',');
-          l.overhead = overheadSeconds(g, total, cache.has(key), restart);
+          l.overhead = overheadSeconds(g, total, cache.has(key) && !l.preempted, restart || l.preempted === true);
           cache.add(key);
         }
       }
+      l.preempted = false;
     }
     if (restart) cache.clear();
     // 4. next decision point: first arrival, completion or plan step, at least one slot away
@@ -201,7 +264,10 @@ export function simulate(trace: readonly SimJob[], cfg: SimConfig): SimResult {
       if (++idle > 10000) break; // nothing runs and nothing will arrive: the rest never finishes
       tn = t + slot;
     } else idle = 0;
+    if (inf) tn = Math.min(tn, t + slot);
     tn = Math.max(tn, t + slot);
+    infGpuS += demand * gpn * (tn - t);
+    loanGpuS += loaned.length * gpn * (tn - t);
     // 5. progress until tn
     for (const l of [...live.values()]) {
       if (l.gpus === 0) {
@@ -229,6 +295,8 @@ export function simulate(trace: readonly SimJob[], cfg: SimConfig): SimResult {
   const jobs = trace.map((s) => outcomes.get(s.id)!);
   const withDeadline = jobs.filter((j) => j.deadline !== undefined);
   const accepted = withDeadline.filter((j) => j.metDeadline).length;
+  const first = arrivals.length ? arrivals[0].submitTime : 0;
+  const span = Math.max(0, makespan - first);
   return {
     policy: policy.name,
     jobs,
@@ -238,6 +306,15 @@ export function simulate(trace: readonly SimJob[], cfg: SimConfig): SimResult {
     decisionMs,
     rounds: events,
     makespan,
+    utilisation: {
+      spanSeconds: span,
+      capacityGpuSeconds: total * span,
+      trainingGpuSeconds: jobs.reduce((a, j) => a + j.gpuSeconds, 0),
+      inferenceGpuSeconds: infGpuS,
+      loanedGpuSeconds: loanGpuS,
+      reclaims,
+      preemptions,
+    },
   };
 }
 

@@ -3,7 +3,7 @@ import { coAdapt } from '../../training/fapes/goodput';
 import { getPolicy } from '../../training/registry';
 import type { ClusterSpec } from '../../training/types';
 import { maxGpuBaseline, maxGpuElasticFlow, type GpuType, type ThroughputTables, type TraceJob } from './data';
-import { simulate, type SimJob, type SimResult } from './engine';
+import { simulate, type InferenceVC, type SimJob, type SimResult } from './engine';
 
 export interface BuildOptions {
   /** Gradient noise scale per model, for batch co-adaptation (FaPES goodput); absent = fixed batch. */
@@ -40,10 +40,12 @@ export interface RunSpec {
   readonly slotSeconds: number;
   readonly policy: string;
   readonly until?: number;
+  /** Optional inference VC with loaning (FaPES-Manager). */
+  readonly inference?: InferenceVC;
 }
 
 export function runPolicy(spec: RunSpec): SimResult {
-  return simulate(spec.jobs, { cluster: spec.cluster, slotSeconds: spec.slotSeconds, policy: getPolicy(spec.policy), until: spec.until });
+  return simulate(spec.jobs, { cluster: spec.cluster, slotSeconds: spec.slotSeconds, policy: getPolicy(spec.policy), until: spec.until, inference: spec.inference });
 }
 
 /** JCT and queueing figures over finished jobs (s). */

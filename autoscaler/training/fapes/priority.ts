@@ -33,19 +33,23 @@ export function prioritize(jobs: readonly CohortJob[], popUpRounds = POP_UP_ROUN
 
 /**
  * Dynamic filtering: which running jobs to recycle this round. `estimate(selected)` returns the
- * average achievement the cohort would reach with the recycled GPUs shared evenly.
+ * average achievement the cohort would reach with the recycled GPUs shared evenly. The current
+ * average it is compared with is over the whole cohort: the `waiting` jobs (new arrivals, whose
+ * achievement is 0 while they wait) and the selected running jobs (§5.1: "all jobs to be
+ * (re)scheduled"); with no waiting jobs it is the selected jobs' average.
  */
 export function filterRunning(
   running: readonly CohortJob[],
   roundSeconds: number,
   estimate: (recycled: readonly CohortJob[]) => number,
+  waiting: readonly CohortJob[] = [],
 ): CohortJob[] {
   const eligible = running.filter((j) => j.remainingSeconds > roundSeconds).sort((a, b) => a.achievement - b.achievement);
   const chosen: CohortJob[] = [];
   const avg = (xs: readonly CohortJob[]) => (xs.length ? xs.reduce((s, j) => s + j.achievement, 0) / xs.length : 0);
   for (const j of eligible) {
     const next = [...chosen, j];
-    if (estimate(next) <= avg(next)) break;
+    if (estimate(next) <= avg([...waiting, ...next])) break;
     chosen.push(j);
   }
   return chosen;

@@ -9,7 +9,7 @@ const c = cluster(1, 4);
 describe('registry', () => {
   test('has ours and every baseline', () => {
     expect(policyNames().sort()).toEqual(
-      ['edf', 'edf-admission', 'elasticflow', 'fifo', 'gandiva', 'optimus', 'pollux', 'sjf', 'themis', 'tiresias'].sort(),
+      ['edf', 'edf-admission', 'elasticflow', 'fapes', 'fifo', 'gandiva', 'optimus', 'pollux', 'sjf', 'themis', 'tiresias'].sort(),
     );
   });
   test('unknown names fail with the list', () => {

@@ -1,0 +1,229 @@
+/**
+ * The `fapes` policy (FaPES-Scheduler, SoCC'24 §5) composed from the tested pieces in this folder:
+ *  1. estimation-error correction: the ratio of reported to predicted progress since the last round
+ *     (`correction.ts`) scales every job's modelled goodput;
+ *  2. filtering of running jobs (`filterRunning`): jobs finishing within the next round are kept,
+ *     the others are recycled in increasing order of performance achievement while the estimated
+ *     average achievement of the cohort rises;
+ *  3. priorities (`prioritize`): waiting jobs first by queueing time, recycled running jobs by
+ *     achievement, a job waiting ≥ 3 rounds pops up to the top;
+ *  4. schedule plans on the forward board priced by H·(U/H)^(load/capacity) (`schedule.ts`), in
+ *     priority order, each reserved for the following jobs;
+ *  5. goodput: the rate of a job is its goodput in its own units. With `adaptsBatch` the caller
+ *     passes the curve with the batch co-adapted (`coAdapt`, linear LR scaling), as the simulator does.
+ *
+ * FaPES itself has no deadlines. Jobs with a hard deadline keep ElasticFlow's guarantee: admission
+ * is ElasticFlow's (Algorithm 1), and every round their minimum satisfactory shares are reserved on
+ * the board first (the EDF pass); GPUs idle this round after FaPES planning go to them by marginal
+ * return (Algorithm 2). Deadline jobs that can no longer be met are planned as best-effort jobs.
+ *
+ * `fapesRound` is pure (state + memory in, decision + memory out); `fapesPolicy()` threads the
+ * memory between calls. A policy built afresh each round (the live service) has no memory and runs
+ * uncorrected (factor 1).
+ */
+import { freeAt, reserve } from '../board';
+import { fitLevel, levelsOf, remainingIterations, throughputAt } from '../curve';
+import { elasticFlowAdmission } from '../elasticflow/admission';
+import { marginalReturn } from '../elasticflow/allocation';
+import { capacityOf, edfPass, type ElasticFlowOptions } from '../elasticflow/edf-pass';
+import { greedyFill } from '../marginal';
+import { buddyPlacement } from '../placement/buddy';
+import type { Plan, RoundDecision, SchedulerState, Seconds, TrainingJob, TrainingPolicy } from '../types';
+import { correct, NO_CORRECTION, type Correction } from './correction';
+import { filterRunning, POP_UP_ROUNDS, prioritize, type CohortJob } from './priority';
+import { bestPlan, minFree, priceBounds, reserveChoice, type PlanJob } from './schedule';
+
+/** What the policy remembers between rounds: last decision per job, for the error correction. */
+export interface FapesMemory {
+  readonly last: Readonly<Record<string, { readonly t: Seconds; readonly done: number; readonly rate: number }>>;
+  readonly corrections: Readonly<Record<string, Correction>>;
+}
+
+export const EMPTY_MEMORY: FapesMemory = { last: {}, corrections: {} };
+
+export interface FapesOptions {
+  /** Rounds a waiting job waits before it pops up (3 in the paper). */
+  readonly popUpRounds?: number;
+  /** Start times tried per plan (now + the next board releases). */
+  readonly maxStarts?: number;
+  /** Bounds on the correction factor applied to modelled goodput. */
+  readonly minFactor?: number;
+  readonly maxFactor?: number;
+  /** Options of the ElasticFlow pass used for deadline jobs. */
+  readonly elasticFlow?: ElasticFlowOptions;
+}
+
+interface Info {
+  job: TrainingJob;
+  levels: number[];
+  factor: number;
+  cur: number;
+  best: number;
+  rate: (g: number) => number;
+}
+
+const rateOf = (i: Info, g: number) => throughputAt(i.job.curve, g) * i.factor;
+
+/** One FaPES round: GPUs per job for the coming round, plans, reasons, and the next memory. */
+export function fapesRound(
+  state: SchedulerState,
+  now: Seconds,
+  memory: FapesMemory = EMPTY_MEMORY,
+  opts: FapesOptions = {},
+): { decision: RoundDecision; memory: FapesMemory } {
+  const cap = capacityOf(state);
+  const slot = state.slotSeconds;
+  const [fMin, fMax] = [opts.minFactor ?? 0.25, opts.maxFactor ?? 1.5];
+  const corrections: Record<string, Correction> = {};
+  const infos: Info[] = [];
+  for (const job of state.jobs) {
+    const levels = levelsOf(job, cap);
+    if (remainingIterations(job) <= 0 || levels.length === 0) continue;
+    // 1. estimation-error correction from reported progress since the last decision
+    let c = memory.corrections[job.id] ?? NO_CORRECTION;
+    const last = memory.last[job.id];
+    if (last && now > last.t && last.rate > 0) c = correct(c, last.rate * (now - last.t), job.doneIterations - last.done);
+    corrections[job.id] = c;
+    const info: Info = { job, levels, factor: Math.min(fMax, Math.max(fMin, c.factor)), cur: 0, best: 0, rate: () => 0 };
+    info.rate = (g) => rateOf(info, g);
+    info.cur = levels.includes(job.currentGpus ?? 0) ? (job.currentGpus ?? 0) : 0;
+    info.best = Math.max(...levels.map(info.rate));
+    infos.push(info);
+  }
+  const gpus: Record<string, number> = {};
+  const reasons: Record<string, string> = {};
+  const plans: Record<string, Plan> = {};
+
+  // Deadline jobs: ElasticFlow's minimum satisfactory shares are reserved on the board first.
+  const pass = edfPass(infos.map((i) => i.job), state, now, opts.elasticFlow ?? {});
+  const board = pass.board;
+  const guaranteed = infos.filter((i) => pass.plans.has(i.job.id));
+  for (const i of guaranteed) {
+    const plan = pass.plans.get(i.job.id)!;
+    plans[i.job.id] = plan;
+    const first = plan.steps[0];
+    gpus[i.job.id] = first && first.from <= now ? first.gpus : 0;
+    reasons[i.job.id] = `deadline ${i.job.deadline}: ElasticFlow minimum share ${gpus[i.job.id]} GPUs`;
+  }
+  const others = infos.filter((i) => !pass.plans.has(i.job.id));
+  const achievement = (i: Info, g: number) => (i.best > 0 ? i.rate(g) / i.best : 0);
+  const remainingSeconds = (i: Info, g: number) => (i.rate(g) > 0 ? remainingIterations(i.job) / i.rate(g) : Infinity);
+  const cohortJob = (i: Info): CohortJob => {
+    const waiting = i.cur > 0 ? 0 : Math.max(1, i.job.waitingRounds ?? 1);
+    const started = (i.job.attainedGpuSeconds ?? 0) > 0;
+    return {
+      id: i.job.id,
+      waitingRounds: waiting,
+      queueingSeconds: i.cur > 0 ? 0 : started ? waiting * slot : now - i.job.submitTime,
+      achievement: achievement(i, i.cur),
+      remainingSeconds: remainingSeconds(i, i.cur),
+    };
+  };
+  const byId = new Map(others.map((i) => [i.job.id, i]));
+  const running = others.filter((i) => i.cur > 0);
+  const waiting = others.filter((i) => i.cur === 0);
+
+  // 2. filtering: recycle running jobs while the cohort's estimated average achievement rises.
+  const freeNow = Math.max(0, freeAt(board, now) - running.reduce((s, i) => s + i.cur, 0));
+  const estimate = (recycled: readonly CohortJob[]) => {
+    const members = [...waiting, ...recycled.map((c) => byId.get(c.id)!)];
+    const pool = freeNow + recycled.reduce((s, c) => s + byId.get(c.id)!.cur, 0);
+    const share = Math.floor(pool / Math.max(1, members.length));
+    return members.reduce((s, i) => s + achievement(i, fitLevel(i.levels, share)), 0) / Math.max(1, members.length);
+  };
+  const recycled = new Set(filterRunning(running.map(cohortJob), slot, estimate, waiting.map((i) => ({ ...cohortJob(i), achievement: 0 }))).map((c) => c.id));
+  // Kept jobs hold their GPUs until their (corrected) predicted completion; if the board cannot
+  // hold them (deadline shares grew, capacity shrank) they join the cohort too.
+  const kept = running.filter((i) => !recycled.has(i.job.id)).sort((a, b) => achievement(b, b.cur) - achievement(a, a.cur));
+  const forced = new Set<string>();
+  for (const i of kept) {
+    const end = now + remainingSeconds(i, i.cur);
+    if (minFree(board, now, end) < i.cur) {
+      forced.add(i.job.id);
+      continue;
+    }
+    reserve(board, [{ from: now, gpus: i.cur }], end);
+    gpus[i.job.id] = i.cur;
+    plans[i.job.id] = { jobId: i.job.id, slotSeconds: slot, steps: [{ from: now, gpus: i.cur }], predictedCompletion: end };
+    reasons[i.job.id] = `kept ${i.cur} GPUs (achievement ${achievement(i, i.cur).toFixed(2)}, correction ×${i.factor.toFixed(2)})`;
+  }
+
+  // 3. priorities, 4. plans on the priced forward board, in priority order.
+  const cohort = others.filter((i) => i.cur === 0 || recycled.has(i.job.id) || forced.has(i.job.id));
+  const ordered = prioritize(cohort.map(cohortJob), opts.popUpRounds ?? POP_UP_ROUNDS);
+  const planJobs = new Map<string, PlanJob>(
+    cohort.map((i) => [i.job.id, { id: i.job.id, need: remainingIterations(i.job), levels: i.levels, rate: i.rate }]),
+  );
+  const bounds = priceBounds([...planJobs.values()]);
+  let nextDecisionAt = Infinity;
+  for (const c of ordered) {
+    const i = byId.get(c.id)!;
+    const choice = bestPlan(board, planJobs.get(c.id)!, now, slot, bounds, opts.maxStarts ?? 6);
+    const tag = c.waitingRounds >= (opts.popUpRounds ?? POP_UP_ROUNDS) ? 'popped up, ' : '';
+    if (!choice) {
+      gpus[c.id] = 0;
+      reasons[c.id] = `${tag}no plan fits the board: waits`;
+      continue;
+    }
+    reserveChoice(board, choice);
+    const starts = choice.start <= now;
+    gpus[c.id] = starts ? choice.gpus : 0;
+    plans[c.id] = {
+      jobId: c.id,
+      slotSeconds: slot,
+      steps: starts ? [{ from: now, gpus: choice.gpus }] : [{ from: now, gpus: 0 }, { from: choice.start, gpus: choice.gpus }],
+      predictedCompletion: choice.completion,
+    };
+    if (!starts) nextDecisionAt = Math.min(nextDecisionAt, choice.start);
+    const what = i.cur > 0 ? `rescheduled ${i.cur}→${choice.gpus}` : `${choice.gpus} GPUs`;
+    reasons[c.id] =
+      `${tag}${what} from ${starts ? 'now' : `t=${choice.start}`}, goodput ${i.rate(choice.gpus).toFixed(2)} it/s ` +
+      `(achievement ${achievement(i, choice.gpus).toFixed(2)}), completion ${Math.ceil(choice.completion)}, price ${choice.price.toFixed(0)} s`;
+  }
+
+  // Left-over GPUs this round go to the guaranteed deadline jobs by marginal return (ElasticFlow).
+  const used = Object.values(gpus).reduce((a, b) => a + b, 0);
+  const before = { ...gpus };
+  greedyFill(guaranteed.map((i) => i.job), gpus, cap - used, cap, marginalReturn, (j) => (j.deadline ?? Infinity) + j.submitTime * 1e-9);
+  for (const i of guaranteed) if (gpus[i.job.id] > before[i.job.id]) reasons[i.job.id] += `, +${gpus[i.job.id] - before[i.job.id]} left-over by marginal return`;
+
+  const last: Record<string, { t: Seconds; done: number; rate: number }> = {};
+  for (const i of infos) {
+    const g = gpus[i.job.id] ?? 0;
+    if (g > 0) last[i.job.id] = { t: now, done: i.job.doneIterations, rate: throughputAt(i.job.curve, g) };
+  }
+  const total = Object.values(gpus).reduce((a, b) => a + b, 0);
+  return {
+    decision: {
+      gpus,
+      plans,
+      reasons,
+      reason:
+        `fapes: ${guaranteed.length} deadline jobs on minimum shares, ${kept.length - forced.size} running kept, ` +
+        `cohort ${cohort.length} (${recycled.size} recycled, ${forced.size} forced), ${total}/${cap} GPUs`,
+      nextDecisionAt: Number.isFinite(nextDecisionAt) ? nextDecisionAt : undefined,
+    },
+    memory: { last, corrections },
+  };
+}
+
+/** The registered `fapes` policy; each instance keeps its own memory (one per simulation or service). */
+export function fapesPolicy(opts: FapesOptions = {}): TrainingPolicy {
+  let memory = EMPTY_MEMORY;
+  return {
+    name: 'fapes',
+    description:
+      'FaPES: filtering of running jobs, priorities with pop-up after 3 rounds, plans priced H·(U/H)^(load/cap) on the forward board, goodput with batch co-adaptation, progress-based error correction; deadline jobs keep ElasticFlow admission and minimum shares',
+    elastic: true,
+    adaptsBatch: true,
+    admission: elasticFlowAdmission(opts.elasticFlow ?? {}),
+    allocation: {
+      allocate: (state, now) => {
+        const r = fapesRound(state, now, memory, opts);
+        memory = r.memory;
+        return r.decision;
+      },
+    },
+    placement: buddyPlacement,
+  };
+}

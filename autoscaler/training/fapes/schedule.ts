@@ -1,0 +1,142 @@
+/**
+ * FaPES schedule planning on the forward-looking board (§5.3). A job's schedule plan is chosen to
+ * minimise the RHS of (6): its completion time plus the total price of the GPU-time it holds, where
+ * the unit price in a round is H·(U/H)^(load/capacity) (`serverPrice`) at that round's load on the
+ * board. Every chosen plan is reserved on the board, so later jobs in priority order see the higher
+ * prices and the GPUs released by earlier jobs' predicted completions.
+ *
+ * Departures from the paper (documented, deliberate):
+ *  - One pool, not per-server prices: the board is cluster-wide (free GPUs over time); adding g GPUs
+ *    in a round costs Σ_{k<g} price(load + k), i.e. GPUs are taken cheapest first as if servers were
+ *    filled in increasing price order. Which GPUs a job gets is left to the placement phase (buddy).
+ *  - The price of one GPU for one round is H·(U/H)^(load/capacity) × n · slot ÷ (U · capacity),
+ *    n = jobs in the cohort: the paper's price, scaled so that holding the whole cluster for one
+ *    round at full load costs what it costs the objective (1) at full load — one round of delay
+ *    for each of the n jobs planned — and at zero load H/U of that. Summed literally per GPU-round the
+ *    price (seconds of completion time per GPU-round) exceeds most completion-time savings and
+ *    jobs do not scale out even on an empty cluster; the scaling keeps the unit (seconds) and the
+ *    shape (exponential in load). The paper does not say how its price is normalised.
+ *  - Plans are constant-allocation from a start round (now or a later round when the board frees
+ *    GPUs), instead of the per-round workload DP; a job may thus "wait for better resources"
+ *    (Fig. 3) but its plan does not change size mid-way. Time-varying load is still priced.
+ */
+import { segmentAt, take, type Board } from '../board';
+import type { Seconds } from '../types';
+import { serverPrice } from './prices';
+
+/** Bounds of completion times among the jobs being planned (s): U with one worker, H with all. */
+export interface PriceBounds {
+  readonly upper: Seconds;
+  readonly lower: Seconds;
+  /** Jobs whose completion times the plans trade off (the cohort); scales the price. Default 1. */
+  readonly jobs?: number;
+}
+
+/** A job as the planner sees it: remaining work and its (corrected) goodput per worker level. */
+export interface PlanJob {
+  readonly id: string;
+  /** Remaining iterations (at the submitted batch's statistical efficiency). */
+  readonly need: number;
+  /** Usable worker counts, ascending. */
+  readonly levels: readonly number[];
+  /** Iterations/s at `gpus` workers (goodput in the job's units, estimation error corrected). */
+  readonly rate: (gpus: number) => number;
+}
+
+export interface PlanChoice {
+  /** When the job starts on `gpus` (s): `now` = this round. */
+  readonly start: Seconds;
+  readonly gpus: number;
+  /** Predicted completion (s). */
+  readonly completion: Seconds;
+  /** Total price of the GPU-time held (s). */
+  readonly price: number;
+  /** (completion − now) + price: the quantity minimised. */
+  readonly objective: number;
+}
+
+/** Fewest free GPUs on the board over [from, to). */
+export function minFree(b: Board, from: Seconds, to: Seconds): number {
+  let i = segmentAt(b, from);
+  let m = b.free[i];
+  for (i++; i < b.times.length && b.times[i] < to; i++) m = Math.min(m, b.free[i]);
+  return m;
+}
+
+/** Σ_{k<g} price(load + k) over the GPUs added at load `load` (closed form of the geometric sum). */
+function addPrice(load: number, g: number, cap: number, bounds: PriceBounds): number {
+  const r = bounds.upper / bounds.lower;
+  if (r <= 1 + 1e-12) return bounds.lower * g;
+  const q = Math.pow(r, 1 / cap);
+  return (serverPrice(load, cap, bounds.upper, bounds.lower) * (Math.pow(q, g) - 1)) / (q - 1);
+}
+
+/**
+ * Price (s) of holding `g` more GPUs on [from, to) on board `b`: Σ over board segments of
+ * (duration ÷ slot) rounds × the added GPUs' prices, scaled by n · slot ÷ (U · capacity) (module note).
+ */
+export function holdPrice(b: Board, from: Seconds, to: Seconds, g: number, slot: Seconds, bounds: PriceBounds): number {
+  if (g <= 0 || to <= from) return 0;
+  const cap = b.capacity;
+  let p = 0;
+  for (let i = segmentAt(b, from); i < b.times.length && b.times[i] < to; i++) {
+    const s = Math.max(from, b.times[i]);
+    const e = Math.min(to, i + 1 < b.times.length ? b.times[i + 1] : Infinity);
+    p += ((e - s) / slot) * addPrice(cap - b.free[i], g, cap, bounds);
+  }
+  return (p * slot * (bounds.jobs ?? 1)) / (bounds.upper * cap);
+}
+
+/** Start times worth trying: now and the first slot-aligned times at which the board frees GPUs. */
+export function candidateStarts(b: Board, now: Seconds, slot: Seconds, max: number): Seconds[] {
+  const out = [now];
+  const at = (i: number) => now + Math.ceil((b.times[i] - now) / slot - 1e-9) * slot;
+  for (let i = 1; i < b.times.length && out.length < max - 1; i++) {
+    if (b.free[i] <= b.free[i - 1]) continue;
+    if (at(i) > out[out.length - 1]) out.push(at(i));
+  }
+  // Always try the start of the board's last segment (everything planned so far is done).
+  const last = b.times.length - 1;
+  if (last > 0 && at(last) > out[out.length - 1]) out.push(at(last));
+  return out;
+}
+
+/** The job's cheapest plan on the board: min over start and worker count of completion + price. */
+export function bestPlan(b: Board, job: PlanJob, now: Seconds, slot: Seconds, bounds: PriceBounds, maxStarts = 6): PlanChoice | undefined {
+  let best: PlanChoice | undefined;
+  for (const start of candidateStarts(b, now, slot, maxStarts)) {
+    for (const g of job.levels) {
+      const rate = job.rate(g);
+      if (!(rate > 0)) continue;
+      const completion = start + job.need / rate;
+      if (minFree(b, start, completion) < g) continue;
+      const price = holdPrice(b, start, completion, g, slot, bounds);
+      const objective = completion - now + price;
+      if (!best || objective < best.objective - 1e-9) best = { start, gpus: g, completion, price, objective };
+    }
+  }
+  return best;
+}
+
+/** Reserves a chosen plan on the board (FaPES-Board collects it). */
+export function reserveChoice(b: Board, c: PlanChoice): void {
+  take(b, c.start, c.completion, c.gpus);
+}
+
+/**
+ * U and H from the jobs being planned (§5.3: "allocating one GPU and all GPUs to jobs in advance"):
+ * U = longest completion at the smallest level, H = shortest completion at the largest (≥ 1 s).
+ */
+export function priceBounds(jobs: readonly PlanJob[]): PriceBounds {
+  let upper = 1;
+  let lower = Infinity;
+  for (const j of jobs) {
+    if (j.levels.length === 0) continue;
+    const lo = j.rate(j.levels[0]);
+    const hi = Math.max(...j.levels.map((g) => j.rate(g)));
+    if (lo > 0) upper = Math.max(upper, j.need / lo);
+    if (hi > 0) lower = Math.min(lower, j.need / hi);
+  }
+  lower = Math.max(1, Number.isFinite(lower) ? lower : 1);
+  return { upper: Math.max(upper, lower), lower, jobs: Math.max(1, jobs.length) };
+}
