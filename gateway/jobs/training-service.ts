@@ -5,7 +5,7 @@ import { Job, Worker } from 'bullmq';
 import type Redis from 'ioredis';
 import { admit, getPolicy, planRounds } from '../../autoscaler/training';
 import { curveFromProfile } from '../../autoscaler/training/profile';
-import type { Placement, SchedulerState, TrainingJob } from '../../autoscaler/training/types';
+import type { Placement, SchedulerState, TrainingJob, TrainingPolicy } from '../../autoscaler/training/types';
 import { ErrorCode, functionNotFound, PlatformError } from '../errors';
 import { Lease } from '../lib/lease';
 import type { FunctionProvider } from '../providers/function-provider';
@@ -50,6 +50,7 @@ export class TrainingService {
   private readonly lease: Lease;
   private timer?: NodeJS.Timeout;
   private rounds: Promise<void> = Promise.resolve();
+  private readonly policy: TrainingPolicy;
 
   constructor(
     private readonly redis: Redis,
@@ -59,7 +60,9 @@ export class TrainingService {
     private readonly opts: TrainingOptions,
     private readonly now: () => number = () => Date.now() / 1000,
   ) {
-    getPolicy(opts.policy); // fail fast on an unknown name
+    // one instance for the service's life: policies with memory across rounds (FaPES's progress
+    // correction, pop-up counters) keep it
+    this.policy = getPolicy(opts.policy);
     this.lease = new Lease(redis, 'mlfaas:training-lock', 5000, () => this.lead(), () => this.suspendAll());
   }
 
@@ -227,7 +230,7 @@ export class TrainingService {
     const st = await this.state();
     const running = st.jobs.filter((j) => this.runners.has(j.id));
     if (running.length === 0) return;
-    const p = getPolicy(this.opts.policy);
+    const p = this.policy;
     const nowS = this.now();
     const d = p.allocation.allocate({ ...st, jobs: running }, nowS);
     this.placement = p.placement.place(d.gpus, this.cluster, this.placement);
