@@ -3,7 +3,7 @@ import { pack } from './capability';
 import { fmt, noChange, observedRps, parseParams, weightsByCapability } from './common';
 import { lazyIn, lazyOut, pushSample } from './lazy';
 import { makePredictor, upper } from './predictors';
-import { sloRate } from './queueing';
+import { sharedQueueLatencyMs, sharedQueueRate, sloRate } from './queueing';
 import { Decision, FunctionSpec, InferencePolicy, Observation, Placement, PolicyDeps, PolicyParams, QuotaChange } from './types';
 
 /**
@@ -112,7 +112,8 @@ export function hybrid(params: PolicyParams, deps: PolicyDeps): InferencePolicy<
   for (let q = p.minQuota; q <= 1 + EPS; q += p.quotaStep) quotaLevels.push(r6(q));
 
   if (!['cheapest', 'smax'].includes(p.usedGpuConfig)) throw new Error(`hybrid: usedGpuConfig must be cheapest or smax, got ${p.usedGpuConfig}`);
-  if (!['mdc', 'budget', 'none'].includes(p.sloModel)) throw new Error(`hybrid: sloModel must be mdc, budget or none, got ${p.sloModel}`);
+  if (!['mdc', 'shared', 'budget', 'none'].includes(p.sloModel)) throw new Error(`hybrid: sloModel must be mdc, shared, budget or none, got ${p.sloModel}`);
+  const shared = p.sloModel === 'shared';
 
   /**
    * Caches (p.cache, default on). Everything below is a pure function of the capability's latency
@@ -125,6 +126,8 @@ export function hybrid(params: PolicyParams, deps: PolicyDeps): InferencePolicy<
    */
   interface Shared {
     capMemo: Map<number, number>;
+    /** sloModel 'shared': worst batch latency ≤ b per pack(b, s, q). */
+    latMemo: Map<number, number>;
     batchMemo: Map<number, number>;
     /**
      * Dense memos for points on the table's grid (batch in `batches`, s in the SM grid, q a quota
@@ -163,7 +166,7 @@ export function hybrid(params: PolicyParams, deps: PolicyDeps): InferencePolicy<
   const byToken = new WeakMap<object, Map<string, Shared>>();
   const byName = new Map<string, Shared>();
   const entries = new Map<string, Entry>();
-  const pctOf = (spec: FunctionSpec) => Math.min(0.9999, Math.max(0.5, (p.mdcPercentile > 0 ? p.mdcPercentile : spec.sloPercentile) / 100));
+  const pctOf = (spec: FunctionSpec) => Math.min(0.9999, Math.max(0.5, (p.mdcPercentile > 0 && !shared ? p.mdcPercentile : spec.sloPercentile) / 100));
 
   /** The function's context: SLO budget (the spec's, or the fastest latency +5 % if that is unreachable), grids, caches. */
   const buildCtx = (spec: FunctionSpec): Ctx => {
@@ -198,7 +201,7 @@ export function hybrid(params: PolicyParams, deps: PolicyDeps): InferencePolicy<
       const nq = quotaLevels.length;
       const smIndex = new Map<number, number>();
       ctx.smGrid.forEach((v, i) => smIndex.set(Math.round(v * 1e3), i));
-      m.set(k, (sh = { capMemo: new Map(), batchMemo: new Map(), capDense: new Float64Array(Math.max(1, ctx.batches.length) * ctx.smGrid.length * nq).fill(NaN), batchDense: new Float64Array(ctx.smGrid.length * nq), smIndex, cfgs: [], gbest: [], pre: [], walked: 0 }));
+      m.set(k, (sh = { capMemo: new Map(), latMemo: new Map(), batchMemo: new Map(), capDense: new Float64Array(Math.max(1, ctx.batches.length) * ctx.smGrid.length * nq).fill(NaN), batchDense: new Float64Array(ctx.smGrid.length * nq), smIndex, cfgs: [], gbest: [], pre: [], walked: 0 }));
     }
     ctx.shared = sh;
     if (entries.size > 200000) entries.clear();
@@ -206,10 +209,31 @@ export function hybrid(params: PolicyParams, deps: PolicyDeps): InferencePolicy<
     return ctx;
   };
 
+  /**
+   * The slowest batch a replica of batch b may run at (s, q), ms: profiled batches are noisy (a
+   * batch of 2 can be faster than one of 1), and a lightly loaded replica runs partial batches.
+   */
+  const worstLatency = (x: Ctx, b: number, s: number, q: number): number => {
+    const sh = x.shared;
+    const key = sh ? pack(b, s, q) : NaN;
+    if (sh && key === key) {
+      const v = sh.latMemo.get(key);
+      if (v !== undefined) return v;
+    }
+    let l = cap.latencyMs(x.fn, b, s, q);
+    for (const k of x.batches) if (k < b) l = Math.max(l, cap.latencyMs(x.fn, k, s, q));
+    if (sh && key === key) {
+      if (sh.latMemo.size >= 1 << 16) sh.latMemo.clear();
+      sh.latMemo.set(key, l);
+    }
+    return l;
+  };
   /** A replica's SLO capability, req/s (see the class comment for the models). */
   const computeCap = (x: Ctx, b: number, s: number, q: number): number => {
     if (p.sloModel === 'none') return cap.capability(x.fn, b, s, q);
     const l = cap.latencyMs(x.fn, b, s, q);
+    // shared: a replica's full-batch rate if every batch it may run (≤ b) fits the SLO; the queue is the fleet's (fleetOf)
+    if (shared) return !(l > 0) || worstLatency(x, b, s, q) > x.budget ? 0 : (b * 1000) / l;
     return l > x.budget ? 0 : p.sloModel === 'budget' ? cap.capability(x.fn, b, s, q) : Math.min((b * 1000) / l, sloRate(x.pct, l, 1, x.budget));
   };
   /** Index of (s, q) in the dense grid (SM index × quota levels + quota index), or -1 off the grid. */
@@ -357,6 +381,106 @@ export function hybrid(params: PolicyParams, deps: PolicyDeps): InferencePolicy<
     return sh.gbest[k];
   };
 
+  /**
+   * sloModel 'shared': the function's replicas as ONE queue (sharedQueueLatencyMs). A member counts
+   * when one full batch fits the SLO (capOf > 0: its full-batch rate); the fleet's statistics are
+   * the count n, the total rate mu and the slowest batch latency lmax.
+   */
+  interface Member {
+    batchSize: number;
+    smShare: number;
+    quota: number;
+  }
+  interface Fleet {
+    n: number;
+    mu: number;
+    lmax: number;
+  }
+  const fleetOf = (x: Ctx, xs: Member[], skip?: Member): Fleet => {
+    let n = 0;
+    let mu = 0;
+    let lmax = 0;
+    for (const m of xs) {
+      if (m === skip) continue;
+      const c = capOf(x, m.batchSize, m.smShare, m.quota);
+      if (c > 0) {
+        n++;
+        mu += c;
+        const l = worstLatency(x, m.batchSize, m.smShare, m.quota);
+        if (l > lmax) lmax = l;
+      }
+    }
+    return { n, mu, lmax };
+  };
+  /** Does the fleet meet the SLO at the function's percentile for arrival rate T? */
+  const fits = (x: Ctx, f: Fleet, T: number): boolean => T <= 0 || (f.n > 0 && sharedQueueLatencyMs(x.pct, f.n, f.mu, f.lmax, T) <= x.budget);
+  /** The fleet's SLO capability: the largest rate it serves within the SLO (req/s). */
+  const fleetCap = (x: Ctx, f: Fleet): number => sharedQueueRate(x.pct, f.n, f.mu, f.lmax, x.budget, 30);
+  /** Fewest copies (≤ mMax) of a member of rate c and batch latency l that make fleet f fit T; Infinity if none. */
+  const copiesFor = (x: Ctx, f: Fleet, c: number, l: number, T: number, mMax: number): number => {
+    const lmax = Math.max(f.lmax, l);
+    const ok = (m: number) => fits(x, { n: f.n + m, mu: f.mu + m * c, lmax }, T);
+    let lo = Math.max(1, Math.floor((T - f.mu) / c) + 1);
+    if (lo > mMax || !ok(mMax)) return Infinity;
+    let hi = mMax;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (ok(mid)) hi = mid;
+      else lo = mid + 1;
+    }
+    return lo;
+  };
+  interface Cand {
+    smShare: number;
+    quota: number;
+    batchSize: number;
+    cap: number;
+    lat: number;
+    cost: number;
+  }
+  /** Every (s, q, b) of the table with a batch fitting the SLO, in ascending cost s·q (cached per profile). */
+  const candsMemo = new WeakMap<Shared, Cand[]>();
+  const candidatesOf = (x: Ctx): Cand[] => {
+    let cs = x.shared && candsMemo.get(x.shared);
+    if (cs) return cs;
+    cs = [];
+    for (const g of groupsOf(x.smGrid))
+      for (const i of g) {
+        const s = x.smGrid[Math.floor(i / quotaLevels.length)];
+        const q = quotaLevels[i % quotaLevels.length];
+        for (const b of x.batches) {
+          const c = capOf(x, b, s, q);
+          if (c > 0) cs.push({ smShare: s, quota: q, batchSize: b, cap: c, lat: worstLatency(x, b, s, q), cost: s * q });
+        }
+      }
+    if (x.shared) candsMemo.set(x.shared, cs);
+    return cs;
+  };
+  /**
+   * The cheapest way to make fleet f fit T with copies of one configuration among `cands` (ascending
+   * cost): the least total cost m·s·q (the most capable on equal cost); when nothing fits within
+   * mMax copies, the most capable configuration. Copies past the first are placed by later calls.
+   */
+  const cheapestCover = (x: Ctx, f: Fleet, T: number, mMax: number, cands: Iterable<Cand>): Cand | undefined => {
+    let best: Cand | undefined;
+    let bestTotal = Infinity;
+    let top: Cand | undefined;
+    for (const k of cands) {
+      if (k.cost >= bestTotal + EPS) break;
+      if (!top || k.cap > top.cap) top = k;
+      const lb = Math.max(1, Math.floor((T - f.mu) / k.cap) + 1) * k.cost;
+      if (lb > bestTotal + EPS) continue;
+      const m = copiesFor(x, f, k.cap, k.lat, T, mMax);
+      if (m === Infinity) continue;
+      const total = m * k.cost;
+      if (total < bestTotal - EPS || (best && Math.abs(total - bestTotal) <= EPS && k.cap > best.cap)) {
+        best = k;
+        bestTotal = total;
+      }
+    }
+    return best ?? top;
+  };
+
   return {
     name: 'hybrid',
     initialState: () => ({ pred: predictor.init(), lastScaleDownMs: null, samples: [] }),
@@ -434,6 +558,109 @@ export function hybrid(params: PolicyParams, deps: PolicyDeps): InferencePolicy<
         return target.cfg.cap;
       };
 
+      let nextDown = state.lastScaleDownMs;
+      // sloModel 'shared': the fleet as one queue (see the class comment)
+      const fleet: Member[] = pods.slice();
+      if (shared) {
+        Cf = fleetCap(ctx, fleetOf(ctx, fleet));
+        const placeShared = (T: number): boolean => {
+          const f = fleetOf(ctx, fleet);
+          const mMax = Math.max(1, Math.min(spec.maxScale - pods.length - add.length, p.maxNewPerTick - add.length));
+          let target: { gpu: string; cfg: Cand } | undefined;
+          const minSm = smGrid[0] ?? 1;
+          const bg = overlay.lowestOccupancy(p.hgoThreshold, (g) => hasRoom(g, p.maxSmTypes, minSm, p.minQuota));
+          const onBg: Cand[] = [];
+          if (bg) {
+            for (const o of newReplicaOptions(bg, p.maxSmTypes, smGrid, p.minQuota))
+              for (const q of quotaLevels) {
+                if (q > o.maxQuota + EPS) break;
+                for (const b of ctx.batches) {
+                  const c = capOf(ctx, b, o.smShare, q);
+                  if (c > 0) onBg.push({ smShare: o.smShare, quota: q, batchSize: b, cap: c, lat: worstLatency(ctx, b, o.smShare, q), cost: o.smShare * q });
+                }
+              }
+            onBg.sort((a, b) => a.cost - b.cost || b.cap - a.cap);
+            // a used GPU when one replica there is enough (Algorithm 1 lines 15-22): the cheapest such
+            const one = cheapestCover(ctx, f, T, 1, onBg);
+            if (one && fits(ctx, { n: f.n + 1, mu: f.mu + one.cap, lmax: Math.max(f.lmax, one.lat) }, T)) target = { gpu: bg.id, cfg: one };
+          }
+          if (!target && overlay.base.canAddGpu) {
+            const cfg = cheapestCover(ctx, f, T, mMax, candidatesOf(ctx));
+            if (cfg) target = { gpu: overlay.newGpuId(), cfg };
+          }
+          if (!target && bg) {
+            const cfg = cheapestCover(ctx, f, T, mMax, onBg);
+            if (cfg) target = { gpu: bg.id, cfg };
+          }
+          if (!target) return false;
+          const { smShare, quota, batchSize } = target.cfg;
+          overlay.place(`new-${add.length}`, fn, target.gpu, smShare, quota);
+          add.push({ gpu: target.gpu, smShare, quota, batchSize });
+          fleet.push({ smShare, quota, batchSize });
+          notes.push(`+replica on ${target.gpu} (s=${smShare}, q=${quota}, b=${batchSize})`);
+          return true;
+        };
+        const T = R / p.alpha;
+        while (pods.length + add.length < floor) if (!placeShared(T)) break;
+        if (R > p.alpha * Cf) {
+          // vertical first: more SMs first, quota up in steps of ΔI_q until the fleet fits R/α
+          const order = [...pods].sort((a, b) => b.smShare - a.smShare);
+          for (const x of order) {
+            if (fits(ctx, fleetOf(ctx, fleet), T)) break;
+            const aq = overlay.maxQuotaFor(x.id, x.gpu);
+            const before = x.quota;
+            for (let n = 1; r6(before + n * p.quotaStep) <= aq + EPS; n++) {
+              x.quota = r6(before + n * p.quotaStep);
+              if (fits(ctx, fleetOf(ctx, fleet), T)) break;
+            }
+            if (x.quota !== before) {
+              notes.push(`quota ${x.id} ${before}→${x.quota}`);
+              overlay.setQuota(x.id, x.gpu, x.quota);
+              quotas.set(x.id, x.quota);
+            }
+          }
+          // then horizontal: the cheapest replica(s) that make the shared queue fit
+          while (!fits(ctx, fleetOf(ctx, fleet), T) && pods.length + add.length < spec.maxScale && add.length < p.maxNewPerTick) {
+            if (!placeShared(T)) {
+              notes.push('no capacity for another replica');
+              break;
+            }
+          }
+        } else if (R < p.beta * Cf && (state.lastScaleDownMs === null || now - state.lastScaleDownMs >= p.cooldownS * 1000)) {
+          // down to the cheapest fleet that still fits max(R/α, R_min): fewest SMs first, a replica
+          // goes when the rest fit without it, else its quota steps down while the fleet fits
+          const Td = Math.max(T, p.rMin);
+          let left = pods.length;
+          const order = [...pods].sort((a, b) => a.smShare - b.smShare || Number(a.ready) - Number(b.ready) || a.quota - b.quota);
+          for (const x of order) {
+            if (left > floor && fits(ctx, fleetOf(ctx, fleet, x), Td)) {
+              remove.push(x.id);
+              overlay.remove(x.id, x.gpu);
+              fleet.splice(fleet.indexOf(x), 1);
+              left--;
+              notes.push(`-replica ${x.id}`);
+              continue;
+            }
+            const before = x.quota;
+            for (;;) {
+              const nq = r6(x.quota - p.quotaStep);
+              if (nq < p.minQuota - EPS || !(podCap(x, nq) > 0)) break;
+              const was = x.quota;
+              x.quota = nq;
+              if (!fits(ctx, fleetOf(ctx, fleet), Td)) {
+                x.quota = was;
+                break;
+              }
+            }
+            if (x.quota !== before) {
+              quotas.set(x.id, x.quota);
+              overlay.setQuota(x.id, x.gpu, x.quota);
+              notes.push(`quota ${x.id} ${before}→${x.quota}`);
+            }
+          }
+          if (quotas.size > 0 || remove.length > 0) nextDown = now;
+        }
+      } else {
       // R_min / min_scale: at least one replica, always.
       while (pods.length + add.length < floor) {
         const c = addOne(Math.max(R / p.alpha - Cf, 0));
@@ -441,7 +668,6 @@ export function hybrid(params: PolicyParams, deps: PolicyDeps): InferencePolicy<
         Cf += c;
       }
 
-      let nextDown = state.lastScaleDownMs;
       if (R > p.alpha * Cf) {
         let dR = R - p.alpha * Cf;
         // vertical first: more SMs first, quota up in steps of ΔI_q within the slot's free quota
@@ -510,12 +736,14 @@ export function hybrid(params: PolicyParams, deps: PolicyDeps): InferencePolicy<
         }
         if (quotas.size > 0 || remove.length > 0) nextDown = now;
       }
+      }
 
       // Dilu lazy window composes with the above: it gates adding and removing replicas only.
       let samples = state.samples;
       if (p.lazy) {
         samples = pushSample(samples, rps, lazyP, obs.intervalMs / 1000);
-        const ceiling = (xs: Pod[]) => xs.reduce((a, x) => a + podCap(x, Math.max(x.quota, obs.cluster.gpus.length ? overlay.maxQuotaFor(x.id, x.gpu) : 1)), 0);
+        const qmax = (x: Pod) => Math.max(x.quota, obs.cluster.gpus.length ? overlay.maxQuotaFor(x.id, x.gpu) : 1);
+        const ceiling = (xs: Pod[]) => (shared ? fleetCap(ctx, fleetOf(ctx, xs.map((x) => ({ batchSize: x.batchSize, smShare: x.smShare, quota: qmax(x) })))) : xs.reduce((a, x) => a + podCap(x, qmax(x)), 0));
         const needed = Math.max(0, floor - pods.length);
         if (add.length > needed) {
           if (lazyOut(samples, ceiling(pods), lazyP)) samples = [];

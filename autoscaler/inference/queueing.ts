@@ -101,3 +101,40 @@ export function sloRateBisect(k: number, batchMs: number, batch: number, sloMs: 
 function mdcLatencyWithService(k: number, pMs: number, serviceMs: number, lambda: number): number {
   return mdcLatencyMs(k, pMs, lambda, 1) - pMs + serviceMs;
 }
+
+/**
+ * Shared-queue latency of a function, ms: c = `n` replicas (heterogeneous, total request rate
+ * `muTot` req/s at full batches) pulling batches from ONE FIFO queue, as the simulator and the
+ * gateway serve them. The M/D/c engineering approximation Faro adopts (half the M/M/c waiting-time
+ * percentile) with the c servers taken at their mean rate muTot / n, so Erlang C sees the offered
+ * load a = λ·n / muTot and the wait tail P(W > t) = C·e^(−(muTot − λ)t); plus the slowest replica's
+ * batch latency `lMaxMs` (a request may land on it, in a full batch). The k-th (0..1) percentile;
+ * Infinity when λ ≥ muTot. With n = 1 this is the per-replica M/D/1 model `sloRate` inverts.
+ */
+export function sharedQueueLatencyMs(k: number, n: number, muTot: number, lMaxMs: number, lambda: number): number {
+  if (!(n >= 1) || !(muTot > 0)) return Infinity;
+  if (lambda >= muTot) return Infinity;
+  if (lambda <= 0) return lMaxMs;
+  const c = erlangC(n, (lambda * n) / muTot);
+  const tail = 1 - k;
+  const waitS = c <= tail ? 0 : Math.log(c / tail) / (muTot - lambda);
+  return lMaxMs + (waitS * 1000) / 2;
+}
+
+/**
+ * Largest arrival rate (req/s) a shared-queue fleet (see `sharedQueueLatencyMs`) takes while its
+ * k-th percentile latency stays within `sloMs`; 0 when even an idle fleet misses it (lMaxMs > sloMs).
+ * The latency rises with λ, so bisection on λ ∈ [0, muTot) (`iters` halvings: relative error 2^−iters).
+ */
+export function sharedQueueRate(k: number, n: number, muTot: number, lMaxMs: number, sloMs: number, iters = 40): number {
+  if (!(n >= 1) || !(muTot > 0) || !(lMaxMs <= sloMs)) return 0;
+  let lo = 0;
+  let hi = muTot * (1 - 1e-9);
+  if (sharedQueueLatencyMs(k, n, muTot, lMaxMs, hi) <= sloMs) return hi;
+  for (let i = 0; i < iters; i++) {
+    const mid = (lo + hi) / 2;
+    if (sharedQueueLatencyMs(k, n, muTot, lMaxMs, mid) <= sloMs) lo = mid;
+    else hi = mid;
+  }
+  return lo;
+}
