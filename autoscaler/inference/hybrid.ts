@@ -394,11 +394,15 @@ export function hybrid(params: PolicyParams, deps: PolicyDeps): InferencePolicy<
   interface Fleet {
     n: number;
     mu: number;
+    /** Total rate with batches of one (what a lightly loaded replica runs). */
+    mu1: number;
     lmax: number;
   }
+  const rate1 = (x: Ctx, s: number, q: number): number => 1000 / cap.latencyMs(x.fn, x.batches[0] ?? 1, s, q) * (x.batches[0] ?? 1);
   const fleetOf = (x: Ctx, xs: Member[], skip?: Member): Fleet => {
     let n = 0;
     let mu = 0;
+    let mu1 = 0;
     let lmax = 0;
     for (const m of xs) {
       if (m === skip) continue;
@@ -406,20 +410,22 @@ export function hybrid(params: PolicyParams, deps: PolicyDeps): InferencePolicy<
       if (c > 0) {
         n++;
         mu += c;
+        mu1 += Math.min(c, rate1(x, m.smShare, m.quota));
         const l = worstLatency(x, m.batchSize, m.smShare, m.quota);
         if (l > lmax) lmax = l;
       }
     }
-    return { n, mu, lmax };
+    return { n, mu, mu1, lmax };
   };
   /** Does the fleet meet the SLO at the function's percentile for arrival rate T? */
-  const fits = (x: Ctx, f: Fleet, T: number): boolean => T <= 0 || (f.n > 0 && sharedQueueLatencyMs(x.pct, f.n, f.mu, f.lmax, T) <= x.budget);
+  const fits = (x: Ctx, f: Fleet, T: number): boolean => T <= 0 || (f.n > 0 && sharedQueueLatencyMs(x.pct, f.n, f.mu, f.lmax, T, f.mu1) <= x.budget);
   /** The fleet's SLO capability: the largest rate it serves within the SLO (req/s). */
-  const fleetCap = (x: Ctx, f: Fleet): number => sharedQueueRate(x.pct, f.n, f.mu, f.lmax, x.budget, 30);
+  const fleetCap = (x: Ctx, f: Fleet): number => sharedQueueRate(x.pct, f.n, f.mu, f.lmax, x.budget, 30, f.mu1);
   /** Fewest copies (≤ mMax) of a member of rate c and batch latency l that make fleet f fit T; Infinity if none. */
-  const copiesFor = (x: Ctx, f: Fleet, c: number, l: number, T: number, mMax: number): number => {
-    const lmax = Math.max(f.lmax, l);
-    const ok = (m: number) => fits(x, { n: f.n + m, mu: f.mu + m * c, lmax }, T);
+  const copiesFor = (x: Ctx, f: Fleet, k: Cand, T: number, mMax: number): number => {
+    const c = k.cap;
+    const lmax = Math.max(f.lmax, k.lat);
+    const ok = (m: number) => fits(x, { n: f.n + m, mu: f.mu + m * c, mu1: f.mu1 + m * k.cap1, lmax }, T);
     let lo = Math.max(1, Math.floor((T - f.mu) / c) + 1);
     if (lo > mMax || !ok(mMax)) return Infinity;
     let hi = mMax;
@@ -435,6 +441,7 @@ export function hybrid(params: PolicyParams, deps: PolicyDeps): InferencePolicy<
     quota: number;
     batchSize: number;
     cap: number;
+    cap1: number;
     lat: number;
     cost: number;
   }
@@ -450,7 +457,7 @@ export function hybrid(params: PolicyParams, deps: PolicyDeps): InferencePolicy<
         const q = quotaLevels[i % quotaLevels.length];
         for (const b of x.batches) {
           const c = capOf(x, b, s, q);
-          if (c > 0) cs.push({ smShare: s, quota: q, batchSize: b, cap: c, lat: worstLatency(x, b, s, q), cost: s * q });
+          if (c > 0) cs.push({ smShare: s, quota: q, batchSize: b, cap: c, cap1: Math.min(c, rate1(x, s, q)), lat: worstLatency(x, b, s, q), cost: s * q });
         }
       }
     if (x.shared) candsMemo.set(x.shared, cs);
@@ -470,7 +477,7 @@ export function hybrid(params: PolicyParams, deps: PolicyDeps): InferencePolicy<
       if (!top || k.cap > top.cap) top = k;
       const lb = Math.max(1, Math.floor((T - f.mu) / k.cap) + 1) * k.cost;
       if (lb > bestTotal + EPS) continue;
-      const m = copiesFor(x, f, k.cap, k.lat, T, mMax);
+      const m = copiesFor(x, f, k, T, mMax);
       if (m === Infinity) continue;
       const total = m * k.cost;
       if (total < bestTotal - EPS || (best && Math.abs(total - bestTotal) <= EPS && k.cap > best.cap)) {
@@ -576,13 +583,13 @@ export function hybrid(params: PolicyParams, deps: PolicyDeps): InferencePolicy<
                 if (q > o.maxQuota + EPS) break;
                 for (const b of ctx.batches) {
                   const c = capOf(ctx, b, o.smShare, q);
-                  if (c > 0) onBg.push({ smShare: o.smShare, quota: q, batchSize: b, cap: c, lat: worstLatency(ctx, b, o.smShare, q), cost: o.smShare * q });
+                  if (c > 0) onBg.push({ smShare: o.smShare, quota: q, batchSize: b, cap: c, cap1: Math.min(c, rate1(ctx, o.smShare, q)), lat: worstLatency(ctx, b, o.smShare, q), cost: o.smShare * q });
                 }
               }
             onBg.sort((a, b) => a.cost - b.cost || b.cap - a.cap);
             // a used GPU when one replica there is enough (Algorithm 1 lines 15-22): the cheapest such
             const one = cheapestCover(ctx, f, T, 1, onBg);
-            if (one && fits(ctx, { n: f.n + 1, mu: f.mu + one.cap, lmax: Math.max(f.lmax, one.lat) }, T)) target = { gpu: bg.id, cfg: one };
+            if (one && fits(ctx, { n: f.n + 1, mu: f.mu + one.cap, mu1: f.mu1 + one.cap1, lmax: Math.max(f.lmax, one.lat) }, T)) target = { gpu: bg.id, cfg: one };
           }
           if (!target && overlay.base.canAddGpu) {
             const cfg = cheapestCover(ctx, f, T, mMax, candidatesOf(ctx));

@@ -110,12 +110,19 @@ function mdcLatencyWithService(k: number, pMs: number, serviceMs: number, lambda
  * load a = λ·n / muTot and the wait tail P(W > t) = C·e^(−(muTot − λ)t); plus the slowest replica's
  * batch latency `lMaxMs` (a request may land on it, in a full batch). The k-th (0..1) percentile;
  * Infinity when λ ≥ muTot. With n = 1 this is the per-replica M/D/1 model `sloRate` inverts.
+ *
+ * Dynamic batching (optional `mu1Tot`, the fleet's rate with batches of one): a replica does not
+ * wait to fill a batch, so under light load it runs batches of one and is busy λ/mu1Tot of the
+ * time, far more than λ/muTot. The probability of waiting is then Erlang C at the unbatched load
+ * a = λ·n / mu1Tot (1 once a ≥ n), while a queue, once formed, drains in full batches at
+ * muTot − λ. Without mu1Tot (or mu1Tot = muTot: batch 1) it is the plain M/D/c estimate.
  */
-export function sharedQueueLatencyMs(k: number, n: number, muTot: number, lMaxMs: number, lambda: number): number {
+export function sharedQueueLatencyMs(k: number, n: number, muTot: number, lMaxMs: number, lambda: number, mu1Tot = muTot): number {
   if (!(n >= 1) || !(muTot > 0)) return Infinity;
   if (lambda >= muTot) return Infinity;
   if (lambda <= 0) return lMaxMs;
-  const c = erlangC(n, (lambda * n) / muTot);
+  const a1 = (lambda * n) / Math.min(mu1Tot, muTot);
+  const c = a1 >= n ? 1 : erlangC(n, a1);
   const tail = 1 - k;
   const waitS = c <= tail ? 0 : Math.log(c / tail) / (muTot - lambda);
   return lMaxMs + (waitS * 1000) / 2;
@@ -126,14 +133,14 @@ export function sharedQueueLatencyMs(k: number, n: number, muTot: number, lMaxMs
  * k-th percentile latency stays within `sloMs`; 0 when even an idle fleet misses it (lMaxMs > sloMs).
  * The latency rises with λ, so bisection on λ ∈ [0, muTot) (`iters` halvings: relative error 2^−iters).
  */
-export function sharedQueueRate(k: number, n: number, muTot: number, lMaxMs: number, sloMs: number, iters = 40): number {
+export function sharedQueueRate(k: number, n: number, muTot: number, lMaxMs: number, sloMs: number, iters = 40, mu1Tot = muTot): number {
   if (!(n >= 1) || !(muTot > 0) || !(lMaxMs <= sloMs)) return 0;
   let lo = 0;
   let hi = muTot * (1 - 1e-9);
-  if (sharedQueueLatencyMs(k, n, muTot, lMaxMs, hi) <= sloMs) return hi;
+  if (sharedQueueLatencyMs(k, n, muTot, lMaxMs, hi, mu1Tot) <= sloMs) return hi;
   for (let i = 0; i < iters; i++) {
     const mid = (lo + hi) / 2;
-    if (sharedQueueLatencyMs(k, n, muTot, lMaxMs, mid) <= sloMs) lo = mid;
+    if (sharedQueueLatencyMs(k, n, muTot, lMaxMs, mid, mu1Tot) <= sloMs) lo = mid;
     else hi = mid;
   }
   return lo;
