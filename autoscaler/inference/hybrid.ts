@@ -128,6 +128,7 @@ export function hybrid(params: PolicyParams, deps: PolicyDeps): InferencePolicy<
     capMemo: Map<number, number>;
     /** sloModel 'shared': worst batch latency ≤ b per pack(b, s, q). */
     latMemo: Map<number, number>;
+    rate1Memo: Map<number, number>;
     batchMemo: Map<number, number>;
     /**
      * Dense memos for points on the table's grid (batch in `batches`, s in the SM grid, q a quota
@@ -201,7 +202,7 @@ export function hybrid(params: PolicyParams, deps: PolicyDeps): InferencePolicy<
       const nq = quotaLevels.length;
       const smIndex = new Map<number, number>();
       ctx.smGrid.forEach((v, i) => smIndex.set(Math.round(v * 1e3), i));
-      m.set(k, (sh = { capMemo: new Map(), latMemo: new Map(), batchMemo: new Map(), capDense: new Float64Array(Math.max(1, ctx.batches.length) * ctx.smGrid.length * nq).fill(NaN), batchDense: new Float64Array(ctx.smGrid.length * nq), smIndex, cfgs: [], gbest: [], pre: [], walked: 0 }));
+      m.set(k, (sh = { capMemo: new Map(), latMemo: new Map(), rate1Memo: new Map(), batchMemo: new Map(), capDense: new Float64Array(Math.max(1, ctx.batches.length) * ctx.smGrid.length * nq).fill(NaN), batchDense: new Float64Array(ctx.smGrid.length * nq), smIndex, cfgs: [], gbest: [], pre: [], walked: 0 }));
     }
     ctx.shared = sh;
     if (entries.size > 200000) entries.clear();
@@ -398,7 +399,20 @@ export function hybrid(params: PolicyParams, deps: PolicyDeps): InferencePolicy<
     mu1: number;
     lmax: number;
   }
-  const rate1 = (x: Ctx, s: number, q: number): number => 1000 / cap.latencyMs(x.fn, x.batches[0] ?? 1, s, q) * (x.batches[0] ?? 1);
+  const rate1 = (x: Ctx, s: number, q: number): number => {
+    const b = x.batches[0] ?? 1;
+    const sh = x.shared;
+    const key = sh ? pack(b, s, q) : NaN;
+    let r = sh && key === key ? sh.rate1Memo.get(key) : undefined;
+    if (r === undefined) {
+      r = (1000 * b) / cap.latencyMs(x.fn, b, s, q);
+      if (sh && key === key) {
+        if (sh.rate1Memo.size >= 1 << 16) sh.rate1Memo.clear();
+        sh.rate1Memo.set(key, r);
+      }
+    }
+    return r;
+  };
   const fleetOf = (x: Ctx, xs: Member[], skip?: Member): Fleet => {
     let n = 0;
     let mu = 0;
@@ -427,8 +441,16 @@ export function hybrid(params: PolicyParams, deps: PolicyDeps): InferencePolicy<
     const lmax = Math.max(f.lmax, k.lat);
     const ok = (m: number) => fits(x, { n: f.n + m, mu: f.mu + m * c, mu1: f.mu1 + m * k.cap1, lmax }, T);
     let lo = Math.max(1, Math.floor((T - f.mu) / c) + 1);
-    if (lo > mMax || !ok(mMax)) return Infinity;
-    let hi = mMax;
+    if (lo > mMax) return Infinity;
+    // gallop from the throughput bound (the answer is usually within a few copies of it), then bisect
+    let step = 1;
+    let hi = lo;
+    while (!ok(hi)) {
+      if (hi >= mMax) return Infinity;
+      lo = hi + 1;
+      hi = Math.min(mMax, hi + step);
+      step *= 2;
+    }
     while (lo < hi) {
       const mid = (lo + hi) >> 1;
       if (ok(mid)) hi = mid;

@@ -157,3 +157,30 @@ describe('hybrid caches (per capability profile) agree with computing afresh', (
     }
   });
 });
+
+describe("hybrid sloModel 'shared' (the function's replicas as one queue)", () => {
+  test('scales up vertically first, then adds replicas, and the fleet meets the SLO at R/α', () => {
+    const pol = policy({ sloModel: 'shared' });
+    const r = [replica('r1', 'g1', 0.5, 0.2)];
+    const small = pol.decide(aFunction().build(), fresh(pol), observe(30, r), 1000).decision;
+    expect(small.quotas.length + small.add.length).toBeGreaterThan(0);
+    const big = pol.decide(aFunction().maxScale(8).build(), fresh(pol), observe(400, r), 1000).decision;
+    expect(big.add.length).toBeGreaterThan(0);
+    expect(big.reason).toMatch(/\+replica/);
+  });
+
+  test('holds to the function’s own percentile: mdcPercentile does not change its decisions', () => {
+    const r = [replica('r1', 'g1', 0.5, 0.2)];
+    const a = policy({ sloModel: 'shared' });
+    const b = policy({ sloModel: 'shared', mdcPercentile: 80 });
+    expect(b.decide(aFunction().build(), fresh(b), observe(60, r), 1000).decision).toEqual(a.decide(aFunction().build(), fresh(a), observe(60, r), 1000).decision);
+  });
+
+  test('scales down to fewer replicas under light load after the cool-down', () => {
+    const pol = policy({ sloModel: 'shared' });
+    const r = [replica('r1', 'g1', 0.5, 0.5), replica('r2', 'g2', 0.5, 0.5), replica('r3', 'g3', 0.5, 0.5)];
+    const { decision } = pol.decide(aFunction().build(), fresh(pol), observe(1, r), 100000);
+    expect(decision.remove.length + decision.quotas.length).toBeGreaterThan(0);
+    expect(decision.replicas).toBeGreaterThanOrEqual(1);
+  });
+});
