@@ -7,6 +7,7 @@ import { Trace } from '../../autoscaler/sim/traces';
 export const POLICIES: Array<{ label: string; policy: string; params?: PolicyParams }> = [
   { label: 'hybrid', policy: 'hybrid' },
   { label: 'hybrid+lazy', policy: 'hybrid', params: { lazy: true } },
+  { label: 'hybrid-shared', policy: 'hybrid', params: { sloModel: 'shared' } },
   { label: 'static-share', policy: 'static-share' },
   { label: 'kpa', policy: 'kpa' },
   { label: 'openfaas-rps', policy: 'openfaas-rps' },
