@@ -8,7 +8,10 @@
  *  3. priorities (`prioritize`): waiting jobs first by queueing time, recycled running jobs by
  *     achievement, a job waiting ≥ 3 rounds pops up to the top;
  *  4. schedule plans on the forward board priced by H·(U/H)^(load/capacity) (`schedule.ts`), in
- *     priority order, each reserved for the following jobs;
+ *     priority order, each reserved for the following jobs; U and H are the cohort's makespans on one
+ *     GPU per job and on all GPUs (`makespanBounds`). Plans have two phases (GPUs free now, then a
+ *     scale-up when the board frees more); kept running jobs follow their stored plans;
+ *  4b. work conservation: GPUs no plan uses this round go to queued jobs, then by marginal return;
  *  5. goodput: the rate of a job is its goodput in its own units. With `adaptsBatch` the caller
  *     passes the curve with the batch co-adapted (`coAdapt`, linear LR scaling), as the simulator does.
  *
@@ -293,7 +296,7 @@ export function fapesPolicy(opts: FapesOptions = {}): TrainingPolicy {
   return {
     name: 'fapes',
     description:
-      'FaPES: filtering of running jobs, priorities with pop-up after 3 rounds, plans priced H·(U/H)^(load/cap) on the forward board, goodput with batch co-adaptation, progress-based error correction; deadline jobs keep ElasticFlow admission and minimum shares',
+      'FaPES: filtering of running jobs, priorities with pop-up after 3 rounds, two-phase plans (run now, scale up when the board frees GPUs) priced H·(U/H)^(load/cap) with U, H the cohort makespans, kept jobs follow their plans, idle GPUs filled by marginal return, goodput with batch co-adaptation, progress-based error correction; deadline jobs keep ElasticFlow admission and minimum shares',
     elastic: true,
     adaptsBatch: true,
     admission: elasticFlowAdmission(opts.elasticFlow ?? {}),
