@@ -8,7 +8,10 @@
  *  3. priorities (`prioritize`): waiting jobs first by queueing time, recycled running jobs by
  *     achievement, a job waiting ≥ 3 rounds pops up to the top;
  *  4. schedule plans on the forward board priced by H·(U/H)^(load/capacity) (`schedule.ts`), in
- *     priority order, each reserved for the following jobs;
+ *     priority order, each reserved for the following jobs; U and H are the cohort's makespans on one
+ *     GPU per job and on all GPUs (`makespanBounds`). Plans have two phases (GPUs free now, then a
+ *     scale-up when the board frees more); kept running jobs follow their stored plans;
+ *  4b. work conservation: GPUs no plan uses this round go to queued jobs, then by marginal return;
  *  5. goodput: the rate of a job is its goodput in its own units. With `adaptsBatch` the caller
  *     passes the curve with the batch co-adapted (`coAdapt`, linear LR scaling), as the simulator does.
  *
@@ -28,18 +31,48 @@ import { marginalReturn } from '../elasticflow/allocation';
 import { capacityOf, edfPass, type ElasticFlowOptions } from '../elasticflow/edf-pass';
 import { greedyFill } from '../marginal';
 import { buddyPlacement } from '../placement/buddy';
-import type { Plan, RoundDecision, SchedulerState, Seconds, TrainingJob, TrainingPolicy } from '../types';
+import type { Plan, PlanStep, RoundDecision, SchedulerState, Seconds, TrainingJob, TrainingPolicy } from '../types';
 import { correct, NO_CORRECTION, type Correction } from './correction';
 import { filterRunning, POP_UP_ROUNDS, prioritize, type CohortJob } from './priority';
-import { bestPlan, minFree, priceBounds, reserveChoice, type PlanJob } from './schedule';
+import { bestPlan, choiceSteps, makespanBounds, minFree, priceBounds, reserveChoice, type PlanJob } from './schedule';
 
 /** What the policy remembers between rounds: last decision per job, for the error correction. */
 export interface FapesMemory {
   readonly last: Readonly<Record<string, { readonly t: Seconds; readonly done: number; readonly rate: number }>>;
   readonly corrections: Readonly<Record<string, Correction>>;
+  /**
+   * Each best-effort job's schedule plan (absolute steps, without this round's work-conserving
+   * extras): a running job that filtering keeps follows its plan (e.g. the scale-up it was
+   * planned to make when GPUs free), as FaPES-Board does, instead of freezing its current size.
+   */
+  readonly plans?: Readonly<Record<string, readonly PlanStep[]>>;
 }
 
 export const EMPTY_MEMORY: FapesMemory = { last: {}, corrections: {} };
+
+/** GPUs a plan gives at time t (the step in effect). */
+export function stepAt(steps: readonly PlanStep[], t: Seconds): number {
+  let g = 0;
+  for (const s of steps) if (s.from <= t + 1e-9) g = s.gpus;
+  return g;
+}
+
+/**
+ * A kept job's plan from `now` on, and its completion for `need` remaining iterations at `rate`:
+ * the step in effect now plus later steps; the last step runs until the work is done.
+ */
+export function followPlan(steps: readonly PlanStep[], now: Seconds, need: number, rate: (g: number) => number): { steps: PlanStep[]; completion: Seconds } {
+  const out: PlanStep[] = [{ from: now, gpus: stepAt(steps, now) }];
+  for (const s of steps) if (s.from > now + 1e-9) out.push({ from: s.from, gpus: s.gpus });
+  let left = need;
+  for (let k = 0; k < out.length; k++) {
+    const r = rate(out[k].gpus);
+    const end = k + 1 < out.length ? out[k + 1].from : Infinity;
+    if (r > 0 && left / r <= end - out[k].from) return { steps: out.slice(0, k + 1), completion: out[k].from + left / r };
+    if (r > 0) left -= r * (end - out[k].from);
+  }
+  return { steps: out, completion: Infinity };
+}
 
 export interface FapesOptions {
   /** Rounds a waiting job waits before it pops up (3 in the paper). */
@@ -51,6 +84,21 @@ export interface FapesOptions {
   readonly maxFactor?: number;
   /** Options of the ElasticFlow pass used for deadline jobs. */
   readonly elasticFlow?: ElasticFlowOptions;
+  /**
+   * Work conservation (default on): GPUs that no plan uses this round go first to queued jobs
+   * (one smallest level each, in priority order), then to any job by marginal goodput gain; the
+   * extras are for this round only and are not written into plans on the board.
+   */
+  readonly workConserving?: boolean;
+  /**
+   * How U and H of the price H·(U/H)^(load/capacity) are obtained. 'makespan' (default, §5.3:
+   * "allocating one GPU and all GPUs to jobs in advance and predicting the corresponding
+   * makespan"): cohort makespans (`makespanBounds`). 'jobs': the longest single-job completion on
+   * one GPU and the shortest on all GPUs (the first implementation): U/H then spans the job-size
+   * spread (10^4 and more), prices stay near zero until the board is almost full, and the first
+   * jobs in priority order take their largest sizes while the rest queue.
+   */
+  readonly priceBounds?: 'makespan' | 'jobs';
 }
 
 interface Info {
@@ -86,7 +134,11 @@ export function fapesRound(
     corrections[job.id] = c;
     const info: Info = { job, levels, factor: Math.min(fMax, Math.max(fMin, c.factor)), cur: 0, best: 0, rate: () => 0 };
     info.rate = (g) => rateOf(info, g);
-    info.cur = levels.includes(job.currentGpus ?? 0) ? (job.currentGpus ?? 0) : 0;
+    const cur = levels.includes(job.currentGpus ?? 0) ? (job.currentGpus ?? 0) : 0;
+    // A running job's size is what its plan gives now (last round's work-conserving extras are
+    // not part of the plan); with no stored plan (fresh instance) it is its current size.
+    const stored = memory.plans?.[job.id];
+    info.cur = cur > 0 && stored ? fitLevel(levels, stepAt(stored, now)) : cur;
     info.best = Math.max(...levels.map(info.rate));
     infos.push(info);
   }
@@ -128,23 +180,32 @@ export function fapesRound(
   const estimate = (recycled: readonly CohortJob[]) => {
     const members = [...waiting, ...recycled.map((c) => byId.get(c.id)!)];
     const pool = freeNow + recycled.reduce((s, c) => s + byId.get(c.id)!.cur, 0);
-    const share = Math.floor(pool / Math.max(1, members.length));
-    return members.reduce((s, i) => s + achievement(i, fitLevel(i.levels, share)), 0) / Math.max(1, members.length);
+    // Even split with the remainder spread one GPU at a time (waiting jobs first), each share
+    // rounded down to a usable level.
+    const n = Math.max(1, members.length);
+    const base = Math.floor(pool / n);
+    const extra = pool - base * members.length;
+    return members.reduce((s, i, k) => s + achievement(i, fitLevel(i.levels, base + (k < extra ? 1 : 0))), 0) / n;
   };
   const recycled = new Set(filterRunning(running.map(cohortJob), slot, estimate, waiting.map((i) => ({ ...cohortJob(i), achievement: 0 }))).map((c) => c.id));
   // Kept jobs hold their GPUs until their (corrected) predicted completion; if the board cannot
   // hold them (deadline shares grew, capacity shrank) they join the cohort too.
   const kept = running.filter((i) => !recycled.has(i.job.id)).sort((a, b) => achievement(b, b.cur) - achievement(a, a.cur));
   const forced = new Set<string>();
+  const nextPlans: Record<string, PlanStep[]> = {};
   for (const i of kept) {
-    const end = now + remainingSeconds(i, i.cur);
-    if (minFree(board, now, end) < i.cur) {
+    const stored = memory.plans?.[i.job.id] ?? [{ from: now, gpus: i.cur }];
+    const f = followPlan(stored, now, remainingIterations(i.job), i.rate);
+    const fits = Number.isFinite(f.completion) && f.steps.every((st, k) => minFree(board, st.from, k + 1 < f.steps.length ? f.steps[k + 1].from : f.completion) >= st.gpus);
+    if (!fits) {
       forced.add(i.job.id);
       continue;
     }
-    reserve(board, [{ from: now, gpus: i.cur }], end);
+    reserve(board, f.steps, f.completion);
+    const end = f.completion;
     gpus[i.job.id] = i.cur;
-    plans[i.job.id] = { jobId: i.job.id, slotSeconds: slot, steps: [{ from: now, gpus: i.cur }], predictedCompletion: end };
+    nextPlans[i.job.id] = f.steps;
+    plans[i.job.id] = { jobId: i.job.id, slotSeconds: slot, steps: f.steps, predictedCompletion: end };
     reasons[i.job.id] = `kept ${i.cur} GPUs (achievement ${achievement(i, i.cur).toFixed(2)}, correction ×${i.factor.toFixed(2)})`;
   }
 
@@ -154,7 +215,7 @@ export function fapesRound(
   const planJobs = new Map<string, PlanJob>(
     cohort.map((i) => [i.job.id, { id: i.job.id, need: remainingIterations(i.job), levels: i.levels, rate: i.rate }]),
   );
-  const bounds = priceBounds([...planJobs.values()]);
+  const bounds = (opts.priceBounds ?? 'makespan') === 'makespan' ? makespanBounds([...planJobs.values()], cap) : priceBounds([...planJobs.values()]);
   let nextDecisionAt = Infinity;
   for (const c of ordered) {
     const i = byId.get(c.id)!;
@@ -167,25 +228,47 @@ export function fapesRound(
     }
     reserveChoice(board, choice);
     const starts = choice.start <= now;
-    gpus[c.id] = starts ? choice.gpus : 0;
-    plans[c.id] = {
-      jobId: c.id,
-      slotSeconds: slot,
-      steps: starts ? [{ from: now, gpus: choice.gpus }] : [{ from: now, gpus: 0 }, { from: choice.start, gpus: choice.gpus }],
-      predictedCompletion: choice.completion,
-    };
-    if (!starts) nextDecisionAt = Math.min(nextDecisionAt, choice.start);
+    const steps = choiceSteps(choice, now);
+    gpus[c.id] = steps[0].gpus;
+    nextPlans[c.id] = steps;
+    plans[c.id] = { jobId: c.id, slotSeconds: slot, steps, predictedCompletion: choice.completion };
     const what = i.cur > 0 ? `rescheduled ${i.cur}→${choice.gpus}` : `${choice.gpus} GPUs`;
+    const early = !starts && choice.early > 0 ? `${choice.early} GPUs now, ` : '';
     reasons[c.id] =
-      `${tag}${what} from ${starts ? 'now' : `t=${choice.start}`}, goodput ${i.rate(choice.gpus).toFixed(2)} it/s ` +
+      `${tag}${early}${what} from ${starts ? 'now' : `t=${choice.start}`}, goodput ${i.rate(choice.gpus).toFixed(2)} it/s ` +
       `(achievement ${achievement(i, choice.gpus).toFixed(2)}), completion ${Math.ceil(choice.completion)}, price ${choice.price.toFixed(0)} s`;
   }
 
-  // Left-over GPUs this round go to the guaranteed deadline jobs by marginal return (ElasticFlow).
+  // Plan steps in the future are decision points (scale-ups, planned starts).
+  for (const p of Object.values(plans)) for (const st of p.steps) if (st.from > now) nextDecisionAt = Math.min(nextDecisionAt, st.from);
+
+  // Left-over GPUs this round. Deadline jobs' marginal-return fill is ElasticFlow's (Algorithm 2);
+  // with work conservation every job takes part: queued jobs first get one smallest level each in
+  // FaPES priority order, then GPUs go by marginal return. Extras last this round only.
   const used = Object.values(gpus).reduce((a, b) => a + b, 0);
+  let spare = Math.max(0, Math.min(cap - used, freeAt(board, now)));
   const before = { ...gpus };
-  greedyFill(guaranteed.map((i) => i.job), gpus, cap - used, cap, marginalReturn, (j) => (j.deadline ?? Infinity) + j.submitTime * 1e-9);
-  for (const i of guaranteed) if (gpus[i.job.id] > before[i.job.id]) reasons[i.job.id] += `, +${gpus[i.job.id] - before[i.job.id]} left-over by marginal return`;
+  if (opts.workConserving ?? true) {
+    for (const c of ordered) {
+      if ((gpus[c.id] ?? 0) > 0) continue;
+      const first = byId.get(c.id)!.levels[0];
+      if (first === undefined || first > spare) continue;
+      gpus[c.id] = first;
+      spare -= first;
+    }
+    const rank = new Map(ordered.map((c, k) => [c.id, k]));
+    const fillJobs = [...guaranteed, ...others].map((i) => i.job);
+    const used2 = Object.values(gpus).reduce((a, b) => a + b, 0);
+    greedyFill(fillJobs, gpus, Math.max(0, Math.min(spare, cap - used2)), cap, marginalReturn, (j) =>
+      j.deadline !== undefined && pass.plans.has(j.id) ? j.deadline * 1e-12 - 1e9 : (rank.get(j.id) ?? ordered.length) + j.submitTime * 1e-12,
+    );
+  } else {
+    greedyFill(guaranteed.map((i) => i.job), gpus, cap - used, cap, marginalReturn, (j) => (j.deadline ?? Infinity) + j.submitTime * 1e-9);
+  }
+  for (const i of infos) {
+    const d = (gpus[i.job.id] ?? 0) - (before[i.job.id] ?? 0);
+    if (d > 0) reasons[i.job.id] = `${reasons[i.job.id] ?? ''}, +${d} idle GPUs this round (work conservation, marginal return)`;
+  }
 
   const last: Record<string, { t: Seconds; done: number; rate: number }> = {};
   for (const i of infos) {
@@ -203,7 +286,7 @@ export function fapesRound(
         `cohort ${cohort.length} (${recycled.size} recycled, ${forced.size} forced), ${total}/${cap} GPUs`,
       nextDecisionAt: Number.isFinite(nextDecisionAt) ? nextDecisionAt : undefined,
     },
-    memory: { last, corrections },
+    memory: { last, corrections, plans: nextPlans },
   };
 }
 
@@ -213,7 +296,7 @@ export function fapesPolicy(opts: FapesOptions = {}): TrainingPolicy {
   return {
     name: 'fapes',
     description:
-      'FaPES: filtering of running jobs, priorities with pop-up after 3 rounds, plans priced H·(U/H)^(load/cap) on the forward board, goodput with batch co-adaptation, progress-based error correction; deadline jobs keep ElasticFlow admission and minimum shares',
+      'FaPES: filtering of running jobs, priorities with pop-up after 3 rounds, two-phase plans (run now, scale up when the board frees GPUs) priced H·(U/H)^(load/cap) with U, H the cohort makespans, kept jobs follow their plans, idle GPUs filled by marginal return, goodput with batch co-adaptation, progress-based error correction; deadline jobs keep ElasticFlow admission and minimum shares',
     elastic: true,
     adaptsBatch: true,
     admission: elasticFlowAdmission(opts.elasticFlow ?? {}),

@@ -16,9 +16,12 @@
  *    price (seconds of completion time per GPU-round) exceeds most completion-time savings and
  *    jobs do not scale out even on an empty cluster; the scaling keeps the unit (seconds) and the
  *    shape (exponential in load). The paper does not say how its price is normalised.
- *  - Plans are constant-allocation from a start round (now or a later round when the board frees
- *    GPUs), instead of the per-round workload DP; a job may thus "wait for better resources"
- *    (Fig. 3) but its plan does not change size mid-way. Time-varying load is still priced.
+ *  - Plans have at most two phases instead of the per-round workload DP: `early` GPUs from now
+ *    (0 = the job queues, Fig. 3's "wait for better resources") until a start round taken from the
+ *    board's releases, then `gpus` until completion. This keeps the DP's main move (Fig. 9: run on
+ *    the cheap GPUs now, scale up on the servers that free later; §5.2 (i): "have their jobs running
+ *    first, and then scaled up when available resources allow"), so a job no longer has to choose
+ *    between queueing for the big allocation and holding a small one to completion.
  */
 import { segmentAt, take, type Board } from '../board';
 import type { Seconds } from '../types';
@@ -46,6 +49,8 @@ export interface PlanJob {
 export interface PlanChoice {
   /** When the job starts on `gpus` (s): `now` = this round. */
   readonly start: Seconds;
+  /** GPUs held on [now, start) before scaling to `gpus` (0 = it queues). */
+  readonly early: number;
   readonly gpus: number;
   /** Predicted completion (s). */
   readonly completion: Seconds;
@@ -101,25 +106,47 @@ export function candidateStarts(b: Board, now: Seconds, slot: Seconds, max: numb
   return out;
 }
 
-/** The job's cheapest plan on the board: min over start and worker count of completion + price. */
+/**
+ * The job's cheapest plan on the board: min over (early GPUs now, start round, GPUs from then on)
+ * of completion + price. `early` ranges over 0 and the levels free on [now, start).
+ */
 export function bestPlan(b: Board, job: PlanJob, now: Seconds, slot: Seconds, bounds: PriceBounds, maxStarts = 6): PlanChoice | undefined {
   let best: PlanChoice | undefined;
+  const consider = (c: PlanChoice) => {
+    if (!best || c.objective < best.objective - 1e-9 || (Math.abs(c.objective - best.objective) <= 1e-9 && c.start < best.start)) best = c;
+  };
   for (const start of candidateStarts(b, now, slot, maxStarts)) {
-    for (const g of job.levels) {
-      const rate = job.rate(g);
-      if (!(rate > 0)) continue;
-      const completion = start + job.need / rate;
-      if (minFree(b, start, completion) < g) continue;
-      const price = holdPrice(b, start, completion, g, slot, bounds);
-      const objective = completion - now + price;
-      if (!best || objective < best.objective - 1e-9) best = { start, gpus: g, completion, price, objective };
+    const freeBefore = start > now ? minFree(b, now, start) : 0;
+    const earlies = start > now ? [0, ...job.levels.filter((e) => e <= freeBefore && job.rate(e) > 0)] : [0];
+    for (const e of earlies) {
+      const doneEarly = e > 0 ? job.rate(e) * (start - now) : 0;
+      if (doneEarly >= job.need) continue; // finishes on `e` alone: that is the start-now plan
+      const earlyPrice = holdPrice(b, now, start, e, slot, bounds);
+      for (const g of job.levels) {
+        const rate = job.rate(g);
+        if (!(rate > 0)) continue;
+        const completion = start + (job.need - doneEarly) / rate;
+        if (minFree(b, start, completion) < g) continue;
+        const price = earlyPrice + holdPrice(b, start, completion, g, slot, bounds);
+        consider({ start, early: e, gpus: g, completion, price, objective: completion - now + price });
+      }
     }
   }
   return best;
 }
 
+/** The chosen plan as steps (absolute times). */
+export function choiceSteps(c: PlanChoice, now: Seconds): { from: Seconds; gpus: number }[] {
+  if (c.start <= now) return [{ from: now, gpus: c.gpus }];
+  return [
+    { from: now, gpus: c.early },
+    { from: c.start, gpus: c.gpus },
+  ];
+}
+
 /** Reserves a chosen plan on the board (FaPES-Board collects it). */
 export function reserveChoice(b: Board, c: PlanChoice): void {
+  if (c.early > 0) take(b, b.now, c.start, c.early);
   take(b, c.start, c.completion, c.gpus);
 }
 
@@ -138,5 +165,31 @@ export function priceBounds(jobs: readonly PlanJob[]): PriceBounds {
     if (hi > 0) lower = Math.min(lower, j.need / hi);
   }
   lower = Math.max(1, Number.isFinite(lower) ? lower : 1);
+  return { upper: Math.max(upper, lower), lower, jobs: Math.max(1, jobs.length) };
+}
+
+/**
+ * U and H as the cohort's makespans (§5.3: "allocating one GPU and all GPUs to jobs in advance and
+ * predicting the corresponding makespan"): U = makespan with one worker (smallest level) per job,
+ * all running side by side; H = makespan with all `capacity` GPUs given to the cohort, bounded below
+ * by its longest job at its best level and by its GPU-work at each job's best level ÷ capacity.
+ */
+export function makespanBounds(jobs: readonly PlanJob[], capacity: number): PriceBounds {
+  let upper = 1;
+  let longest = 0;
+  let work = 0;
+  for (const j of jobs) {
+    if (j.levels.length === 0) continue;
+    const lo = j.rate(j.levels[0]);
+    if (lo > 0) upper = Math.max(upper, j.need / lo);
+    let bestG = j.levels[0];
+    for (const g of j.levels) if (j.rate(g) > j.rate(bestG)) bestG = g;
+    const hi = j.rate(bestG);
+    if (hi > 0) {
+      longest = Math.max(longest, j.need / hi);
+      work += (j.need / hi) * bestG;
+    }
+  }
+  const lower = Math.max(1, longest, work / Math.max(1, capacity));
   return { upper: Math.max(upper, lower), lower, jobs: Math.max(1, jobs.length) };
 }

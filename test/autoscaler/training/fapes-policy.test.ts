@@ -1,7 +1,7 @@
 import { createBoard, take } from '../../../autoscaler/training/board';
 import { manageLoans, serversFromLoad } from '../../../autoscaler/training/fapes/manager';
-import { EMPTY_MEMORY, fapesRound } from '../../../autoscaler/training/fapes/policy';
-import { bestPlan, candidateStarts, holdPrice, minFree, priceBounds } from '../../../autoscaler/training/fapes/schedule';
+import { EMPTY_MEMORY, fapesRound, followPlan } from '../../../autoscaler/training/fapes/policy';
+import { bestPlan, candidateStarts, choiceSteps, holdPrice, makespanBounds, minFree, priceBounds } from '../../../autoscaler/training/fapes/schedule';
 import { getPolicy } from '../../../autoscaler/training/registry';
 import { simulate, type SimJob } from '../../../autoscaler/sim/training/engine';
 import { aJob, cluster, linear, state } from './fixtures';
@@ -40,9 +40,41 @@ describe('FaPES board and plan prices', () => {
     const bounds = priceBounds([job]);
     expect(bounds).toEqual({ upper: 100, lower: 10, jobs: 1 });
     const c = bestPlan(board(), job, 0, 10, bounds)!;
-    expect(c).toMatchObject({ start: 10, gpus: 4, completion: 20 });
-    // Starting now on 2 GPUs would finish at 83.3 s: the objective picks the later start.
+    // Two-phase plans (Fig. 9): 1 free GPU now (10 it by t=10), 4 GPUs from t=10: done at 19 s,
+    // objective 19 + 0.79 + 2.60 = 22.39, below waiting idle (20 + 2.89 = 22.89).
+    expect(c).toMatchObject({ early: 1, start: 10, gpus: 4, completion: 19 });
+    // Starting now on 2 GPUs would finish at 83.3 s: the objective picks the later scale-up.
     expect(c.objective).toBeLessThan(100 / 1.2);
+  });
+
+  test.each([
+    // rates per level; board: 2 of 4 GPUs free until t=10, all 4 after; slot 10; U=100, H=10
+    { name: 'useful small allocation now: run on 1, scale to 4 at t=10', rates: { 1: 1, 2: 1.2, 4: 10 }, want: { early: 1, start: 10, gpus: 4, completion: 19 } },
+    { name: 'small allocation nearly useless: queue for 4 (Fig. 3)', rates: { 1: 0.1, 2: 0.12, 4: 10 }, want: { early: 0, start: 10, gpus: 4, completion: 20 } },
+    { name: 'linear scaling: 2 now and 4 from t=10', rates: { 1: 1, 2: 2, 4: 4 }, want: { early: 2, start: 10, gpus: 4, completion: 30 } },
+  ])('bestPlan two-phase: $name', ({ rates, want }) => {
+    const r = rates as Record<number, number>;
+    const job = { id: 'j', need: 100, levels: [1, 2, 4], rate: (g: number) => r[g] ?? 0 };
+    const c = bestPlan(board(), job, 0, 10, { upper: 100, lower: 10 })!;
+    expect({ early: c.early, start: c.start, gpus: c.gpus }).toEqual({ early: want.early, start: want.start, gpus: want.gpus });
+    expect(c.completion).toBeCloseTo(want.completion, 9);
+    expect(choiceSteps(c, 0)).toEqual([{ from: 0, gpus: want.early }, { from: want.start, gpus: want.gpus }]);
+  });
+
+  test.each([
+    // makespanBounds: U = max need/rate(smallest level); H = max(longest at best level, sum need*g/rate(g) at best g / capacity)
+    { name: 'one job', jobs: [{ need: 100, rates: { 1: 1, 4: 4 } }], cap: 4, want: { upper: 100, lower: 25 } },
+    { name: 'GPU-work bound dominates', jobs: [{ need: 100, rates: { 1: 1, 4: 4 } }, { need: 100, rates: { 1: 1, 4: 4 } }], cap: 4, want: { upper: 100, lower: 50 } },
+    { name: 'sublinear: best level 2', jobs: [{ need: 60, rates: { 1: 1, 2: 1.5, 4: 1.2 } }], cap: 4, want: { upper: 60, lower: 40 } },
+    { name: 'small + large job', jobs: [{ need: 10, rates: { 1: 1, 4: 4 } }, { need: 10000, rates: { 1: 1, 4: 4 } }], cap: 4, want: { upper: 10000, lower: 2502.5 } },
+  ])('makespanBounds: $name', ({ jobs, cap, want }) => {
+    const js = jobs.map((j, k) => ({ id: `j${k}`, need: j.need, levels: Object.keys(j.rates).map(Number), rate: (g: number) => (j.rates as Record<number, number>)[g] ?? 0 }));
+    expect(makespanBounds(js, cap)).toEqual({ ...want, jobs: jobs.length });
+  });
+
+  test('per-job bounds (old default) on the small + large cohort: U/H = 4000 instead of 4', () => {
+    const js = [10, 10000].map((need, k) => ({ id: `j${k}`, need, levels: [1, 4], rate: (g: number) => g }));
+    expect(priceBounds(js)).toEqual({ upper: 10000, lower: 2.5, jobs: 2 });
   });
 });
 
@@ -87,6 +119,42 @@ describe('fapesRound', () => {
     const r = fapesRound(state(c4, jobs, 10), 0);
     expect(r.decision.gpus.d).toBeGreaterThanOrEqual(2); // 200 it by t=100 needs ≥ 2 GPUs
     expect(r.decision.gpus.d + (r.decision.gpus.be ?? 0)).toBeLessThanOrEqual(4);
+  });
+
+  test.each([
+    // followPlan: steps from now on, completion for the remaining work (rate = g it/s)
+    { name: 'constant plan', steps: [{ from: 0, gpus: 2 }], now: 10, need: 100, want: { steps: [{ from: 10, gpus: 2 }], completion: 60 } },
+    { name: 'planned scale-up at t=20', steps: [{ from: 0, gpus: 1 }, { from: 20, gpus: 4 }], now: 10, need: 50, want: { steps: [{ from: 10, gpus: 1 }, { from: 20, gpus: 4 }], completion: 30 } },
+    { name: 'done before the scale-up: step dropped', steps: [{ from: 0, gpus: 2 }, { from: 40, gpus: 4 }], now: 10, need: 20, want: { steps: [{ from: 10, gpus: 2 }], completion: 20 } },
+    { name: 'queued then start', steps: [{ from: 0, gpus: 0 }, { from: 20, gpus: 4 }], now: 10, need: 40, want: { steps: [{ from: 10, gpus: 0 }, { from: 20, gpus: 4 }], completion: 30 } },
+  ])('followPlan: $name', ({ steps, now, need, want }) => {
+    expect(followPlan(steps, now, need, (g) => g)).toEqual(want);
+  });
+
+  test('a kept running job follows its stored plan: planned scale-up 2->4 at t=10 happens', () => {
+    const job = { ...aJob('a').iterations(1000).done(20).curve(linear(4)).build(), currentGpus: 2, attainedGpuSeconds: 20 };
+    const memory = { ...EMPTY_MEMORY, plans: { a: [{ from: 0, gpus: 2 }, { from: 10, gpus: 4 }] } };
+    const r = fapesRound(state(c4, [job], 10), 10, memory, { workConserving: false });
+    expect(r.decision.gpus.a).toBe(4);
+    expect(r.decision.plans!.a.predictedCompletion).toBeCloseTo(10 + 980 / 4);
+  });
+
+  test.each([
+    // 'short' holds 2 of 4 GPUs and is due within the round (kept); 'wait' (Fig. 3 rates) plans to
+    // queue for 4 GPUs at t=10. Work conservation runs it on the 2 idle GPUs this round meanwhile.
+    { workConserving: false, want: { short: 2, wait: 0 }, used: 2 },
+    { workConserving: true, want: { short: 2, wait: 2 }, used: 4 },
+  ])('work conservation $workConserving: idle GPUs go to the queued job', ({ workConserving, want, used }) => {
+    const curve = { gpus: [1, 2, 4], iterPerSec: [0.1, 0.12, 10] };
+    const jobs = [
+      { ...aJob('short').iterations(100).done(90).curve(linear(4)).build(), currentGpus: 2, attainedGpuSeconds: 90 },
+      aJob('wait').iterations(100).curve(curve).build(),
+    ];
+    const r = fapesRound(state(c4, jobs, 10), 0, EMPTY_MEMORY, { workConserving });
+    expect({ short: r.decision.gpus.short, wait: r.decision.gpus.wait ?? 0 }).toEqual(want);
+    expect(Object.values(r.decision.gpus).reduce((a, b) => a + b, 0)).toBe(used);
+    // the plan itself still queues for 4 GPUs at t=10 (extras are not written into it)
+    expect(r.decision.plans!.wait.steps).toEqual([{ from: 0, gpus: 0 }, { from: 10, gpus: 4 }]);
   });
 
   test('estimation-error correction: half the predicted progress halves the modelled goodput', () => {
