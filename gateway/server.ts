@@ -140,14 +140,15 @@ export async function startGateway(cfg: Config, redisTarget: string): Promise<Ga
     asyncInvocations,
     training,
     async close() {
-      await new Promise<void>((r) => {
-        server.close(() => r());
-        server.closeAllConnections();
-      });
-      router.close();
-      invoker.close();
+      // stop taking requests, let queued work finish, then tear down what it depends on
+      const closed = new Promise<void>((r) => server.close(() => r()));
+      server.closeIdleConnections();
       await asyncInvocations.close();
       await training.close();
+      await Promise.race([closed, new Promise((r) => setTimeout(r, 2000))]);
+      server.closeAllConnections();
+      router.close();
+      invoker.close();
       await window.close();
       await agent?.close();
       await tokend?.stop();

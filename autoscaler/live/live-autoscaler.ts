@@ -105,20 +105,32 @@ export class LiveAutoscaler {
     const reports: TickReport[] = [];
     for (const { f, ref, replicas } of all) {
       const fnId = `${f.name}.${f.namespace}`;
-      if (!(await this.ensureProfile(ref, fnId))) {
-        reports.push({ fn: fnId, skipped: 'no capability profile yet' });
-        continue;
+      try {
+        if (!(await this.ensureProfile(ref, fnId))) {
+          reports.push({ fn: fnId, skipped: 'no capability profile yet' });
+          continue;
+        }
+        const spec = policySpec(fnId, parseMlSpec(f.labels, f.annotations), this.opts.defaultSloMs);
+        const counters = (await readSeconds(this.redis, ref, sec, sec)).get(sec);
+        const obs = toObservation(counters, replicas, cluster, this.opts.intervalMs);
+        const state = this.states.get(fnId) ?? this.policy.initialState(spec);
+        const { decision, nextState } = this.policy.decide(spec, state, obs, now);
+        await this.act(ref, f, replicas, decision, now);
+        this.states.set(fnId, nextState); // only once acted on
+        reports.push({ fn: fnId, decision });
+      } catch (e) {
+        // one function's failure (deleted mid-tick, Redis error) must not stop the others
+        reports.push({ fn: fnId, skipped: `error: ${(e as Error).message}` });
       }
-      const spec = policySpec(fnId, parseMlSpec(f.labels, f.annotations), this.opts.defaultSloMs);
-      const counters = (await readSeconds(this.redis, ref, sec, sec)).get(sec);
-      const obs = toObservation(counters, replicas, cluster, this.opts.intervalMs);
-      const state = this.states.get(fnId) ?? this.policy.initialState(spec);
-      const { decision, nextState } = this.policy.decide(spec, state, obs, now);
-      this.states.set(fnId, nextState);
-      await this.act(ref, f, replicas, decision, now);
-      reports.push({ fn: fnId, decision });
     }
+    this.prune(new Set(all.map((x) => `${x.f.name}.${x.f.namespace}`)), new Set(all.flatMap((x) => x.replicas.map((r) => r.id))));
     return reports;
+  }
+
+  /** Forgets functions and replicas that are gone (a redeployed function starts afresh). */
+  private prune(fns: Set<string>, replicas: Set<string>): void {
+    for (const m of [this.states, this.profiled, this.pending]) for (const k of m.keys()) if (!fns.has(k)) m.delete(k);
+    for (const k of this.weights.keys()) if (!replicas.has(k)) this.weights.delete(k);
   }
 
   /** Replicas with their spots; a replica without one takes the next planned placement. */

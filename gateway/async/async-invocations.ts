@@ -1,4 +1,5 @@
 import axios from 'axios';
+import { randomUUID } from 'node:crypto';
 import { Job, Queue, Worker } from 'bullmq';
 import type Redis from 'ioredis';
 import type { IncomingHttpHeaders } from 'node:http';
@@ -66,11 +67,12 @@ export class AsyncInvocations {
     const job: AsyncJob = { ref, method, path, headers: kept, body: body.toString('base64'), callId };
     const cb = headers['x-callback-url'];
     if (typeof cb === 'string' && cb) job.callbackUrl = cb;
+    // X-Call-Id is a tracing id, not an idempotency key (and BullMQ rejects numeric or ':' ids)
     await this.queue.add('invoke', job, {
-      jobId: callId,
+      jobId: randomUUID(),
       attempts: this.opts.attempts,
       backoff: { type: 'exponential', delay: 500 },
-      removeOnComplete: { age: 3600, count: 10_000 },
+      removeOnComplete: { age: 3600, count: 1000 },
       removeOnFail: { age: 24 * 3600 },
     });
   }
@@ -93,7 +95,7 @@ export class AsyncInvocations {
     let result = d.result;
     if (!result) {
       result = await this.invoke(d, job.attemptsMade + 1 >= this.opts.attempts);
-      await job.updateData({ ...d, result });
+      if (d.callbackUrl) await job.updateData({ ...d, result }); // a retried callback must not re-invoke
     }
     if (d.callbackUrl) {
       const headers: Record<string, string> = {
@@ -120,9 +122,14 @@ export class AsyncInvocations {
       const inv = { ref: d.ref, method: d.method, path: d.path, headers: d.headers, body: Buffer.from(d.body, 'base64'), callId: d.callId };
       const { upstream, response } = await this.invoker.send(st, inv);
       const chunks: Buffer[] = [];
-      for await (const c of response.body) chunks.push(c as Buffer);
-      const status = response.statusCode;
-      this.invoker.finish(st, upstream, status, startHr);
+      let status = 502;
+      try {
+        for await (const c of response.body) chunks.push(c as Buffer);
+        status = response.statusCode;
+      } finally {
+        this.invoker.finish(st, upstream, status, startHr); // the slot is freed whatever the body did
+      }
+      if (status === 502 && response.statusCode !== 502) throw new PlatformError(ErrorCode.UpstreamUnavailable, 'replica failed mid-response');
       const ct = response.headers['content-type'];
       return { status, body: Buffer.concat(chunks).toString('base64'), ...(ct ? { contentType: ct } : {}) };
     } catch (e) {

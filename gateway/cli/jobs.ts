@@ -16,8 +16,11 @@ export function bar(done: number, total: number, width = 30): string {
   return `[${'#'.repeat(n)}${'.'.repeat(width - n)}] ${(f * 100).toFixed(0).padStart(3)}%`;
 }
 
+/** Basic credentials for a gateway with auth on (`--username/--password` or MLFAAS_AUTH_USER/_PASSWORD). */
+let authHeader: Record<string, string> = {};
+
 async function watch(base: string, id: string, out: NodeJS.WriteStream): Promise<number> {
-  const res = await fetch(`${base}/system/jobs/${id}/events`);
+  const res = await fetch(`${base}/system/jobs/${id}/events`, { headers: authHeader });
   if (res.status !== 200) {
     out.write(`job ${id}: ${res.status} ${await res.text()}\n`);
     return 1;
@@ -67,11 +70,21 @@ export async function jobsCommand(args: string[]): Promise<number> {
       'learning-rate': { type: 'string' },
       model: { type: 'string' },
       'dry-run': { type: 'boolean' },
+      username: { type: 'string' },
+      password: { type: 'string' },
     },
   });
+  const user = values.username ?? process.env.MLFAAS_AUTH_USER ?? 'admin';
+  const password = values.password ?? process.env.MLFAAS_AUTH_PASSWORD;
+  if (password) authHeader = { authorization: 'Basic ' + Buffer.from(`${user}:${password}`).toString('base64') };
   const base = (values.gateway ?? process.env.OPENFAAS_URL ?? 'http://127.0.0.1:8080').replace(/\/$/, '');
   if (sub === 'list') {
-    const list = (await (await fetch(`${base}/system/jobs`)).json()) as Array<{ id: string; state: string; function: string; workers: number; progress?: { epoch: number; epochs: number } }>;
+    const res = await fetch(`${base}/system/jobs`, { headers: authHeader });
+    if (res.status !== 200) {
+      process.stderr.write(`${res.status}: ${await res.text()}\n`);
+      return 1;
+    }
+    const list = (await res.json()) as Array<{ id: string; state: string; function: string; workers: number; progress?: { epoch: number; epochs: number } }>;
     for (const j of list) console.log(`${j.id}  ${j.function.padEnd(16)} ${j.state.padEnd(10)} workers ${j.workers}  ${j.progress ? `${j.progress.epoch}/${j.progress.epochs}` : '-'}`);
     return 0;
   }
@@ -82,7 +95,7 @@ export async function jobsCommand(args: string[]): Promise<number> {
     if (values['batch-size']) body.batch_size = Number(values['batch-size']);
     if (values['learning-rate']) body.learning_rate = Number(values['learning-rate']);
     if (values.model) body.model = values.model;
-    const res = await fetch(`${base}/system/jobs${values['dry-run'] ? '?dryRun=true' : ''}`, { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json' } });
+    const res = await fetch(`${base}/system/jobs${values['dry-run'] ? '?dryRun=true' : ''}`, { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json', ...authHeader } });
     console.log(JSON.stringify(await res.json(), null, 2));
     return res.status < 300 ? 0 : 1;
   }

@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { REPO_ROOT } from '../config';
+import { childEnv } from '../lib/child-env';
 
 /** One JSON line of the ml-training harness (see templates/ml-training/README.md). */
 export type HarnessLine = { type: string } & Record<string, unknown>;
@@ -16,7 +17,7 @@ export function spawnHarness(dir: string, env: Record<string, string>, onLine: (
   const cmd = existsSync('/usr/bin/setpriv') ? ['/usr/bin/setpriv', '--pdeathsig', 'KILL', '--', ...argv] : argv;
   const child = spawn(cmd[0], cmd.slice(1), {
     cwd: dir,
-    env: { ...(process.env as Record<string, string>), NODE_PATH: join(REPO_ROOT, 'node_modules'), ...env },
+    env: childEnv({ NODE_PATH: join(REPO_ROOT, 'node_modules'), ...env }),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   createInterface({ input: child.stdout! }).on('line', (l) => {

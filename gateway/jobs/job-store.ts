@@ -1,8 +1,11 @@
 import { Queue } from 'bullmq';
 import type Redis from 'ioredis';
-import { JobEvent, JobRecord } from './job-record';
+import { followStream, StreamEntry } from '../lib/follow-stream';
+import { JobEvent, JobProgress, JobRecord } from './job-record';
 
 const RECORDS = 'mlfaas:jobs';
+/** Progress lives apart from the record: the runtime's reports never race the scheduler's writes. */
+const PROGRESS = 'mlfaas:job-progress';
 const events = (id: string) => `mlfaas:job-events:${id}`;
 export const TRAINING_QUEUE = 'mlfaas-training';
 
@@ -25,40 +28,55 @@ export class JobStore {
   }
 
   async get(id: string): Promise<JobRecord | undefined> {
-    const raw = await this.redis.hget(RECORDS, id);
-    return raw ? (JSON.parse(raw) as JobRecord) : undefined;
+    const [raw, prog] = await Promise.all([this.redis.hget(RECORDS, id), this.redis.hget(PROGRESS, id)]);
+    if (!raw) return undefined;
+    const rec = JSON.parse(raw) as JobRecord;
+    if (prog) rec.progress = JSON.parse(prog) as JobProgress;
+    return rec;
   }
 
   async list(): Promise<JobRecord[]> {
-    const all = await this.redis.hvals(RECORDS);
-    return all.map((v) => JSON.parse(v) as JobRecord).sort((a, b) => a.submittedAt.localeCompare(b.submittedAt));
+    const [all, prog] = await Promise.all([this.redis.hgetall(RECORDS), this.redis.hgetall(PROGRESS)]);
+    return Object.entries(all)
+      .map(([id, v]) => ({ ...(JSON.parse(v) as JobRecord), ...(prog[id] ? { progress: JSON.parse(prog[id]) as JobProgress } : {}) }))
+      .sort((a, b) => a.submittedAt.localeCompare(b.submittedAt));
   }
 
-  /** Read-modify-write of one record (single writer per job: the round loop). */
+  async setProgress(id: string, p: JobProgress): Promise<void> {
+    await this.redis.hset(PROGRESS, id, JSON.stringify(p));
+  }
+
+  /**
+   * Read-modify-write of one record's scheduler fields, atomic (WATCH/MULTI, retried): a cancel
+   * from another gateway and the round loop cannot undo each other.
+   */
   async update(id: string, patch: (r: JobRecord) => void): Promise<JobRecord | undefined> {
-    const rec = await this.get(id);
-    if (!rec) return undefined;
-    patch(rec);
-    await this.redis.hset(RECORDS, id, JSON.stringify(rec));
-    return rec;
+    for (let attempt = 0; attempt < 20; attempt++) {
+      const conn = this.redis.duplicate();
+      conn.on('error', () => undefined);
+      try {
+        await conn.watch(RECORDS);
+        const raw = await conn.hget(RECORDS, id);
+        if (!raw) return undefined;
+        const rec = JSON.parse(raw) as JobRecord;
+        delete rec.progress;
+        patch(rec);
+        const ok = await conn.multi().hset(RECORDS, id, JSON.stringify(rec)).exec();
+        if (ok) return (await this.get(id)) ?? rec;
+      } finally {
+        conn.disconnect();
+      }
+    }
+    throw new Error(`job ${id}: too much contention updating its record`);
   }
 
   async event(id: string, e: JobEvent): Promise<void> {
     await this.redis.xadd(events(id), 'MAXLEN', '~', '2000', '*', 'e', JSON.stringify(e));
   }
 
-  /** Events after `fromId` ('0' = all), blocking up to `blockMs` on a dedicated connection. */
-  async readEvents(conn: Redis, id: string, fromId: string, blockMs: number): Promise<Array<[string, JobEvent]>> {
-    const res = (await conn.xread('BLOCK', blockMs, 'STREAMS', events(id), fromId)) as [string, [string, string[]][]][] | null;
-    if (!res) return [];
-    return res[0][1].map(([eid, f]) => [eid, JSON.parse(f[1]) as JobEvent]);
-  }
-
-  /** A separate connection for blocking reads (SSE followers). */
-  blockingConnection(): Redis {
-    const c = this.redis.duplicate();
-    c.on('error', () => undefined);
-    return c;
+  /** The job's events after `fromId` ('0' = all), then live, until `signal` aborts. */
+  follow(id: string, fromId: string, signal: AbortSignal): AsyncGenerator<StreamEntry[]> {
+    return followStream(this.redis, events(id), fromId, signal);
   }
 
   async close(): Promise<void> {

@@ -63,7 +63,9 @@ export class TrainingService {
     // one instance for the service's life: policies with memory across rounds (FaPES's progress
     // correction, pop-up counters) keep it
     this.policy = getPolicy(opts.policy);
-    this.lease = new Lease(redis, 'mlfaas:training-lock', 5000, () => this.lead(), () => this.suspendAll());
+    this.lease = new Lease(redis, 'mlfaas:training-lock', 5000, () => this.lead(), () => this.suspendAll(), (e) =>
+      process.stderr.write(`[mlfaas] training lease: ${e.message}\n`),
+    );
   }
 
   private get cluster() {
@@ -86,6 +88,7 @@ export class TrainingService {
     });
     this.worker.on('error', () => undefined);
     this.timer = setInterval(() => void this.round(), this.opts.slotSeconds * 1000);
+    this.timer.unref();
   }
 
   /** The training function's image directory, or a 4xx naming the function. */
@@ -192,15 +195,25 @@ export class TrainingService {
   /** BullMQ processor: one admitted job from admission (or restart) to its end. */
   private async run(j: Job): Promise<string> {
     const id = (j.data as { id: string }).id;
+    try {
+      return await this.runOnce(id);
+    } catch (e) {
+      // a job that cannot run must not stay "live" and block admission forever
+      await this.finishRecord(id, 'failed', (e as Error).message).catch(() => undefined);
+      throw e;
+    }
+  }
+
+  private async runOnce(id: string): Promise<string> {
     const rec = await this.store.get(id);
     if (!rec || TERMINAL.has(rec.state)) return rec?.state ?? 'missing';
     const dir = await this.imageDir(rec.function, rec.namespace);
     const runner = new JobRunner(rec, dir, {
       progress: (p) => {
-        void this.store.update(id, (r) => (r.progress = p));
-        void this.store.event(id, { type: 'progress', time: new Date().toISOString(), data: { ...p } });
+        void this.store.setProgress(id, p).catch(() => undefined);
+        void this.store.event(id, { type: 'progress', time: new Date().toISOString(), data: { ...p } }).catch(() => undefined);
       },
-      log: (t) => void this.store.event(id, { type: 'log', time: new Date().toISOString(), data: { text: t } }),
+      log: (t) => void this.store.event(id, { type: 'log', time: new Date().toISOString(), data: { text: t } }).catch(() => undefined),
     });
     this.runners.set(id, runner);
     await this.store.update(id, (r) => (r.workers = 0));
@@ -208,15 +221,24 @@ export class TrainingService {
     const end = await runner.ended;
     this.runners.delete(id);
     if (end === 'cancelled' && (await this.store.get(id))?.state !== 'cancelled') return 'suspended';
-    await this.store.update(id, (r) => {
-      r.state = end;
-      r.workers = 0;
-      r.finishedAt = new Date().toISOString();
-    });
-    await this.store.event(id, { type: 'state', time: new Date().toISOString(), data: { state: end } });
+    await this.finishRecord(id, end);
     void this.round();
     if (end === 'failed') throw new Error('training process failed 3 times');
     return end;
+  }
+
+  /** Final state, once: a cancel recorded by any gateway is never overwritten. */
+  private async finishRecord(id: string, end: 'completed' | 'failed' | 'cancelled', error?: string): Promise<void> {
+    let changed = false;
+    await this.store.update(id, (r) => {
+      if (TERMINAL.has(r.state)) return;
+      changed = true;
+      r.state = end;
+      r.workers = 0;
+      r.finishedAt = new Date().toISOString();
+      if (error) r.error = error;
+    });
+    if (changed) await this.store.event(id, { type: 'state', time: new Date().toISOString(), data: { state: end, ...(error ? { error } : {}) } });
   }
 
   /** One scheduling round (serialised): allocate, place, apply, record reasons. */
@@ -228,6 +250,8 @@ export class TrainingService {
   private async roundOnce(): Promise<void> {
     if (!this.lease.isHeld) return;
     const st = await this.state();
+    const live = new Set(st.jobs.map((j) => j.id));
+    for (const [id, runner] of this.runners) if (!live.has(id)) void runner.cancel(); // cancelled elsewhere
     const running = st.jobs.filter((j) => this.runners.has(j.id));
     if (running.length === 0) return;
     const p = this.policy;
@@ -257,12 +281,9 @@ export class TrainingService {
     const rec = await this.store.get(id);
     if (!rec) return undefined;
     if (TERMINAL.has(rec.state)) return rec;
-    const updated = await this.store.update(id, (r) => {
-      r.state = 'cancelled';
-      r.finishedAt = new Date().toISOString();
-    });
-    await this.store.event(id, { type: 'state', time: new Date().toISOString(), data: { state: 'cancelled', checkpointDir: rec.checkpointDir } });
-    await this.runners.get(id)?.cancel();
+    await this.finishRecord(id, 'cancelled');
+    const updated = await this.store.get(id);
+    await this.runners.get(id)?.cancel(); // here if this process runs it; else the leader's next round
     await (await this.store.queue.getJob(id))?.remove().catch(() => undefined);
     return updated;
   }

@@ -89,6 +89,8 @@ export interface FunctionProvider {
    * `remove` names replicas to stop first when scaling down (the autoscaler's choice).
    */
   scale(ref: FunctionRef, replicas: number, remove?: string[]): Promise<void>;
+  /** Scale from zero: desired 0 → 1 atomically, anything else unchanged. */
+  wake?(ref: FunctionRef): Promise<void>;
   /** A replica's device time quota in (0, 1] (vertical scaling). */
   setQuota(ref: FunctionRef, replicaId: string, quota: number): Promise<void>;
   /** A replica's load-balancer weight (> 0). */

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
-import { ErrorCode, functionNotFound, PlatformError, toHttp } from '../errors';
+import { pipeline } from 'node:stream';
+import { ErrorCode, functionNotFound, invalid, PlatformError, toHttp } from '../errors';
 import { checkDnsLabel, FunctionRef, splitQualified } from '../lib/names';
 import type { GatewayMetrics } from '../metrics/gateway-metrics';
 import type { SecondWindow } from '../metrics/second-window';
@@ -40,7 +41,12 @@ function forwardHeaders(h: IncomingHttpHeaders): IncomingHttpHeaders {
 export function parseInvocationPath(url: string, prefix: string): { ref: FunctionRef; path: string } {
   const rest = url.slice(prefix.length);
   const cut = rest.search(/[/?]/);
-  const seg = decodeURIComponent(cut < 0 ? rest : rest.slice(0, cut));
+  let seg: string;
+  try {
+    seg = decodeURIComponent(cut < 0 ? rest : rest.slice(0, cut));
+  } catch {
+    throw invalid('name', 'malformed percent-encoding in the function name');
+  }
   let path = cut < 0 ? '/' : rest.slice(cut);
   if (path.startsWith('?')) path = '/' + path;
   const ref = splitQualified(seg);
@@ -89,23 +95,14 @@ export class Invoker {
       headers['x-call-id'] = callId;
       headers['x-start-time'] = String(BigInt(started) * 1_000_000n);
       headers['x-duration-seconds'] = secs.toFixed(6);
+      if (res.destroyed) {
+        // the client left while its request waited or ran: free the slot, drop the answer
+        response.body.destroy();
+        this.finish(s, upstream, 499, startHr);
+        return;
+      }
       res.writeHead(response.statusCode, headers);
-      let done = false;
-      const end = (code: number) => {
-        if (done) return;
-        done = true;
-        this.finish(s, upstream, code, startHr);
-      };
-      response.body.pipe(res);
-      response.body.on('end', () => end(response.statusCode));
-      response.body.on('error', () => {
-        end(502);
-        res.destroy();
-      });
-      res.on('close', () => {
-        if (!done) response.body.destroy();
-        end(response.statusCode);
-      });
+      pipeline(response.body, res, (err) => this.finish(s, upstream, err ? (res.destroyed ? 499 : 502) : response.statusCode, startHr));
     } catch (e) {
       this.fail(res, e, state, startHr);
     }
@@ -148,7 +145,8 @@ export class Invoker {
     const key = s.label;
     let p = this.waking.get(key);
     if (!p) {
-      p = this.provider.scale(s.ref, 1).finally(() => this.waking.delete(key));
+      // only from zero: a stale view must never scale a running function down to 1
+      p = (this.provider.wake ? this.provider.wake(s.ref) : this.provider.scale(s.ref, 1)).finally(() => this.waking.delete(key));
       this.waking.set(key, p);
     }
     return p;
@@ -172,7 +170,10 @@ export class Invoker {
   private fail(res: ServerResponse, e: unknown, s: FunctionState | undefined, startHr: bigint): void {
     const h = toHttp(e);
     if (s) {
-      this.metrics.record(s.label, h.status, Number(process.hrtime.bigint() - startHr) / 1e9);
+      const secs = Number(process.hrtime.bigint() - startHr) / 1e9;
+      this.metrics.record(s.label, h.status, secs);
+      // the autoscaler must see gateway-side failures (timeouts, 502s, queue waits) too
+      this.window.completion(s.ref, secs * 1000, false);
     }
     if (res.headersSent) {
       res.destroy();

@@ -65,13 +65,15 @@ export class FunctionRouter {
     const status = await this.provider.get(ref);
     if (!status) return undefined;
     const key = refKey(ref);
+    const eps = await this.provider.endpoints(ref);
+    // published only once complete: a half-loaded state (no replicas, desired 0) would wake the function
     let s = this.fns.get(key);
     if (!s) {
       s = new FunctionState(ref, maxInflightOf(status, this.opts.replicaConcurrency), this.opts.queueDepth);
+      s.kind = status.kind;
+      s.setReplicas(eps, status.replicas);
       this.fns.set(key, s);
     }
-    s.kind = status.kind;
-    s.setReplicas(await this.provider.endpoints(ref), status.replicas);
     return s;
   }
 

@@ -66,7 +66,7 @@ export class UpstreamClient {
     for (const [k, p] of this.pools) {
       if (!keep.has(k)) {
         this.pools.delete(k);
-        void p.destroy().catch(() => undefined);
+        void p.close().catch(() => undefined); // lets requests still in flight on a draining replica finish
       }
     }
   }

@@ -93,6 +93,20 @@ export class Registry {
     await this.feed.publish({ kind: 'function', key: refKey(ref) });
   }
 
+  /** Sets the desired count only if it is 0 (or unset); true if it changed. */
+  async setDesiredIfZero(ref: FunctionRef, n: number): Promise<boolean> {
+    const k = refKey(ref);
+    const changed = (await this.redis.eval(
+      "local v = redis.call('HGET', KEYS[1], ARGV[1]) if (not v) or tonumber(v) == 0 then redis.call('HSET', KEYS[1], ARGV[1], ARGV[2]) return 1 end return 0",
+      1,
+      keys.desired,
+      k,
+      String(n),
+    )) === 1;
+    if (changed) await this.feed.publish({ kind: 'function', key: k });
+    return changed;
+  }
+
   async replicas(ref: FunctionRef): Promise<ReplicaInfo[]> {
     const all = await this.redis.hgetall(keys.replicas(ref));
     return Object.values(all)

@@ -1,7 +1,8 @@
 import { Router } from 'express';
 import { invalid, notFound } from '../errors';
 import { parseJobRequest } from '../jobs/job-request';
-import { TERMINAL } from '../jobs/job-record';
+import { JobEvent, TERMINAL } from '../jobs/job-record';
+import { STREAM_ID } from '../lib/follow-stream';
 import type { TrainingService } from '../jobs/training-service';
 
 const ID = /^[0-9a-f-]{36}$/;
@@ -40,31 +41,29 @@ export function jobRoutes(training: TrainingService): Router {
 
   // Server-Sent Events: every event so far (or after Last-Event-ID), then live until the job ends
   r.get('/system/jobs/:id/events', async (req, res) => {
+    const ac = new AbortController();
+    res.on('close', () => ac.abort());
     const id = jobId(req.params.id);
+    const from = (req.headers['last-event-id'] as string | undefined) ?? '0';
+    if (!STREAM_ID.test(from)) throw invalid('Last-Event-ID', `"${from}" is not an event id`);
     if (!(await training.store.get(id))) throw notFound(`job ${id} not found`);
     res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache', Connection: 'keep-alive' });
     res.flushHeaders();
-    const blocking = training.store.blockingConnection();
-    let open = true;
-    res.on('close', () => {
-      open = false;
-      blocking.disconnect();
-    });
-    let last = (req.headers['last-event-id'] as string) || '0';
-    try {
-      while (open) {
-        const evs = await training.store.readEvents(blocking, id, last, 1000).catch(() => []);
-        for (const [eid, e] of evs) {
-          last = eid;
-          res.write(`id: ${eid}\nevent: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`);
-          if (e.type === 'state' && TERMINAL.has(e.data.state as never)) open = false;
-        }
-        if (evs.length === 0) res.write(': keep-alive\n\n');
+    let idle = 0;
+    for await (const batch of training.store.follow(id, from, ac.signal)) {
+      for (const [eid, f] of batch) {
+        const e = JSON.parse(f[1]) as JobEvent;
+        res.write(`id: ${eid}\nevent: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`);
+        if (e.type === 'state' && TERMINAL.has(e.data.state as never)) ac.abort();
       }
-    } finally {
-      blocking.disconnect();
-      res.end();
+      if (batch.length) idle = 0;
+      else {
+        res.write(': keep-alive\n\n');
+        // a reconnect after the final event: end once the record says the job is over
+        if (++idle % 5 === 0 && TERMINAL.has(((await training.store.get(id))?.state ?? 'failed') as never)) ac.abort();
+      }
     }
+    res.end();
   });
 
   return r;

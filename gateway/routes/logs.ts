@@ -29,10 +29,10 @@ function parseQuery(q: Record<string, unknown>) {
 export function logRoutes(provider: FunctionProvider): Router {
   const r = Router();
   r.get('/system/logs', async (req, res) => {
-    const q = parseQuery(req.query as Record<string, unknown>);
-    if (!(await provider.get(q.ref))) throw notFound(`No such function: ${q.ref.name}`);
     const ac = new AbortController();
     res.on('close', () => ac.abort());
+    const q = parseQuery(req.query as Record<string, unknown>);
+    if (!(await provider.get(q.ref))) throw notFound(`No such function: ${q.ref.name}`);
     res.writeHead(200, { 'Content-Type': 'application/x-ndjson', 'Cache-Control': 'no-cache' });
     res.flushHeaders();
     for await (const line of provider.logs(q.ref, { tail: q.tail, since: q.since, follow: q.follow, signal: ac.signal })) {

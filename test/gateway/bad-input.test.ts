@@ -71,6 +71,7 @@ const CASES: Case[] = [
   { name: 'namespace: unknown', method: 'GET', path: '/system/namespace/nope', status: 404, code: 'not_found' },
   { name: 'namespace: create unsupported', method: 'POST', path: '/system/namespace/x', body: {}, status: 501, code: 'not_implemented' },
   { name: 'invoke: invalid name', method: 'POST', path: '/function/Bad_Name', raw: 'x', status: 400, code: 'validation_failed', field: 'name' },
+  { name: 'invoke: malformed percent-encoding', method: 'POST', path: '/function/%E0', raw: 'x', status: 400, code: 'validation_failed', field: 'name' },
   { name: 'invoke: unknown', method: 'POST', path: '/function/ghost', raw: 'x', status: 404, code: 'function_not_found' },
   { name: 'invoke: body too large', method: 'POST', path: '/function/exists', raw: 'x'.repeat(5000), status: 413, code: 'payload_too_large', field: 'body' },
   { name: 'async: unknown', method: 'POST', path: '/async-function/ghost', raw: 'x', status: 404, code: 'function_not_found' },

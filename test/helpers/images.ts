@@ -5,7 +5,8 @@ import { ImageManifest, ImageStore } from '../../gateway/providers/local/image-s
 
 /**
  * A real HTTP function for tests: answers with its replica id, method, path, query and body;
- * `?sleep=MS` delays the answer; `?exit=1` crashes the process; `/secret/NAME` reads a mounted secret.
+ * `?sleep=MS` delays the answer; `?pad=N` adds N bytes to it; `?exit=1` crashes the process;
+ * `/secret/NAME` reads a mounted secret.
  */
 export const ECHO_HTTP_SERVER = `
 const http = require('http');
@@ -29,7 +30,7 @@ const server = http.createServer((req, res) => {
       res.writeHead(200, { 'content-type': 'application/json', 'x-replica': process.env.MLFAAS_REPLICA_ID });
       res.end(JSON.stringify({ replica: process.env.MLFAAS_REPLICA_ID, method: req.method, path: u.pathname,
         query: u.search, body: Buffer.concat(chunks).toString(), env: process.env.GREETING || null,
-        callId: req.headers['x-call-id'] || null }));
+        callId: req.headers['x-call-id'] || null, pad: 'x'.repeat(Number(u.searchParams.get('pad') || 0)) }));
     };
     const ms = Number(u.searchParams.get('sleep') || 0);
     ms ? setTimeout(reply, ms) : reply();

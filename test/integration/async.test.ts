@@ -27,6 +27,13 @@ describe('async invocations', () => {
       expect(got.headers['x-call-id']).toBe(callId);
       expect(JSON.parse(got.body)).toEqual(expect.objectContaining({ body: 'later', path: '/path', query: '?q=1', callId }));
       expect((await p.get('/async-function/nope', { method: 'POST', body: 'x' })).status).toBe(404);
+      // X-Call-Id is a tracing id: numeric or with ':' is fine, and a repeated one still runs
+      for (const id of ['42', 'a:b', '42']) {
+        const r = await p.get('/async-function/aecho', { method: 'POST', body: id, headers: { 'X-Callback-Url': cb.url, 'X-Call-Id': id } });
+        expect(r.status).toBe(202);
+        expect(r.headers.get('x-call-id')).toBe(id);
+      }
+      expect(await eventually(() => cb.received.length === 4, 20000)).toBe(true);
     } finally {
       await cb.close();
       await p.stop();

@@ -161,7 +161,7 @@ describe('training jobs API', () => {
     const id = ((await res.json()) as { id: string }).id;
     expect(await eventually(async () => ((await job(id)).progress?.epoch ?? 0) >= 2, 60000, 200)).toBe(true);
     await p.stop(); // checkpoints on SIGTERM; the job stays admitted in Redis
-    const epochAtStop = (JSON.parse((await redis_get(id))!) as JobRecord).progress!.epoch;
+    const epochAtStop = (JSON.parse((await redis_get(id))!) as { epoch: number }).epoch;
     const restartedAt = new Date().toISOString();
     p = await testGateway(redis.url, ENV, dataDir);
     const done = await eventually(async () => (await job(id)).state === 'completed', 90000, 500);
@@ -181,7 +181,7 @@ describe('training jobs API', () => {
     const { connectRedis } = await import('../../gateway/lib/redis-server');
     const r = connectRedis(redis.url);
     try {
-      return await r.hget('mlfaas:jobs', id);
+      return await r.hget('mlfaas:job-progress', id);
     } finally {
       r.disconnect();
     }

@@ -54,7 +54,9 @@ export class LocalAgent {
     opts: AgentOptions,
   ) {
     this.leaseMs = opts.leaseMs ?? 5000;
-    this.lease = new Lease(redis, keys.agentLock, this.leaseMs, () => this.lead(), () => this.stopAll(false));
+    this.lease = new Lease(redis, keys.agentLock, this.leaseMs, () => this.lead(), () => this.stopAll(false), (e) =>
+      process.stderr.write(`[mlfaas] agent lease: ${e.message}\n`),
+    );
     this.applyQuota = opts.applyQuota;
     this.profileSeconds = opts.profileSeconds;
     this.host = {
@@ -80,6 +82,8 @@ export class LocalAgent {
     return this.lease.isHeld;
   }
 
+  /** Bumped by stopAll: a reconcile that started before must not write its replicas back. */
+  private gen = 0;
   private owner = new Map<string, FunctionRef>();
   private refOf(replicaId: string): FunctionRef {
     return this.owner.get(replicaId)!;
@@ -88,7 +92,7 @@ export class LocalAgent {
   /** Tries for the lease now and every lease/3 ms; reconciles while it holds it. */
   async start(): Promise<void> {
     await this.lease.start();
-    this.timers.push(setInterval(() => this.isLeader && void this.reconcileAll(), 2000));
+    this.timers.push(setInterval(() => this.isLeader && void this.reconcileAll().catch(() => undefined), 2000));
   }
 
   private async lead(): Promise<void> {
@@ -116,9 +120,12 @@ export class LocalAgent {
 
   private async reconcileOne(key: string): Promise<void> {
     if (!this.isLeader || this.closed) return;
+    const gen = this.gen;
     const ref = parseRefKey(key);
     const rec = await this.registry.get(ref);
-    const list = this.replicas.get(key) ?? [];
+    const stale = () => gen !== this.gen || !this.isLeader || this.closed;
+    if (stale()) return;
+    const list = (this.replicas.get(key) ?? []).filter((r) => !r.isStopping);
     if (!rec || rec.kind === 'training') {
       this.replicas.delete(key);
       await Promise.all(list.map((r) => r.stop()));
@@ -126,6 +133,7 @@ export class LocalAgent {
       return;
     }
     const desired = await this.registry.desired(ref);
+    if (stale()) return;
     const hash = specHash(rec, this.images.find(rec.spec.image)?.builtAt ?? '');
     const current = list.filter((r) => r.plan.specHash === hash);
     const old = list.filter((r) => r.plan.specHash !== hash);
@@ -140,7 +148,7 @@ export class LocalAgent {
           this.owner.set(id, ref);
           const r = new Replica(id, { ref, spec: rec.spec, manifest, specHash: hash }, this.host);
           started.push(r);
-          void r.start();
+          void r.start().catch((e: Error) => this.logs.push(ref, id, `start failed: ${e.message}`));
         }
       }
     }
@@ -148,14 +156,19 @@ export class LocalAgent {
     const keep = [...current, ...started];
     const surplus = keep.length - desired;
     // the autoscaler's named replicas first, then not-ready ones
-    const evict = surplus > 0 ? new Set(await this.redis.smembers(keys.evict(ref))) : new Set<string>();
+    const evict = surplus > 0 ? new Set(await this.redis.smembers(keys.evict(ref)).catch(() => [] as string[])) : new Set<string>();
     const order = (r: Replica) => (evict.has(r.id) ? -1 : rank(r));
-    const victims = surplus > 0 ? [...keep].sort((a, b) => order(a) - order(b)).slice(0, surplus) : [];
+    const newestFirst = (a: Replica, b: Replica) => order(a) - order(b) || b.info().startedAt.localeCompare(a.info().startedAt);
+    const victims = surplus > 0 ? [...keep].sort(newestFirst).slice(0, surplus) : [];
     if (victims.length) await this.redis.srem(keys.evict(ref), ...victims.map((v) => v.id));
     // a rolling update retires old replicas once the new ones are ready (or nothing is wanted)
     const readyNew = keep.filter((r) => r.state === 'ready').length;
     const retire = desired === 0 || readyNew >= desired ? old : [];
     const leaving = new Set([...victims, ...retire]);
+    if (stale()) {
+      await Promise.all(started.map((r) => r.stop({ drain: false }))); // lost the lease meanwhile
+      return;
+    }
     this.replicas.set(key, [...keep, ...old].filter((r) => !leaving.has(r)));
     await Promise.all([...leaving].map((r) => r.stop()));
     await this.enforceQuotas(ref);
@@ -224,6 +237,7 @@ export class LocalAgent {
   }
 
   private async stopAll(drain: boolean): Promise<void> {
+    this.gen++;
     const all = [...this.replicas.values()].flat();
     this.replicas.clear();
     await Promise.all(all.map((r) => r.stop({ drain })));

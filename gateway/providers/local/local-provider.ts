@@ -115,6 +115,12 @@ export class LocalProvider implements FunctionProvider {
     await this.registry.setDesired(ref, rec.kind === 'training' ? 0 : replicas);
   }
 
+  async wake(ref: FunctionRef): Promise<void> {
+    const rec = await this.mustExist(ref);
+    if (rec.kind === 'training') return;
+    await this.registry.setDesiredIfZero(ref, 1);
+  }
+
   private async setSetting(ref: FunctionRef, replicaId: string, patch: { quota?: number; weight?: number }) {
     await this.mustExist(ref);
     const known = (await this.registry.replicas(ref)).some((r) => r.id === replicaId);

@@ -1,5 +1,6 @@
 import type Redis from 'ioredis';
 import { FunctionRef } from '../../lib/names';
+import { followStream } from '../../lib/follow-stream';
 import { keys } from '../../registry/keys';
 import { LogLine, LogQuery } from '../function-provider';
 
@@ -25,22 +26,8 @@ export async function* readLogs(redis: Redis, ref: FunctionRef, q: LogQuery): As
   if (q.tail !== undefined && q.tail >= 0) entries = q.tail === 0 ? [] : entries.slice(-q.tail);
   for (const e of entries) yield toLine(ref, e);
   if (!q.follow) return;
-  let last = entries.length ? entries[entries.length - 1][0] : (((await redis.xrevrange(key, '+', '-', 'COUNT', 1)) as Entry[])[0]?.[0] ?? '0-0');
-  const blocking = redis.duplicate();
-  blocking.on('error', () => undefined);
-  const abort = () => blocking.disconnect();
-  q.signal.addEventListener('abort', abort);
-  try {
-    while (!q.signal.aborted) {
-      const res = (await blocking.xread('BLOCK', 1000, 'STREAMS', key, last).catch(() => null)) as [string, Entry[]][] | null;
-      if (!res) continue;
-      for (const e of res[0][1]) {
-        last = e[0];
-        yield toLine(ref, e);
-      }
-    }
-  } finally {
-    q.signal.removeEventListener('abort', abort);
-    blocking.disconnect();
+  const last = entries.length ? entries[entries.length - 1][0] : (((await redis.xrevrange(key, '+', '-', 'COUNT', 1)) as Entry[])[0]?.[0] ?? '0-0');
+  for await (const batch of followStream(redis, key, last, q.signal)) {
+    for (const e of batch) yield toLine(ref, e);
   }
 }

@@ -4,6 +4,7 @@ import { get } from 'node:http';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { REPO_ROOT } from '../../config';
+import { childEnv } from '../../lib/child-env';
 import { FunctionRef } from '../../lib/names';
 import { FunctionSpec } from '../../registry/function-spec';
 import { ReplicaInfo, ReplicaState } from '../../registry/registry';
@@ -71,6 +72,10 @@ export class Replica {
     private readonly host: ReplicaHost,
   ) {}
 
+  get isStopping(): boolean {
+    return this.stopping;
+  }
+
   get pid(): number | undefined {
     return this.child?.pid;
   }
@@ -102,6 +107,7 @@ export class Replica {
       const sockDir = join(this.host.dataDir, 'sockets');
       mkdirSync(sockDir, { recursive: true });
       env.MLFAAS_SOCKET = this.plannedSocket = join(sockDir, `${this.id}.sock`);
+      if (this.stopping) return; // stopped while we awaited: never spawn an orphan
       this.spawn(env);
     } catch (e) {
       this.host.log(this.id, `failed to start: ${(e as Error).message}`);
@@ -115,7 +121,7 @@ export class Replica {
   private async environment(): Promise<Record<string, string>> {
     const { spec, manifest, ref } = this.plan;
     const env: Record<string, string> = {
-      ...(process.env as Record<string, string>),
+      ...childEnv(),
       ...this.host.extraEnv,
       ...spec.envVars,
       HOST: '127.0.0.1',
@@ -171,7 +177,7 @@ export class Replica {
       this.child = undefined;
       if (this.stopping) return;
       this.host.log(this.id, `exited (${signal ?? `status ${code}`}); restarting`);
-      void this.crashed();
+      void this.crashed().catch((e: Error) => this.host.log(this.id, `crash handling failed: ${e.message}`));
     });
   }
 
@@ -203,7 +209,7 @@ export class Replica {
     const delay = BACKOFF_MS[Math.min(this.restarts, BACKOFF_MS.length - 1)];
     this.restarts++;
     await this.host.publish(this.info());
-    this.restartTimer = setTimeout(() => void this.start(), delay);
+    this.restartTimer = setTimeout(() => void this.start().catch((e: Error) => this.host.log(this.id, `restart failed: ${e.message}`)), delay);
   }
 
   /** Leave the balancers, wait `drainMs`, SIGTERM, SIGKILL after the grace period, unpublish. */
