@@ -97,6 +97,7 @@ export class Invoker {
       headers['x-duration-seconds'] = secs.toFixed(6);
       if (res.destroyed) {
         // the client left while its request waited or ran: free the slot, drop the answer
+        response.body.on('error', () => undefined); // destroy() emits an abort error: expected, not a crash
         response.body.destroy();
         this.finish(s, upstream, 499, startHr);
         return;
