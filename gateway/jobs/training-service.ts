@@ -35,6 +35,7 @@ export interface SubmitResult {
 }
 
 const iso = (s: number) => new Date(s * 1000).toISOString();
+const ADMIT_LOCK = 'mlfaas:training-admit-lock';
 
 /**
  * Training jobs on the local node: deadline admission and goodput-planned elastic allocation by a
@@ -51,6 +52,7 @@ export class TrainingService {
   private timer?: NodeJS.Timeout;
   private rounds: Promise<void> = Promise.resolve();
   private readonly policy: TrainingPolicy;
+  private admitting: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly redis: Redis,
@@ -136,8 +138,30 @@ export class TrainingService {
     return { cluster: this.cluster, slotSeconds: this.opts.slotSeconds, jobs: live.map((r) => this.toJob(r)) };
   }
 
-  /** Admission (and a dry run): 201 with the plan, or 409 with the earliest guaranteed deadline. */
+  /**
+   * Admission (and a dry run): 201 with the plan, or 409 with the earliest guaranteed deadline.
+   * Admissions run one at a time across gateways (Redis lock), so two concurrent submissions
+   * cannot both be promised the same free capacity.
+   */
   async submit(req: JobRequest, dryRun: boolean): Promise<SubmitResult> {
+    const prev = this.admitting;
+    let release!: () => void;
+    this.admitting = new Promise<void>((r) => (release = r));
+    await prev;
+    const token = randomUUID();
+    try {
+      for (let i = 0; (await this.redis.set(ADMIT_LOCK, token, 'PX', 30_000, 'NX')) !== 'OK'; i++) {
+        if (i > 600) throw new PlatformError(ErrorCode.Internal, 'admission is busy; retry');
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      return await this.admitOne(req, dryRun);
+    } finally {
+      await this.redis.eval("if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0", 1, ADMIT_LOCK, token).catch(() => undefined);
+      release();
+    }
+  }
+
+  private async admitOne(req: JobRequest, dryRun: boolean): Promise<SubmitResult> {
     const dir = await this.imageDir(req.function, req.namespace);
     const fn = await this.provider.get({ name: req.function, namespace: req.namespace });
     const model = req.model ?? fn!.annotations['mlfaas.model'] ?? 'default';

@@ -39,8 +39,8 @@ export class LocalAgent {
   private readonly host: ReplicaHost;
   private readonly leaseMs: number;
   private readonly applyQuota?: (pid: number, quota: number) => Promise<void>;
-  /** Quota last applied per replica pid. */
-  private applied = new Map<number, number>();
+  /** Quota last applied per replica (by id: a reused pid must not inherit it). */
+  private applied = new Map<string, number>();
   /** Replica pids being profiled (their quota belongs to the profiler meanwhile). */
   private profiling = new Set<number>();
   private profiled = new Set<string>();
@@ -66,9 +66,19 @@ export class LocalAgent {
       drainMs: opts.drainMs,
       terminationGraceMs: opts.terminationGraceMs,
       extraEnv: opts.extraEnv ?? {},
-      publish: (info) => this.registry.putReplica(this.refOf(info.id), info),
-      unpublish: (id) => this.registry.removeReplica(this.refOf(id), id),
-      log: (instance, text) => this.logs.push(this.refOf(instance), instance, text),
+      // a replica forgotten after stopping may still flush output or race a publish: drop those
+      publish: async (info) => {
+        const ref = this.owner.get(info.id);
+        if (ref) await this.registry.putReplica(ref, info);
+      },
+      unpublish: async (id) => {
+        const ref = this.owner.get(id);
+        if (ref) await this.registry.removeReplica(ref, id);
+      },
+      log: (instance, text) => {
+        const ref = this.owner.get(instance);
+        if (ref) this.logs.push(ref, instance, text);
+      },
       readSecret: opts.readSecret,
     };
   }
@@ -85,9 +95,6 @@ export class LocalAgent {
   /** Bumped by stopAll: a reconcile that started before must not write its replicas back. */
   private gen = 0;
   private owner = new Map<string, FunctionRef>();
-  private refOf(replicaId: string): FunctionRef {
-    return this.owner.get(replicaId)!;
-  }
 
   /** Tries for the lease now and every lease/3 ms; reconciles while it holds it. */
   async start(): Promise<void> {
@@ -171,6 +178,7 @@ export class LocalAgent {
     }
     this.replicas.set(key, [...keep, ...old].filter((r) => !leaving.has(r)));
     await Promise.all([...leaving].map((r) => r.stop()));
+    for (const r of leaving) this.forget(r.id);
     await this.enforceQuotas(ref);
     this.maybeProfile(ref, rec, hash);
   }
@@ -212,7 +220,7 @@ export class LocalAgent {
       })
       .finally(() => {
         this.profiling.delete(pid);
-        this.applied.set(pid, r.quota);
+        this.applied.set(`${r.id}:${pid}`, r.quota);
       });
   }
 
@@ -224,11 +232,16 @@ export class LocalAgent {
       const pid = r.pid;
       if (!pid || r.state !== 'ready' || this.profiling.has(pid)) continue;
       const quota = settings[r.id] ? ((JSON.parse(settings[r.id]) as { quota?: number }).quota ?? 1) : 1;
-      if (this.applied.get(pid) === quota) continue;
+      if (this.applied.get(`${r.id}:${pid}`) === quota) continue;
       await this.applyQuota(pid, quota);
-      this.applied.set(pid, quota);
+      this.applied.set(`${r.id}:${pid}`, quota);
       r.quota = quota;
     }
+  }
+
+  private forget(id: string): void {
+    this.owner.delete(id);
+    for (const k of this.applied.keys()) if (k.startsWith(`${id}:`)) this.applied.delete(k);
   }
 
   /** Replicas this agent runs for a function (for tests and the node agent's quota work). */
