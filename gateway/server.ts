@@ -123,10 +123,32 @@ export async function startGateway(cfg: Config, redisTarget: string): Promise<Ga
   });
   server.keepAliveTimeout = 65_000;
   server.headersTimeout = 66_000;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(cfg.port, cfg.host, () => resolve());
-  });
+  const close = async (): Promise<void> => {
+    // stop taking requests, let queued work finish, then tear down what it depends on
+    const closed = new Promise<void>((r) => server.close(() => r()));
+    server.closeIdleConnections();
+    await asyncInvocations.close();
+    await training.close();
+    await Promise.race([closed, new Promise((r) => setTimeout(r, 2000))]);
+    server.closeAllConnections();
+    router.close();
+    invoker.close();
+    await window.close();
+    await agent?.close();
+    await tokend?.stop();
+    await logs.close();
+    await provider.close();
+    redis.disconnect();
+  };
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(cfg.port, cfg.host, () => resolve());
+    });
+  } catch (e) {
+    await close().catch(() => undefined); // a failed start (port in use) leaves nothing running
+    throw e;
+  }
   const port = (server.address() as AddressInfo).port;
 
   return {
@@ -139,22 +161,6 @@ export async function startGateway(cfg: Config, redisTarget: string): Promise<Ga
     router,
     asyncInvocations,
     training,
-    async close() {
-      // stop taking requests, let queued work finish, then tear down what it depends on
-      const closed = new Promise<void>((r) => server.close(() => r()));
-      server.closeIdleConnections();
-      await asyncInvocations.close();
-      await training.close();
-      await Promise.race([closed, new Promise((r) => setTimeout(r, 2000))]);
-      server.closeAllConnections();
-      router.close();
-      invoker.close();
-      await window.close();
-      await agent?.close();
-      await tokend?.stop();
-      await logs.close();
-      await provider.close();
-      redis.disconnect();
-    },
+    close,
   };
 }

@@ -29,7 +29,13 @@ export async function up(cfg: Config, opts: UpOptions): Promise<Platform> {
     redis = await startEmbeddedRedis({ dir: cfg.dataDir });
     opts.log(`redis-server (pid ${redis.pid}) on ${redis.socketPath}, AOF in ${join(cfg.dataDir, 'redis')}`);
   }
-  const gateway = await startGateway(cfg, cfg.redisUrl ?? redis!.url);
+  let gateway: Gateway;
+  try {
+    gateway = await startGateway(cfg, cfg.redisUrl ?? redis!.url);
+  } catch (e) {
+    await redis?.stop();
+    throw e;
+  }
   opts.log(`gateway on ${gateway.url} (provider: local, agent: ${gateway.agent ? 'yes' : 'no'})`);
   const autoscaler = cfg.autoscaler.enabled ? await startAutoscaler(cfg, gateway.redis, gateway.provider) : undefined;
   if (autoscaler) opts.log(`inference autoscaler: policy ${cfg.autoscaler.policy}, every ${cfg.autoscaler.intervalMs} ms`);

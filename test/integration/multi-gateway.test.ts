@@ -71,6 +71,11 @@ describe('two gateways on one Redis', () => {
     expect(line).toEqual(expect.objectContaining({ name: 'shared', namespace: 'openfaas-fn', instance: expect.stringMatching(/^shared-/) }));
   });
 
+  it('a gateway that cannot listen fails cleanly, leaving the others serving', async () => {
+    await expect(testGateway(redis.url, { MLFAAS_PORT: String(a.gw.port), MLFAAS_AGENT: 'false' }, a.dataDir)).rejects.toThrow(/EADDRINUSE/);
+    expect((await a.get('/function/shared')).status).toBe(200);
+  });
+
   it('mounts secrets into replicas', async () => {
     expect((await b.json('POST', '/system/secrets', { name: 'api-key', value: 's3cr3t' })).status).toBe(201);
     expect((await a.json('POST', '/system/functions', aFunction('withsecret').minScale(1).secrets('api-key').build())).status).toBe(202);
