@@ -30,10 +30,15 @@ export interface Invocation {
 }
 
 const HOP = new Set(['connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'host']);
+/** Not forwarded upstream: hop-by-hop, plus content-length (undici sets it from the buffered body). */
+const NOT_UPSTREAM = new Set([...HOP, 'content-length']);
+
+/** OpenFaaS's X-Start-Time: Unix time in nanoseconds, as a decimal string. */
+const startTime = (ms: number) => `${ms}000000`;
 
 function forwardHeaders(h: IncomingHttpHeaders): IncomingHttpHeaders {
   const out: IncomingHttpHeaders = {};
-  for (const k in h) if (!HOP.has(k)) out[k] = h[k];
+  for (const k in h) if (!NOT_UPSTREAM.has(k)) out[k] = h[k];
   return out;
 }
 
@@ -93,7 +98,7 @@ export class Invoker {
       const headers: Record<string, string | string[]> = {};
       for (const k in response.headers) if (!HOP.has(k)) headers[k] = response.headers[k]!;
       headers['x-call-id'] = callId;
-      headers['x-start-time'] = String(BigInt(started) * 1_000_000n);
+      headers['x-start-time'] = startTime(started);
       headers['x-duration-seconds'] = secs.toFixed(6);
       if (res.destroyed) {
         // the client left while its request waited or ran: free the slot, drop the answer
@@ -155,9 +160,8 @@ export class Invoker {
 
   private forward(u: Upstream, inv: Invocation, started: number): Promise<UpstreamResponse> {
     const headers = forwardHeaders(inv.headers);
-    delete headers['content-length'];
     headers['x-call-id'] = inv.callId;
-    headers['x-start-time'] = String(BigInt(started) * 1_000_000n);
+    headers['x-start-time'] = startTime(started);
     return this.client.send(u, inv.method, inv.path, headers, inv.body);
   }
 
