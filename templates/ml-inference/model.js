@@ -4,8 +4,68 @@
  * The ONNX model: loading, the input's shape from the model metadata, and one run per batch.
  * Only single-input float32 models are served; the first dimension is the batch dimension.
  */
+const path = require('node:path');
+const { Worker } = require('node:worker_threads');
 const ort = require('onnxruntime-node');
 const { badInput, modelError } = require('./errors');
+
+/**
+ * A session in a worker thread (see model-worker.js): same `run` contract as an
+ * `ort.InferenceSession`, but the event loop stays free while it runs.
+ */
+class WorkerSession {
+  /** @param {Worker} worker @param {any} meta */
+  constructor(worker, meta) {
+    this.worker = worker;
+    this.inputNames = meta.inputNames;
+    this.outputNames = meta.outputNames;
+    this.inputMetadata = meta.inputMetadata;
+    this.nextId = 1;
+    /** @type {Map<number, { resolve: (v: any) => void, reject: (e: Error) => void }>} */
+    this.pending = new Map();
+    worker.on('message', (m) => {
+      const p = this.pending.get(m.id);
+      if (!p) return;
+      this.pending.delete(m.id);
+      if (m.error) p.reject(new Error(m.error));
+      else p.resolve(m.out);
+    });
+    const failAll = (/** @type {Error} */ e) => {
+      for (const p of this.pending.values()) p.reject(e);
+      this.pending.clear();
+    };
+    worker.on('error', failAll);
+    worker.on('exit', (code) => failAll(new Error(`model worker exited (${code})`)));
+    worker.unref();
+  }
+
+  /**
+   * @param {string} modelPath
+   * @param {ort.InferenceSession.SessionOptions} sessionOptions
+   * @returns {Promise<WorkerSession>}
+   */
+  static create(modelPath, sessionOptions) {
+    return new Promise((resolve, reject) => {
+      const worker = new Worker(path.join(__dirname, 'model-worker.js'), { workerData: { modelPath, sessionOptions } });
+      worker.once('message', (m) => (m.type === 'ready' ? resolve(new WorkerSession(worker, m)) : reject(new Error(m.message))));
+      worker.once('error', reject);
+    });
+  }
+
+  /**
+   * @param {string} input
+   * @param {Float32Array} data
+   * @param {number[]} shape
+   * @returns {Promise<Record<string, { dims: number[], data: unknown }>>}
+   */
+  run(input, data, shape) {
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      this.worker.postMessage({ id, input, data, shape }, [/** @type {ArrayBuffer} */ (data.buffer)]);
+    });
+  }
+}
 
 /**
  * @typedef {object} ModelInfo
@@ -21,7 +81,7 @@ const { badInput, modelError } = require('./errors');
 /** @typedef {Record<string, { dims: number[], rows: Float32Array[] }>} BatchOutputs */
 
 class Model {
-  /** @param {ort.InferenceSession} session @param {ModelInfo} info */
+  /** @param {ort.InferenceSession | WorkerSession} session @param {ModelInfo} info */
   constructor(session, info) {
     this.session = session;
     this.info = info;
@@ -35,8 +95,9 @@ class Model {
     /** @type {ort.InferenceSession.SessionOptions} */
     const so = { graphOptimizationLevel: 'all' };
     if (opts.intraOpThreads > 0) so.intraOpNumThreads = opts.intraOpThreads;
-    const session = await ort.InferenceSession.create(modelPath, so);
-    return new Model(session, describe(session, modelPath));
+    // ORT_IN_WORKER=0 runs the session on the main thread (it then blocks the loop per batch)
+    const session = process.env.ORT_IN_WORKER === '0' ? await ort.InferenceSession.create(modelPath, so) : await WorkerSession.create(modelPath, so);
+    return new Model(session, describe(/** @type {any} */ (session), modelPath));
   }
 
   /**
@@ -91,11 +152,13 @@ class Model {
     const n = instances.length;
     const data = new Float32Array(n * instanceSize);
     for (let i = 0; i < n; i++) data.set(instances[i], i * instanceSize);
-    const input = new ort.Tensor('float32', data, [n, ...instanceDims]);
-    /** @type {ort.InferenceSession.OnnxValueMapType} */
+    /** @type {Record<string, { dims: readonly number[], data: unknown }>} */
     let results;
     try {
-      results = await this.session.run({ [inputName]: input });
+      results =
+        this.session instanceof WorkerSession
+          ? await this.session.run(inputName, data, [n, ...instanceDims])
+          : await this.session.run({ [inputName]: new ort.Tensor('float32', data, [n, ...instanceDims]) });
     } catch (err) {
       throw modelError(`onnxruntime failed on a batch of ${n}: ${err instanceof Error ? err.message : String(err)}`);
     }
@@ -117,7 +180,7 @@ class Model {
 }
 
 /**
- * @param {ort.InferenceSession} session
+ * @param {{ inputNames: readonly string[], outputNames: readonly string[], inputMetadata: readonly any[] }} session
  * @param {string} modelPath
  * @returns {ModelInfo}
  */
