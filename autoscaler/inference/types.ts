@@ -165,6 +165,8 @@ export interface Predictor<S = unknown> {
 /** What a policy factory gets besides its own parameters. */
 export interface PolicyDeps {
   capability: Capability;
+  /** Delay from creating a replica to its readiness, s, when the caller knows it (the simulator does). Optional. */
+  coldStartS?: number;
 }
 
 export type PolicyParams = Record<string, unknown>;

@@ -124,7 +124,7 @@ export function simulate(fns: SimFunction[], o: SimOptions): SimResult {
   const ticks = Math.ceil(durationS / tickS);
 
   const S: Fn[] = fns.map((sim) => {
-    const policy = createPolicy(o.policy, o.params ?? {}, { capability: cap });
+    const policy = createPolicy(o.policy, o.params ?? {}, { capability: cap, coldStartS: cold });
     const r: FunctionResult = { name: sim.spec.name, requests: 0, violations: 0, dropped: 0, p50: NaN, p95: NaN, p99: NaN, coldStarts: 0, gpuSeconds: 0, cost: 0, maxReplicas: 0 };
     if (o.record) r.series = { arrivals: [], replicas: [], share: [] };
     return { sim, policy, state: policy.initialState(sim.spec), queue: [], qHead: 0, replicas: [], lat: [], hist: new Array(LATENCY_BUCKETS_MS.length).fill(0), arrivals: 0, completions: 0, rejected: 0, inSys: 0, area: 0, areaAt: 0, r };

@@ -1,11 +1,11 @@
 // Quick probe (not part of the bench): hybrid SLO models side by side on every suite of the bench.
-// npx tsx bench/inference/compare-slo-models.ts '[{"label":"mdc","params":{}},{"label":"shared","params":{"sloModel":"shared"}}]'
+// npx tsx bench/inference/compare-slo-models.ts '[{"label":"mdc","params":{"sloModel":"mdc"}},{"label":"shared","params":{"sloModel":"shared"}}]'
 import { join } from 'node:path';
 import { readTrace } from '../../autoscaler/sim/traces';
 import { runScenario, Scenario } from './run';
 const DATA = '/work/shared/data';
 const T = (f: string) => join(DATA, 'traces', f);
-const variants: Array<{ label: string; params: Record<string, unknown> }> = JSON.parse(process.argv[2] ?? '[{"label":"mdc","params":{}},{"label":"shared","params":{"sloModel":"shared"}}]');
+const variants: Array<{ label: string; params: Record<string, unknown> }> = JSON.parse(process.argv[2] ?? '[{"label":"mdc","params":{"sloModel":"mdc"}},{"label":"shared","params":{"sloModel":"shared"}}]');
 const sc: Scenario[] = [];
 for (const w of ['rps', 'stress'])
   for (const m of ['resnet50', 'convnext_tiny', 'mobilenet_v3_large', 'shufflenet_v2_x1_0', 'resnet152'])

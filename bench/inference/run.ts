@@ -3,11 +3,11 @@ import { SimResult, simulate } from '../../autoscaler/sim/engine';
 import { buildFunctions } from '../../autoscaler/sim/setup';
 import { Trace } from '../../autoscaler/sim/traces';
 
-/** The policies compared, ours first. `hybrid+lazy` is the hybrid with Dilu's lazy window on. */
+/** The policies compared, ours first. `hybrid+lazy` is the hybrid with Dilu's lazy window on; `hybrid-mdc` the hybrid with the earlier per-replica M/D/1 model (p93). */
 export const POLICIES: Array<{ label: string; policy: string; params?: PolicyParams }> = [
   { label: 'hybrid', policy: 'hybrid' },
   { label: 'hybrid+lazy', policy: 'hybrid', params: { lazy: true } },
-  { label: 'hybrid-shared', policy: 'hybrid', params: { sloModel: 'shared' } },
+  { label: 'hybrid-mdc', policy: 'hybrid', params: { sloModel: 'mdc' } },
   { label: 'static-share', policy: 'static-share' },
   { label: 'kpa', policy: 'kpa' },
   { label: 'openfaas-rps', policy: 'openfaas-rps' },

@@ -14,7 +14,7 @@ import { mulberry32 } from '../../autoscaler/sim/rng';
  * `distinctProfiles` gives each function its own copy, as the live loop's per-function deploy-time
  * profiles would, so nothing is shared (the worst case for round 1).
  */
-export function tickTimeMs(dataDir: string, n = 3200, reps = 6, distinctProfiles = false): { medianMs: number; firstMs: number; rounds: number[] } {
+export function tickTimeMs(dataDir: string, n = 3200, reps = 6, distinctProfiles = false, params: Record<string, unknown> = {}): { medianMs: number; firstMs: number; rounds: number[] } {
   const models = ['resnet50', 'resnet18', 'mobilenet_v3_large', 'densenet121', 'vgg16', 'efficientnet_b0', 'convnext_tiny', 'shufflenet_v2_x1_0'];
   const rapp = readRapp(dataDir, models);
   const profiles: Record<string, (typeof rapp)[string]> = {};
@@ -29,7 +29,7 @@ export function tickTimeMs(dataDir: string, n = 3200, reps = 6, distinctProfiles
     cluster.gpus[g].slots.push({ smShare: 0.5, members: [{ replicaId: `${name}-a`, fn: name, quota: 0.4 }, { replicaId: `${name}-b`, fn: name, quota: 0.4 }] });
   }
   const capability = new ProfileCapability(profiles);
-  const policy = createPolicy('hybrid', {}, { capability });
+  const policy = createPolicy('hybrid', params, { capability });
   const rand = mulberry32(7);
   const states = specs.map((s) => policy.initialState(s));
   const rounds: number[] = [];

@@ -1,12 +1,13 @@
-import { hybrid, HybridState } from '../../autoscaler/inference/hybrid';
+import { hybrid, HybridState, trendSlope } from '../../autoscaler/inference/hybrid';
 import { ProfileCapability } from '../../autoscaler/inference/capability';
 import { simulate, SimFunction } from '../../autoscaler/sim/engine';
 import { aFunction, cap, clusterOf, observe, replica, synthProfile } from './fixtures';
 
-const policy = (params = {}) => hybrid(params, { capability: cap() });
+// Algorithm 1 tests pin the per-replica M/D/1 model (sloModel 'mdc'); 'shared' (the default) has its own block below.
+const policy = (params = {}) => hybrid({ sloModel: 'mdc', ...params }, { capability: cap() });
 const fresh = (p = policy()) => p.initialState(aFunction().build());
 
-describe('HAS-GPU hybrid (Algorithm 1)', () => {
+describe("HAS-GPU hybrid (Algorithm 1, sloModel 'mdc')", () => {
   test('scales up vertically first: quota rises, no new replica', () => {
     const r = [replica('r1', 'g1', 0.5, 0.2)];
     const { decision } = policy().decide(aFunction().build(), fresh(), observe(30, r), 1000);
@@ -182,5 +183,72 @@ describe("hybrid sloModel 'shared' (the function's replicas as one queue)", () =
     const { decision } = pol.decide(aFunction().build(), fresh(pol), observe(1, r), 100000);
     expect(decision.remove.length + decision.quotas.length).toBeGreaterThan(0);
     expect(decision.replicas).toBeGreaterThanOrEqual(1);
+  });
+});
+
+describe("hybrid sloModel 'shared': cold-start lead, hysteresis, cool-down", () => {
+  test.each([
+    { ys: [], slope: 0 },
+    { ys: [5], slope: 0 },
+    { ys: [1, 2, 3], slope: 1 },
+    { ys: [3, 3, 3, 3], slope: 0 },
+    { ys: [0, 2, 4, 6, 8], slope: 2 },
+    { ys: [4, 0], slope: -4 },
+    { ys: [1, 3, 2, 4], slope: 0.8 },
+  ])('trendSlope($ys) = $slope (least squares)', ({ ys, slope }) => expect(trendSlope(ys)).toBeCloseTo(slope, 12));
+
+  test.each([
+    { leadS: 0, coldStartS: 20, lead: false },
+    { leadS: 20, coldStartS: undefined, lead: true },
+    { leadS: -1, coldStartS: 20, lead: true },
+    { leadS: -1, coldStartS: undefined, lead: false },
+  ])('leadS $leadS (deps.coldStartS $coldStartS): lead on a rising trend = $lead', ({ leadS, coldStartS, lead }) => {
+    const pol = hybrid({ sloModel: 'shared', leadS }, { capability: cap(), coldStartS });
+    const spec = aFunction().maxScale(16).build();
+    const r = [replica('r1', 'g1', 0.5, 0.5)];
+    let st = pol.initialState(spec);
+    let reason = '';
+    for (let t = 1; t <= 10; t++) ({ nextState: st, reason } = pol.decide(spec, st, observe(5 * t, r), 1000 * t));
+    expect(/cold-start lead/.test(reason)).toBe(lead);
+  });
+
+  // Light load on a fleet sized for more: the scale-down must not leave a fleet the next tick re-grows.
+  test.each([5, 10, 15, 20, 30, 40])('after a scale-down at %d req/s the same load does not re-grow the fleet', (rps) => {
+    const pol = hybrid({ sloModel: 'shared' }, { capability: cap() });
+    const spec = aFunction().maxScale(16).build();
+    const r = [replica('r1', 'g1', 0.5, 0.6), replica('r2', 'g2', 0.5, 0.6), replica('r3', 'g3', 0.3, 0.4)];
+    let st = pol.initialState(spec);
+    for (let t = 1; t <= 5; t++) st = pol.decide(spec, st, observe(rps, r), 1000 * t).nextState;
+    const down = pol.decide(spec, st, observe(rps, r), 100_000);
+    const kept = r.filter((x) => !down.decision.remove.includes(x.id)).map((x) => ({ ...x, quota: down.decision.quotas.find((q) => q.replicaId === x.id)?.quota ?? x.quota }));
+    const next = pol.decide(spec, down.nextState, observe(rps, kept), 101_000).decision;
+    expect(next.add).toEqual([]);
+    expect(next.quotas.filter((q) => q.quota > (kept.find((x) => x.id === q.replicaId)?.quota ?? 0))).toEqual([]);
+  });
+
+  test.each([
+    { sinceUpS: 2, removes: false },
+    { sinceUpS: 9, removes: false },
+    { sinceUpS: 10, removes: true },
+    { sinceUpS: 60, removes: true },
+  ])('removals wait the 10 s cool-down after a scale-up ($sinceUpS s ago: removes $removes)', ({ sinceUpS, removes }) => {
+    const pol = hybrid({ sloModel: 'shared' }, { capability: cap() });
+    const spec = aFunction().build();
+    const r = [replica('r1', 'g1', 0.5, 0.5), replica('r2', 'g2', 0.5, 0.5), replica('r3', 'g3', 0.5, 0.5)];
+    const now = 100_000;
+    const st = { ...pol.initialState(spec), lastScaleUpMs: now - sinceUpS * 1000 };
+    const { decision } = pol.decide(spec, st, observe(1, r), now);
+    expect(decision.remove.length + decision.quotas.length > 0).toBe(removes);
+  });
+
+  test.each([
+    { downUtil: 0.3, ok: false },
+    { downUtil: 0.6, ok: true },
+    { downUtil: 0.9, ok: true },
+    { downUtil: 0.95, ok: false },
+  ])('downUtil $downUtil must lie in (β, α]: accepted $ok', ({ downUtil, ok }) => {
+    const make = () => hybrid({ sloModel: 'shared', downUtil }, { capability: cap() });
+    if (ok) expect(make).not.toThrow();
+    else expect(make).toThrow(/downUtil/);
   });
 });
