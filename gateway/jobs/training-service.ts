@@ -289,12 +289,19 @@ export class TrainingService {
       const reason = d.reasons[j.id] ?? d.reason;
       if (runner.workers !== n) {
         const time = new Date(nowS * 1000).toISOString();
+        let live = true;
         await this.store.update(j.id, (r) => {
+          // the job may have ended (or been cancelled elsewhere) since this round read it
+          if (TERMINAL.has(r.state)) {
+            live = false;
+            return;
+          }
           r.workers = n;
           r.state = n > 0 ? 'running' : 'waiting';
           r.allocations.push({ time, workers: n, reason });
           if (plan) r.predictedCompletion = iso(plan.predictedCompletion);
         });
+        if (!live) continue;
         await this.store.event(j.id, { type: 'allocation', time, data: { workers: n, gpus: this.placement[j.id] ?? [], reason } });
         void runner.setWorkers(n);
       }
