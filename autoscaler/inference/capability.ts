@@ -45,14 +45,29 @@ export function pack(batch: number, smShare: number, quota: number): number {
   return (batch * 1001 + s) * 1001 + q;
 }
 
-/** Index i with xs[i] ≤ x < xs[i+1] (clamped) and the weight of xs[i+1]. */
-function bracket(xs: number[], x: number): [number, number, number] {
-  if (xs.length === 1 || x <= xs[0]) return [0, 0, 0];
+/** bracket()'s answer, in module scratch so the hot path allocates nothing: i0, i1 and the weight of xs[i1]. */
+let bI0 = 0;
+let bI1 = 0;
+let bW = 0;
+
+/** Index i with xs[i] ≤ x < xs[i+1] (clamped) and the weight of xs[i+1], into bI0, bI1, bW. */
+function bracket(xs: number[], x: number): void {
+  if (xs.length === 1 || x <= xs[0]) {
+    bI0 = bI1 = 0;
+    bW = 0;
+    return;
+  }
   const last = xs.length - 1;
-  if (x >= xs[last]) return [last, last, 0];
+  if (x >= xs[last]) {
+    bI0 = bI1 = last;
+    bW = 0;
+    return;
+  }
   let i = 0;
   while (xs[i + 1] < x) i++;
-  return [i, i + 1, (x - xs[i]) / (xs[i + 1] - xs[i])];
+  bI0 = i;
+  bI1 = i + 1;
+  bW = (x - xs[i]) / (xs[i + 1] - xs[i]);
 }
 
 /**
@@ -159,7 +174,10 @@ export class ProfileCapability implements Capability {
     const bs = f.batches;
     const lastB = bs[bs.length - 1];
     if (batch > lastB) return (this.gridLatency(f.grids[bs.length - 1], smShare, quota) * batch) / lastB;
-    const [i0, i1, w] = bracket(bs, batch);
+    bracket(bs, batch);
+    const i0 = bI0;
+    const i1 = bI1;
+    const w = bW;
     const l0 = this.gridLatency(f.grids[i0], smShare, quota);
     if (w === 0) return l0;
     return l0 * (1 - w) + this.gridLatency(f.grids[i1], smShare, quota) * w;
@@ -173,8 +191,14 @@ export class ProfileCapability implements Capability {
   private gridLatency(g: BatchGrid, smShare: number, quota: number): number {
     const qMin = g.quotas[0];
     const scale = quota < qMin ? qMin / quota : 1;
-    const [s0, s1, ws] = bracket(g.smShares, smShare);
-    const [q0, q1, wq] = bracket(g.quotas, Math.max(quota, qMin));
+    bracket(g.smShares, smShare);
+    const s0 = bI0;
+    const s1 = bI1;
+    const ws = bW;
+    bracket(g.quotas, Math.max(quota, qMin));
+    const q0 = bI0;
+    const q1 = bI1;
+    const wq = bW;
     const n = g.quotas.length;
     // the four corners in a fixed order (no allocation: this is the simulator's and policies' hot path)
     const v0 = g.rate[s0 * n + q0];

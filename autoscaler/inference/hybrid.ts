@@ -177,6 +177,9 @@ export function hybrid(params: PolicyParams, deps: PolicyDeps): InferencePolicy<
      * above hold everything else.
      */
     capDense: Float64Array;
+    /** worstLatency [b][s][q] and rate1 [s][q] on the same grid (NaN: not yet). */
+    latDense: Float64Array;
+    rate1Dense: Float64Array;
     batchDense: Float64Array;
     smIndex: Map<number, number>;
     /** Configuration table in (SM grid × quota levels) order, filled lazily. */
@@ -243,7 +246,7 @@ export function hybrid(params: PolicyParams, deps: PolicyDeps): InferencePolicy<
       const nq = quotaLevels.length;
       const smIndex = new Map<number, number>();
       ctx.smGrid.forEach((v, i) => smIndex.set(Math.round(v * 1e3), i));
-      m.set(k, (sh = { capMemo: new Map(), latMemo: new Map(), rate1Memo: new Map(), batchMemo: new Map(), capDense: new Float64Array(Math.max(1, ctx.batches.length) * ctx.smGrid.length * nq).fill(NaN), batchDense: new Float64Array(ctx.smGrid.length * nq), smIndex, cfgs: [], gbest: [], pre: [], walked: 0 }));
+      m.set(k, (sh = { capMemo: new Map(), latMemo: new Map(), rate1Memo: new Map(), batchMemo: new Map(), capDense: new Float64Array(Math.max(1, ctx.batches.length) * ctx.smGrid.length * nq).fill(NaN), latDense: new Float64Array(Math.max(1, ctx.batches.length) * ctx.smGrid.length * nq).fill(NaN), rate1Dense: new Float64Array(ctx.smGrid.length * nq).fill(NaN), batchDense: new Float64Array(ctx.smGrid.length * nq), smIndex, cfgs: [], gbest: [], pre: [], walked: 0 }));
     }
     ctx.shared = sh;
     if (entries.size > 200000) entries.clear();
@@ -257,17 +260,29 @@ export function hybrid(params: PolicyParams, deps: PolicyDeps): InferencePolicy<
    */
   const worstLatency = (x: Ctx, b: number, s: number, q: number): number => {
     const sh = x.shared;
+    const gi = sh ? gridIndex(sh, x, s, q) : -1;
+    const bi = gi < 0 ? -1 : x.batches.indexOf(b);
+    if (bi >= 0) {
+      const at = bi * x.smGrid.length * quotaLevels.length + gi;
+      let v = sh!.latDense[at];
+      if (v !== v) sh!.latDense[at] = v = computeWorst(x, b, s, q);
+      return v;
+    }
     const key = sh ? pack(b, s, q) : NaN;
     if (sh && key === key) {
       const v = sh.latMemo.get(key);
       if (v !== undefined) return v;
     }
-    let l = cap.latencyMs(x.fn, b, s, q);
-    for (const k of x.batches) if (k < b) l = Math.max(l, cap.latencyMs(x.fn, k, s, q));
+    const l = computeWorst(x, b, s, q);
     if (sh && key === key) {
       if (sh.latMemo.size >= 1 << 16) sh.latMemo.clear();
       sh.latMemo.set(key, l);
     }
+    return l;
+  };
+  const computeWorst = (x: Ctx, b: number, s: number, q: number): number => {
+    let l = cap.latencyMs(x.fn, b, s, q);
+    for (const k of x.batches) if (k < b) l = Math.max(l, cap.latencyMs(x.fn, k, s, q));
     return l;
   };
   /** A replica's SLO capability, req/s (see the class comment for the models). */
@@ -443,6 +458,12 @@ export function hybrid(params: PolicyParams, deps: PolicyDeps): InferencePolicy<
   const rate1 = (x: Ctx, s: number, q: number): number => {
     const b = x.batches[0] ?? 1;
     const sh = x.shared;
+    const gi = sh ? gridIndex(sh, x, s, q) : -1;
+    if (gi >= 0) {
+      let v = sh!.rate1Dense[gi];
+      if (v !== v) sh!.rate1Dense[gi] = v = (1000 * b) / cap.latencyMs(x.fn, b, s, q);
+      return v;
+    }
     const key = sh ? pack(b, s, q) : NaN;
     let r = sh && key === key ? sh.rate1Memo.get(key) : undefined;
     if (r === undefined) {
