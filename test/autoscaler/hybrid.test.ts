@@ -2,6 +2,7 @@ import { hybrid, HybridState, trendSlope } from '../../autoscaler/inference/hybr
 import { ProfileCapability } from '../../autoscaler/inference/capability';
 import { simulate, SimFunction } from '../../autoscaler/sim/engine';
 import { aFunction, cap, clusterOf, observe, replica, synthProfile } from './fixtures';
+import { ReplicaState } from '../../autoscaler/inference/types';
 
 // Algorithm 1 tests pin the per-replica M/D/1 model (sloModel 'mdc'); 'shared' (the default) has its own block below.
 const policy = (params = {}) => hybrid({ sloModel: 'mdc', ...params }, { capability: cap() });
@@ -125,6 +126,50 @@ describe('hybrid caches (per capability profile) agree with computing afresh', (
     const strip = (r: typeof on) => ({ ...r, decideMsPerTick: 0 });
     expect(strip(on)).toEqual(strip(off));
     expect(on.coldStarts).toBeGreaterThan(0);
+  });
+
+  test('a tick-like round over many functions, each with its own profile, is identical with cache on and off (lazy candidate lists, dense memos)', () => {
+    // per-function profiles (noisy copies of the synthetic one: exact capability ties across SM shares
+    // exercise the on-equal-cost ordering), GPUs whose slots leave quota and SM room on and off the
+    // 0.1 SM grid (lazy and eager used-GPU lists, duplicate SM options), random load over rounds
+    let seed = 11;
+    const rnd = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+    const n = 48;
+    const profiles: Record<string, ReturnType<typeof synthProfile>> = {};
+    const base = synthProfile();
+    for (let i = 0; i < n; i++) {
+      const k = 0.5 + 2 * rnd();
+      profiles[`f${i}`] = i % 4 === 3 ? profiles[`f${i - 1}`] : base.map((x) => ({ ...x, latencyMs: x.latencyMs * (i % 2 ? k : Math.round(k * 4) / 4) * (i % 3 ? 1 + 0.05 * rnd() : 1) }));
+    }
+    const slotShares = [0.3, 0.5, 0.25, 0.2];
+    const reps = (i: number): ReplicaState[] => [replica(`f${i}-a`, `g${i}`, slotShares[i % 4], 0.3, { batchSize: 4 }), replica(`f${i}-b`, `g${i}`, slotShares[i % 4], 0.2, { batchSize: 2 })];
+    // each GPU's SMs are full (a filler slot beside the function's): only the slots' quota room is
+    // offered, on the SM grid (lazy used-GPU lists) and off it (0.45, 0.25: eager ones)
+    const fillShares = [0.7, 0.45, 0.75, 0.8];
+    const fillers = Array.from({ length: n }, (_, i) => ({ id: `g${i}`, slots: [{ smShare: fillShares[i % 4], members: [{ replicaId: `x${i}`, fn: 'x', quota: 0.1 * (1 + (i % 7)) }] }] }));
+    const cluster = clusterOf(Array.from({ length: n }, (_, i) => reps(i)).flat(), fillers);
+    // every other function sees a cluster that cannot grow: its replicas go onto used GPUs
+    const full = { ...cluster, canAddGpu: false };
+    const specs = Array.from({ length: n }, (_, i) => ({ ...aFunction().slo(60 + 20 * (i % 5)).maxScale(6 + (i % 30)).build(), name: `f${i}` }));
+    const run = (cache: boolean) => {
+      seed = 5;
+      const c = new ProfileCapability(profiles);
+      const pol = hybrid({ cache }, { capability: c });
+      const states = specs.map((s) => pol.initialState(s));
+      const out: unknown[] = [];
+      for (let r = 0; r < 8; r++)
+        for (let i = 0; i < n; i++) {
+          const obs = observe(Math.floor(c.capability(`f${i}`, 4, slotShares[i % 4], 0.3) * 2 * (0.1 + 2 * rnd())), reps(i), { cluster: i % 2 ? full : cluster });
+          const d = pol.decide(specs[i], states[i], obs, 1000 * (r + 1));
+          states[i] = d.nextState;
+          out.push(d.decision, d.nextState);
+        }
+      return out;
+    };
+    const on = run(true);
+    expect(on).toEqual(run(false));
+    const adds = on.filter((d) => (d as { add?: unknown[] }).add?.length);
+    expect(adds.length).toBeGreaterThan(20);
   });
 
   test('functions sharing a profile share its token; a re-profile changes it and the decision follows', () => {
