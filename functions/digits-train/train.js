@@ -2,7 +2,7 @@
 'use strict';
 /**
  * digits-train: classify scikit-learn's 8x8 digits (data/digits.csv: 64 pixel columns 0-16 and
- * the label; written by functions/digits-classify/train.py, same bytes as its copy there).
+ * the label; a link to functions/digits-classify/data/digits.csv, written by its train.py).
  * MODEL=softmax: softmax regression (650 parameters); MODEL=mlp (default): 64-32-10 ReLU MLP;
  * MODEL=mlp-wide: 64-256-10 (19,210 parameters), heavy enough per step to show data-parallel speed-up.
  * Pixels are scaled to [0, 1] on load.
