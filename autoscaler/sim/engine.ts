@@ -3,7 +3,7 @@ import { bucketIndex, latencyPercentiles } from '../inference/histogram';
 import '../inference/index';
 import { createPolicy } from '../inference/registry';
 import { Capability, ClusterView, FunctionSpec, InferencePolicy, LATENCY_BUCKETS_MS, Observation, PolicyParams } from '../inference/types';
-import { EventHeap } from './heap';
+import { Heap } from '../heap';
 import { mulberry32, poisson } from './rng';
 
 /** One simulated function: its spec, the profile it runs with, and its arrivals per interval. */
@@ -114,7 +114,7 @@ export function simulate(fns: SimFunction[], o: SimOptions): SimResult {
   const gpuLimit = o.gpuLimit ?? Infinity;
   const rand = mulberry32(o.seed ?? 42);
   const cap = o.capability;
-  const heap = new EventHeap<Ev>();
+  const heap = new Heap<Ev>((a, b) => a.t < b.t); // earliest event first
   const cluster: ClusterView = { gpus: [], canAddGpu: true };
   const where = new Map<string, string>();
   let nextRep = 0;

@@ -3,7 +3,7 @@
  * ElasticFlow's Algorithm 2; Optimus and Pollux use it with their own gain functions).
  */
 import { levelsOf, nextLevel } from './curve';
-import { MaxHeap } from './heap';
+import { Heap } from '../heap';
 import type { TrainingJob } from './types';
 
 /** Gain per added GPU of moving `job` from `from` to `to` workers; ≤ 0 means "not worth it". */
@@ -21,13 +21,14 @@ export function greedyFill(
   gain: GainFn,
   tie: (job: TrainingJob) => number = (j) => j.submitTime,
 ): Record<string, number> {
-  const heap = new MaxHeap<{ job: TrainingJob; levels: number[] }>();
+  // largest gain first; equal gains by `tie` ascending
+  const heap = new Heap<{ job: TrainingJob; levels: number[]; key: number; tie: number }>((a, b) => a.key > b.key || (a.key === b.key && a.tie < b.tie));
   const offer = (job: TrainingJob, levels: number[]) => {
     const x = base[job.id] ?? 0;
     const nx = nextLevel(levels, x);
     if (nx === x || nx - x > spare) return;
     const g = gain(job, x, nx);
-    if (g > 0) heap.push({ job, levels }, g, tie(job));
+    if (g > 0) heap.push({ job, levels, key: g, tie: tie(job) });
   };
   for (const job of jobs) offer(job, levelsOf(job, cap));
   while (spare > 0 && heap.size > 0) {

@@ -1,6 +1,12 @@
-/** A binary min-heap of events ordered by `t`. */
-export class EventHeap<T extends { t: number }> {
+/**
+ * A binary heap ordered by `before(a, b)` (a comes out first), a strict weak order. Used by the
+ * inference simulator's event queue (earliest time first) and by the training allocation's
+ * marginal-return fill (largest gain first, ties by submission).
+ */
+export class Heap<T> {
   private readonly a: T[] = [];
+
+  constructor(private readonly before: (x: T, y: T) => boolean) {}
 
   get size(): number {
     return this.a.length;
@@ -16,7 +22,7 @@ export class EventHeap<T extends { t: number }> {
     let i = a.length - 1;
     while (i > 0) {
       const p = (i - 1) >> 1;
-      if (a[p].t <= x.t) break;
+      if (!this.before(x, a[p])) break;
       a[i] = a[p];
       i = p;
     }
@@ -35,8 +41,8 @@ export class EventHeap<T extends { t: number }> {
         const l = 2 * i + 1;
         if (l >= n) break;
         const r = l + 1;
-        const c = r < n && a[r].t < a[l].t ? r : l;
-        if (a[c].t >= last.t) break;
+        const c = r < n && this.before(a[r], a[l]) ? r : l;
+        if (!this.before(a[c], last)) break;
         a[i] = a[c];
         i = c;
       }
