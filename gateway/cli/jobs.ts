@@ -19,37 +19,39 @@ export function bar(done: number, total: number, width = 30): string {
 /** Basic credentials for a gateway with auth on (`--username/--password` or MLFAAS_AUTH_USER/_PASSWORD). */
 let authHeader: Record<string, string> = {};
 
+/** The JSON `data:` payloads of a Server-Sent Events body, in order (comments and ids skipped). */
+export async function* sseData<T>(body: ReadableStream<Uint8Array>): AsyncGenerator<T> {
+  const reader = body.getReader();
+  let buf = '';
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return;
+    buf += Buffer.from(value).toString();
+    let i;
+    while ((i = buf.indexOf('\n\n')) >= 0) {
+      const data = buf.slice(0, i).split('\n').find((l) => l.startsWith('data: '));
+      buf = buf.slice(i + 2);
+      if (data) yield JSON.parse(data.slice(6)) as T;
+    }
+  }
+}
+
 async function watch(base: string, id: string, out: NodeJS.WriteStream): Promise<number> {
   const res = await fetch(`${base}/system/jobs/${id}/events`, { headers: authHeader });
   if (res.status !== 200) {
     out.write(`job ${id}: ${res.status} ${await res.text()}\n`);
     return 1;
   }
-  const reader = res.body!.getReader();
-  let buf = '';
   let workers = 0;
-  let line = '';
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    buf += Buffer.from(value).toString();
-    let i;
-    while ((i = buf.indexOf('\n\n')) >= 0) {
-      const block = buf.slice(0, i);
-      buf = buf.slice(i + 2);
-      const data = block.split('\n').find((l) => l.startsWith('data: '));
-      if (!data) continue;
-      const e = JSON.parse(data.slice(6)) as Ev;
-      if (e.type === 'allocation') workers = Number(e.data.workers);
-      if (e.type === 'progress') {
-        const d = e.data as { epoch: number; epochs: number; accuracy?: number; loss?: number };
-        line = `${bar(d.epoch, d.epochs)} epoch ${d.epoch}/${d.epochs} loss ${d.loss?.toFixed(4) ?? '-'} acc ${d.accuracy?.toFixed(3) ?? '-'} workers ${workers}`;
-        out.write(`\r${line}`);
-      }
-      if (e.type === 'state' && ['completed', 'cancelled', 'failed'].includes(String(e.data.state))) {
-        out.write(`\n${id}: ${e.data.state}\n`);
-        return e.data.state === 'completed' ? 0 : 1;
-      }
+  for await (const e of sseData<Ev>(res.body!)) {
+    if (e.type === 'allocation') workers = Number(e.data.workers);
+    if (e.type === 'progress') {
+      const d = e.data as { epoch: number; epochs: number; accuracy?: number; loss?: number };
+      out.write(`\r${bar(d.epoch, d.epochs)} epoch ${d.epoch}/${d.epochs} loss ${d.loss?.toFixed(4) ?? '-'} acc ${d.accuracy?.toFixed(3) ?? '-'} workers ${workers}`);
+    }
+    if (e.type === 'state' && ['completed', 'cancelled', 'failed'].includes(String(e.data.state))) {
+      out.write(`\n${id}: ${e.data.state}\n`);
+      return e.data.state === 'completed' ? 0 : 1;
     }
   }
   out.write('\n');

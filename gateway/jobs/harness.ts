@@ -1,9 +1,8 @@
 import { ChildProcess, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { REPO_ROOT } from '../config';
-import { childEnv } from '../lib/child-env';
+import { childEnv, tiedToParent } from '../lib/process';
 
 /** One JSON line of the ml-training harness (see templates/ml-training/README.md). */
 export type HarnessLine = { type: string } & Record<string, unknown>;
@@ -14,7 +13,7 @@ export type HarnessLine = { type: string } & Record<string, unknown>;
  */
 export function spawnHarness(dir: string, env: Record<string, string>, onLine: (l: HarnessLine) => void, onText: (t: string) => void): ChildProcess {
   const argv = [process.execPath, 'index.js'];
-  const cmd = existsSync('/usr/bin/setpriv') ? ['/usr/bin/setpriv', '--pdeathsig', 'KILL', '--', ...argv] : argv;
+  const cmd = tiedToParent(argv);
   const child = spawn(cmd[0], cmd.slice(1), {
     cwd: dir,
     env: childEnv({ NODE_PATH: join(REPO_ROOT, 'node_modules'), ...env }),

@@ -2,6 +2,7 @@ import { spawn, ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import Redis from 'ioredis';
+import { isAlive } from './process';
 
 /** A `redis-server` child with data and AOF under `dir`, listening on a unix socket (and optionally a port). */
 export interface EmbeddedRedis {
@@ -33,15 +34,6 @@ async function ping(url: string, timeoutMs: number): Promise<boolean> {
   }
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /**
  * Starts redis-server. A server left by an earlier run that was killed (its pid file still
  * names a live process) is shut down first with SHUTDOWN, which writes its AOF; the new server
@@ -54,12 +46,12 @@ export async function startEmbeddedRedis(opts: EmbeddedRedisOptions): Promise<Em
   const pidFile = join(dir, 'redis.pid');
   if (existsSync(pidFile)) {
     const old = Number(readFileSync(pidFile, 'utf8'));
-    if (old > 0 && alive(old)) {
+    if (old > 0 && isAlive(old)) {
       const r = new Redis({ path: socketPath, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
       r.on('error', () => undefined);
       await r.connect().then(() => r.call('SHUTDOWN'), () => process.kill(old, 'SIGTERM')).catch(() => undefined);
       r.disconnect();
-      for (let i = 0; i < 100 && alive(old); i++) await new Promise((res) => setTimeout(res, 50));
+      for (let i = 0; i < 100 && isAlive(old); i++) await new Promise((res) => setTimeout(res, 50));
     }
     rmSync(pidFile, { force: true });
   }

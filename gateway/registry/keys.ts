@@ -18,3 +18,7 @@ export const keys = {
 
 /** Autoscaler-set replica settings (weight, quota), kept apart from the agent-written replica table. */
 export const replicaSettingsKey = (r: FunctionRef) => `mlfaas:replica-settings:${refKey(r)}`;
+
+/** HSET KEYS[1] ARGV[1] ARGV[2] only if the field exists; returns 1 if set, else 0. */
+export const HSET_IF_EXISTS =
+  "if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then redis.call('HSET', KEYS[1], ARGV[1], ARGV[2]) return 1 end return 0";

@@ -2,7 +2,7 @@ import type Redis from 'ioredis';
 import { FunctionRef, parseRefKey, refKey } from '../lib/names';
 import { ChangeFeed } from './change-feed';
 import { FunctionSpec } from './function-spec';
-import { keys } from './keys';
+import { HSET_IF_EXISTS, keys } from './keys';
 
 /** What the registry stores per function: the validated spec, when it was created, what kind it is. */
 export interface FunctionRecord {
@@ -65,7 +65,7 @@ export class Registry {
       onlyIf === 'absent'
         ? (await this.redis.hsetnx(keys.functions, k, json)) === 1
         : (await this.redis.eval(
-            "if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then redis.call('HSET', KEYS[1], ARGV[1], ARGV[2]) return 1 end return 0",
+            HSET_IF_EXISTS,
             1,
             keys.functions,
             k,

@@ -2,7 +2,7 @@ import type Redis from 'ioredis';
 import { ErrorCode, invalid, notFound, PlatformError } from '../errors';
 import { checkDnsLabel } from '../lib/names';
 import type { Secret, SecretStore } from '../providers/function-provider';
-import { keys } from './keys';
+import { HSET_IF_EXISTS, keys } from './keys';
 
 /** Validates a secrets request body (`{name, namespace?, value?, rawValue?}`). */
 export function parseSecret(body: unknown, defaultNamespace: string, needValue: boolean): Secret {
@@ -42,7 +42,7 @@ export class RedisSecretStore implements SecretStore {
 
   async update(s: Secret): Promise<void> {
     const ok = await this.redis.eval(
-      "if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then redis.call('HSET', KEYS[1], ARGV[1], ARGV[2]) return 1 end return 0",
+      HSET_IF_EXISTS,
       1,
       keys.secrets(s.namespace),
       s.name,

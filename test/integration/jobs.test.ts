@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildFunction } from '../../gateway/cli/build';
 import { readStack } from '../../gateway/cli/stack';
+import { sseData } from '../../gateway/cli/jobs';
 import { JobEvent, JobRecord } from '../../gateway/jobs/job-record';
 import { eventually, testGateway, testRedis, TestPlatform } from '../helpers/platform';
 
@@ -24,22 +25,9 @@ async function sse(url: string, until: (e: JobEvent) => boolean, timeoutMs: numb
   try {
     const res = await fetch(url, { signal: ac.signal });
     expect(res.headers.get('content-type')).toMatch(/text\/event-stream/);
-    const reader = res.body!.getReader();
-    let buf = '';
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      buf += Buffer.from(value).toString();
-      let i;
-      while ((i = buf.indexOf('\n\n')) >= 0) {
-        const block = buf.slice(0, i);
-        buf = buf.slice(i + 2);
-        const data = block.split('\n').find((l) => l.startsWith('data: '));
-        if (!data) continue;
-        const e = JSON.parse(data.slice(6)) as JobEvent;
-        out.push(e);
-        if (until(e)) return out;
-      }
+    for await (const e of sseData<JobEvent>(res.body!)) {
+      out.push(e);
+      if (until(e)) return out;
     }
   } catch {
     // aborted

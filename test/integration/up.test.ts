@@ -9,17 +9,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Redis from 'ioredis';
 import { eventually } from '../helpers/platform';
+import { isAlive } from '../../gateway/lib/process';
 
 const ROOT = join(__dirname, '../..');
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 it('mlfaas up: builds and deploys stack.yml, serves real predictions, and Ctrl-C stops everything', async () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'mlfaas-up-'));
@@ -63,7 +56,7 @@ it('mlfaas up: builds and deploys stack.yml, serves real predictions, and Ctrl-C
     child.kill('SIGINT');
     const code = await new Promise<number | null>((r) => child.once('exit', r));
     expect(code).toBe(0);
-    expect(await eventually(() => pids.every((p) => !alive(p)), 10000)).toBe(true);
+    expect(await eventually(() => pids.every((p) => !isAlive(p)), 10000)).toBe(true);
   } finally {
     if (child.exitCode === null) child.kill('SIGKILL');
     rmSync(dataDir, { recursive: true, force: true });

@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { isAlive } from '../../gateway/lib/process';
 import {
   FunctionProcess, freePort, getJson, layoutImage, nodeModules, post, removeImage, repoRoot, startFunction, waitFor200,
 } from './image-layout';
@@ -176,8 +177,8 @@ describe('ml-inference parent watch', () => {
       const base = `http://127.0.0.1:${port}`;
       await waitFor200(`${base}/_/health`, 10_000);
       const deadline = Date.now() + 8000;
-      while (Date.now() < deadline && alive(pid)) await new Promise((r) => setTimeout(r, 100));
-      expect(alive(pid)).toBe(false);
+      while (Date.now() < deadline && isAlive(pid)) await new Promise((r) => setTimeout(r, 100));
+      expect(isAlive(pid)).toBe(false);
       expect(fs.readFileSync(path.join(dir, 'out.log'), 'utf8')).toMatch(/parent process exited: draining/);
     } finally {
       removeImage(dir);
@@ -193,14 +194,6 @@ function startShell(script: string, cwd: string, port: number): { pid: Promise<s
   return { pid: new Promise((resolve) => child.stdout.once('data', (d: Buffer) => resolve(d.toString().trim()))) };
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 describe('ml-inference token gate', () => {
   test('tokens.js, when the image has one, is asked before and told after every batch', async () => {

@@ -4,7 +4,7 @@ import { get } from 'node:http';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { REPO_ROOT } from '../../config';
-import { childEnv } from '../../lib/child-env';
+import { childEnv, tiedToParent } from '../../lib/process';
 import { FunctionRef } from '../../lib/names';
 import { FunctionSpec } from '../../registry/function-spec';
 import { ReplicaInfo, ReplicaState } from '../../registry/registry';
@@ -161,7 +161,7 @@ export class Replica {
         ? [process.execPath, '-r', 'tsx/cjs', WATCHDOG]
         : ['sh', '-c', `exec ${spec.envProcess || manifest.fprocess}`];
     // the replica dies with its agent, even when the agent is SIGKILLed
-    const argv = existsSync('/usr/bin/setpriv') ? ['/usr/bin/setpriv', '--pdeathsig', 'KILL', '--', ...cmd] : cmd;
+    const argv = tiedToParent(cmd);
     const child = spawn(argv[0], argv.slice(1), {
       cwd: manifest.dir ?? this.host.dataDir,
       env,

@@ -6,6 +6,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
+import { tiedToParent } from '../../lib/process';
 
 export interface StartTokendOptions {
   /** directory for the sockets (tokend.sock, tokend-control.sock); must exist; keep the path short (< 100 bytes) */
@@ -80,7 +81,7 @@ export async function startTokend(opts: StartTokendOptions): Promise<TokendProce
   for (const [flag, v] of num) if (v !== undefined) args.push(flag, String(v));
   if (opts.verbose) args.push('-v');
   // dies with its parent even on SIGKILL (no orphan daemon holding the sockets)
-  const argv = existsSync('/usr/bin/setpriv') ? ['/usr/bin/setpriv', '--pdeathsig', 'KILL', '--', binary, ...args] : [binary, ...args];
+  const argv = tiedToParent([binary, ...args]);
   const child = spawn(argv[0], argv.slice(1), { stdio: ['ignore', 'ignore', opts.verbose ? 'inherit' : 'pipe'] });
   let stderr = '';
   child.stderr?.setEncoding('utf8').on('data', (d: string) => { stderr = (stderr + d).slice(-4000); });
