@@ -1,3 +1,4 @@
+import type { ReplicaState } from './types';
 /**
  * HAS-GPU hybrid vertical/horizontal auto-scaling (Euro-Par'25, Algorithm 1), optionally composed
  * with Dilu's lazy scale-out/in window.
@@ -110,14 +111,8 @@ export function trendSlope(ys: readonly number[]): number {
   return (12 * num) / (n * (n * n - 1));
 }
 
-export interface Pod {
-  id: string;
-  gpu: string;
-  smShare: number;
-  quota: number;
-  batchSize: number;
-  ready: boolean;
-}
+/** A replica as the policy plans with it (the observation's replica without its throughput). */
+export type Pod = Omit<ReplicaState, 'throughputRps'>;
 
 export interface Config {
   smShare: number;

@@ -70,12 +70,18 @@ export function functionRoutes(provider: FunctionProvider, registry: Registry, e
     res.json(withCount);
   });
 
-  r.get('/system/capability', async (req, res) => {
-    const q = req.query as Record<string, unknown>;
+  /** `?function=NAME[.NAMESPACE][&namespace=NS]` naming a deployed function (400 / 404 otherwise). */
+  const existingFunction = async (q: Record<string, unknown>): Promise<FunctionRef> => {
     if (typeof q.function !== 'string' || q.function === '') throw invalid('function', 'the function name is required (?function=NAME[.NAMESPACE])');
     const ref = splitQualified(q.function, namespaceOf(q.namespace));
     checkDnsLabel(ref.name, 'function');
+    checkDnsLabel(ref.namespace, 'namespace');
     if (!(await provider.get(ref))) throw notFound(`No such function: ${ref.name}`);
+    return ref;
+  };
+
+  r.get('/system/capability', async (req, res) => {
+    const ref = await existingFunction(req.query as Record<string, unknown>);
     const p = await provider.capability?.(ref);
     if (!p) throw notFound(`no capability profile for ${ref.name} yet (measured when its first replica is ready)`);
     res.json(p);
@@ -83,16 +89,12 @@ export function functionRoutes(provider: FunctionProvider, registry: Registry, e
 
   r.get('/system/scaling-events', async (req, res) => {
     const q = req.query as Record<string, unknown>;
-    if (typeof q.function !== 'string' || q.function === '') throw invalid('function', 'the function name is required (?function=NAME[.NAMESPACE])');
-    const ref = splitQualified(q.function, namespaceOf(q.namespace));
-    checkDnsLabel(ref.name, 'function');
-    checkDnsLabel(ref.namespace, 'namespace');
+    const ref = await existingFunction(q);
     let limit = 100;
     if (q.limit !== undefined) {
       limit = Number(q.limit);
       if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw invalid('limit', `"${q.limit}" must be an integer in [1, 1000]`);
     }
-    if (!(await provider.get(ref))) throw notFound(`No such function: ${ref.name}`);
     res.json(await events.list(ref, limit));
   });
 
