@@ -1,5 +1,4 @@
 /** sloModel 'shared': the function's replicas as one queue — fleet statistics, the copy search and the cheapest covering configuration. */
-import { pack } from './capability';
 import { sharedQueueLatencyMs, sharedQueueRate } from './queueing';
 import { CAND_W, EPS, HybridParams } from './hybrid-params';
 import { Shared, Ctx, Tables } from './hybrid-tables';
@@ -73,28 +72,17 @@ export class CandList {
   }
 }
 
+/**
+ * Does fleet f plus m copies of a member of rate c (c1 with batches of one) fit T, the fleet's
+ * slowest batch then being lmax? (sharedQueueLatencyMs without a Fleet object per probe; a
+ * module-level function, not a closure per call: the copy search probes it per candidate.)
+ */
+function fitsWith(x: Ctx, f: Fleet, m: number, c: number, c1: number, lmax: number, T: number): boolean {
+  return T <= 0 || (f.n + m > 0 && sharedQueueLatencyMs(x.pct, f.n + m, f.mu + m * c, lmax, T, f.mu1 + m * c1) <= x.budget);
+}
+
 export function makeFleet(p: HybridParams, cap: Capability, quotaLevels: number[], shared: boolean, t: Tables) {
-  const { worstLatency, gridIndex, capOf, groupsOf } = t;
-  const rate1 = (x: Ctx, s: number, q: number): number => {
-    const b = x.batches[0] ?? 1;
-    const sh = x.shared;
-    const gi = sh ? gridIndex(sh, x, s, q) : -1;
-    if (gi >= 0) {
-      let v = sh!.rate1Dense[gi];
-      if (v !== v) sh!.rate1Dense[gi] = v = (1000 * b) / cap.latencyMs(x.fn, b, s, q);
-      return v;
-    }
-    const key = sh ? pack(b, s, q) : NaN;
-    let r = sh && key === key ? sh.rate1Memo.get(key) : undefined;
-    if (r === undefined) {
-      r = (1000 * b) / cap.latencyMs(x.fn, b, s, q);
-      if (sh && key === key) {
-        if (sh.rate1Memo.size >= 1 << 16) sh.rate1Memo.clear();
-        sh.rate1Memo.set(key, r);
-      }
-    }
-    return r;
-  };
+  const { worstLatency, capOf, groupsOf, rate1 } = t;
   const fleetOf = (x: Ctx, xs: Member[], skip?: Member): Fleet => {
     let n = 0;
     let mu = 0;
@@ -120,14 +108,12 @@ export function makeFleet(p: HybridParams, cap: Capability, quotaLevels: number[
   /** Fewest copies (≤ mMax) of a member of rate c (c1 with batches of one) and batch latency lat that make fleet f fit T; Infinity if none. */
   const copiesFor = (x: Ctx, f: Fleet, c: number, c1: number, lat: number, T: number, mMax: number): number => {
     const lmax = Math.max(f.lmax, lat);
-    // sharedQueueLatencyMs on the fleet plus m copies (no Fleet object per probe)
-    const ok = (m: number) => T <= 0 || (f.n + m > 0 && sharedQueueLatencyMs(x.pct, f.n + m, f.mu + m * c, lmax, T, f.mu1 + m * c1) <= x.budget);
     let lo = Math.max(1, Math.floor((T - f.mu) / c) + 1);
     if (lo > mMax) return Infinity;
     // gallop from the throughput bound (the answer is usually within a few copies of it), then bisect
     let step = 1;
     let hi = lo;
-    while (!ok(hi)) {
+    while (!fitsWith(x, f, hi, c, c1, lmax, T)) {
       if (hi >= mMax) return Infinity;
       lo = hi + 1;
       hi = Math.min(mMax, hi + step);
@@ -135,7 +121,7 @@ export function makeFleet(p: HybridParams, cap: Capability, quotaLevels: number[
     }
     while (lo < hi) {
       const mid = (lo + hi) >> 1;
-      if (ok(mid)) hi = mid;
+      if (fitsWith(x, f, mid, c, c1, lmax, T)) hi = mid;
       else lo = mid + 1;
     }
     return lo;
@@ -286,5 +272,5 @@ export function makeFleet(p: HybridParams, cap: Capability, quotaLevels: number[
     const k = best >= 0 ? best : top;
     return k < 0 ? undefined : cands.at(k);
   };
-  return { rate1, fleetOf, fits, fleetCap, copiesFor, pushCands, candsMemo, candidatesOf, onGpuMemo, onGpuCandidates, cheapestCover };
+  return { fleetOf, fits, fleetCap, copiesFor, pushCands, candsMemo, candidatesOf, onGpuMemo, onGpuCandidates, cheapestCover };
 }

@@ -93,6 +93,7 @@ export function makeTables(p: HybridParams, cap: Capability, quotaLevels: number
     } else m = byName;
     const k = token ? key : `${spec.name}|${key}`;
     let sh = m.get(k);
+    const fresh = !sh;
     if (!sh) {
       if (m.size > 100000) m.clear();
       const nq = quotaLevels.length;
@@ -101,11 +102,25 @@ export function makeTables(p: HybridParams, cap: Capability, quotaLevels: number
       m.set(k, (sh = { capMemo: new Map(), latMemo: new Map(), rate1Memo: new Map(), batchMemo: new Map(), capDense: new Float64Array(Math.max(1, ctx.batches.length) * ctx.smGrid.length * nq).fill(NaN), latDense: new Float64Array(Math.max(1, ctx.batches.length) * ctx.smGrid.length * nq).fill(NaN), rate1Dense: new Float64Array(ctx.smGrid.length * nq).fill(NaN), batchDense: new Float64Array(ctx.smGrid.length * nq), smIndex, cfgs: [], gbest: [], pre: [], walked: 0 }));
     }
     ctx.shared = sh;
+    if (fresh) fill(ctx);
     if (entries.size > 200000) entries.clear();
     entries.set(spec.name, { token, slo: spec.sloLatencyMs, pctIn: spec.sloPercentile, maxB: spec.maxBatchSize, ctx });
     return ctx;
   };
 
+  /**
+   * Computes a new table's whole grid (capability, worst latency, rate with batches of one, best
+   * batch) when it is made — when a profile is loaded or an SLO changes, not in a later tick — so the
+   * decisions after it only read dense arrays (600 points for 4 batches × 20 SM shares × 10 quotas).
+   */
+  const fill = (x: Ctx): void => {
+    for (const s of x.smGrid)
+      for (const q of quotaLevels) {
+        for (const b of x.batches) capOf(x, b, s, q);
+        if (shared) rate1(x, s, q);
+        bestBatch(x, s, q);
+      }
+  };
   /**
    * The slowest batch a replica of batch b may run at (s, q), ms: profiled batches are noisy (a
    * batch of 2 can be faster than one of 1), and a lightly loaded replica runs partial batches.
@@ -176,6 +191,27 @@ export function makeTables(p: HybridParams, cap: Capability, quotaLevels: number
     return c;
   };
 
+  /** A replica's rate with batches of one (what a lightly loaded replica runs), req/s. */
+  const rate1 = (x: Ctx, s: number, q: number): number => {
+    const b = x.batches[0] ?? 1;
+    const sh = x.shared;
+    const gi = sh ? gridIndex(sh, x, s, q) : -1;
+    if (gi >= 0) {
+      let v = sh!.rate1Dense[gi];
+      if (v !== v) sh!.rate1Dense[gi] = v = (1000 * b) / cap.latencyMs(x.fn, b, s, q);
+      return v;
+    }
+    const key = sh ? pack(b, s, q) : NaN;
+    let r = sh && key === key ? sh.rate1Memo.get(key) : undefined;
+    if (r === undefined) {
+      r = (1000 * b) / cap.latencyMs(x.fn, b, s, q);
+      if (sh && key === key) {
+        if (sh.rate1Memo.size >= 1 << 16) sh.rate1Memo.clear();
+        sh.rate1Memo.set(key, r);
+      }
+    }
+    return r;
+  };
   /** The profiled batch ≤ maxBatchSize with the most SLO capability (the smallest on ties). */
   const computeBest = (x: Ctx, s: number, q: number): number => {
     let best = 1;
@@ -290,7 +326,7 @@ export function makeTables(p: HybridParams, cap: Capability, quotaLevels: number
     return sh.gbest[k];
   };
 
-  return { byToken, byName, entries, pctOf, buildCtx, ctxOf, worstLatency, computeWorst, computeCap, q0, gridIndex, capOf, computeBest, bestBatch, cfgAt, costGroups, groupsOf, efficient };
+  return { byToken, byName, entries, pctOf, buildCtx, ctxOf, worstLatency, computeWorst, computeCap, q0, gridIndex, capOf, rate1, computeBest, bestBatch, cfgAt, costGroups, groupsOf, efficient };
 }
 
 export type Tables = ReturnType<typeof makeTables>;

@@ -2,12 +2,25 @@ import { ClusterOverlay, hasRoom, newReplicaOptions } from './cluster';
 import { fmt, noChange, observedRps, parseParams, weightsByCapability } from './common';
 import { lazyIn, lazyOut, pushSample } from './lazy';
 import { makePredictor, upper } from './predictors';
-import { Decision, InferencePolicy, Observation, Placement, PolicyDeps, PolicyParams, QuotaChange } from './types';
+import { Decision, FunctionSpec, InferencePolicy, Observation, Placement, PolicyDeps, PolicyParams, QuotaChange } from './types';
 import { Config, EPS, HYBRID_DEFAULTS, HybridState, Pod, r6, trendSlope } from './hybrid-params';
 import { Cand, CandList, makeFleet, Member } from './hybrid-fleet';
-import { makeTables } from './hybrid-tables';
+import { Ctx, makeTables } from './hybrid-tables';
 export { HYBRID_DEFAULTS, trendSlope } from './hybrid-params';
 export type { HybridParams, HybridState } from './hybrid-params';
+
+/** One decision's working set, passed to the placement helpers (defined once per policy, not per decision). */
+interface Step {
+  fn: string;
+  spec: FunctionSpec;
+  ctx: Ctx;
+  overlay: ClusterOverlay;
+  pods: Pod[];
+  /** sloModel 'shared': the fleet being sized (pods and the replicas added so far). */
+  fleet: Member[];
+  add: Placement[];
+  notes: string[];
+}
 
 export function hybrid(params: PolicyParams, deps: PolicyDeps): InferencePolicy<HybridState> {
   const p = parseParams('hybrid', HYBRID_DEFAULTS, params);
@@ -29,6 +42,97 @@ export function hybrid(params: PolicyParams, deps: PolicyDeps): InferencePolicy<
   const tables = makeTables(p, cap, quotaLevels, shared);
   const { ctxOf, capOf, bestBatch, efficient } = tables;
   const { fleetOf, fits, fleetCap, candidatesOf, onGpuCandidates, cheapestCover } = makeFleet(p, cap, quotaLevels, shared, tables);
+  // Horizontal placement of one new replica for a gap dR (Algorithm 1 lines 14-25).
+  const addOne = (st: Step, dR: number): number => {
+    const { ctx, overlay, add, notes, fn } = st;
+    const smGrid = ctx.smGrid;
+    let target: { gpu: string; cfg: Config } | undefined;
+    const minSm = smGrid[0] ?? 1;
+    const bg = overlay.lowestOccupancy(p.hgoThreshold, (g) => hasRoom(g, p.maxSmTypes, minSm, p.minQuota));
+    if (bg) {
+      let cmax: Config | undefined;
+      for (const o of newReplicaOptions(bg, p.maxSmTypes, smGrid, p.minQuota)) {
+        const qmax = r6(Math.floor((o.maxQuota + EPS) / p.quotaStep) * p.quotaStep);
+        if (qmax < p.minQuota - EPS) continue;
+        const b = bestBatch(ctx, o.smShare, qmax);
+        const c = capOf(ctx, b, o.smShare, qmax);
+        if (!cmax || c > cmax.cap) cmax = { smShare: o.smShare, quota: qmax, batchSize: b, cap: c };
+      }
+      if (cmax && cmax.cap > dR && p.usedGpuConfig === 'cheapest') {
+        // the cheapest (s·q) option on this GPU that covers dR, the most capable on equal cost
+        let best: Config | undefined;
+        let bestCost = Infinity;
+        for (const o of newReplicaOptions(bg, p.maxSmTypes, smGrid, p.minQuota)) {
+          for (const q of quotaLevels) {
+            if (q > o.maxQuota + EPS) break;
+            const cost = o.smShare * q;
+            if (cost > bestCost + EPS) break;
+            const b = bestBatch(ctx, o.smShare, q);
+            const c = capOf(ctx, b, o.smShare, q);
+            if (c >= dR && (cost < bestCost - EPS || (best && c > best.cap))) {
+              best = { smShare: o.smShare, quota: q, batchSize: b, cap: c };
+              bestCost = cost;
+            }
+          }
+        }
+        if (best) target = { gpu: bg.id, cfg: best };
+      } else if (cmax && cmax.cap > dR) {
+        // the smallest quota step that covers dR
+        for (const q of quotaLevels) {
+          if (q > cmax.quota + EPS) break;
+          const c = capOf(ctx, cmax.batchSize, cmax.smShare, q);
+          if (c >= dR) {
+            target = { gpu: bg.id, cfg: { ...cmax, quota: q, cap: c } };
+            break;
+          }
+        }
+      } else if (cmax && cmax.cap > 0 && !overlay.base.canAddGpu) target = { gpu: bg.id, cfg: cmax };
+    }
+    if (!target && overlay.base.canAddGpu) {
+      const cfg = efficient(ctx, dR);
+      if (cfg) target = { gpu: overlay.newGpuId(), cfg };
+    }
+    if (!target) return 0;
+    overlay.place(`new-${add.length}`, fn, target.gpu, target.cfg.smShare, target.cfg.quota);
+    add.push({ gpu: target.gpu, smShare: target.cfg.smShare, quota: target.cfg.quota, batchSize: target.cfg.batchSize });
+    notes.push(`+replica on ${target.gpu} (s=${target.cfg.smShare}, q=${target.cfg.quota}, b=${target.cfg.batchSize})`);
+    return target.cfg.cap;
+  };
+
+
+  // sloModel 'shared': one new replica, the cheapest that helps the shared queue fit T
+  const placeShared = (st: Step, T: number): boolean => {
+    const { ctx, overlay, add, notes, fn, spec, pods, fleet } = st;
+    const smGrid = ctx.smGrid;
+    const f = fleetOf(ctx, fleet);
+    const mMax = Math.max(1, Math.min(spec.maxScale - pods.length - add.length, p.maxNewPerTick - add.length));
+    let target: { gpu: string; cfg: Cand } | undefined;
+    const minSm = smGrid[0] ?? 1;
+    const bg = overlay.lowestOccupancy(p.hgoThreshold, (g) => hasRoom(g, p.maxSmTypes, minSm, p.minQuota));
+    let onBg: CandList | undefined;
+    if (bg) {
+      onBg = onGpuCandidates(ctx, newReplicaOptions(bg, p.maxSmTypes, smGrid, p.minQuota));
+      // a used GPU when one replica there is enough (Algorithm 1 lines 15-22): the cheapest such
+      const one = cheapestCover(ctx, f, T, 1, onBg);
+      if (one && fits(ctx, { n: f.n + 1, mu: f.mu + one.cap, mu1: f.mu1 + one.cap1, lmax: Math.max(f.lmax, one.lat) }, T)) target = { gpu: bg.id, cfg: one };
+    }
+    if (!target && overlay.base.canAddGpu) {
+      const cfg = cheapestCover(ctx, f, T, mMax, candidatesOf(ctx));
+      if (cfg) target = { gpu: overlay.newGpuId(), cfg };
+    }
+    if (!target && bg && onBg) {
+      const cfg = cheapestCover(ctx, f, T, mMax, onBg);
+      if (cfg) target = { gpu: bg.id, cfg };
+    }
+    if (!target) return false;
+    const { smShare, quota, batchSize } = target.cfg;
+    overlay.place(`new-${add.length}`, fn, target.gpu, smShare, quota);
+    add.push({ gpu: target.gpu, smShare, quota, batchSize });
+    fleet.push({ smShare, quota, batchSize });
+    notes.push(`+replica on ${target.gpu} (s=${smShare}, q=${quota}, b=${batchSize})`);
+    return true;
+  };
+
   return {
     name: 'hybrid',
     initialState: () => ({ pred: predictor.init(), lastScaleDownMs: null, samples: [] }),
@@ -51,107 +155,22 @@ export function hybrid(params: PolicyParams, deps: PolicyDeps): InferencePolicy<
       const budget = ctx.budget;
       const overlay = new ClusterOverlay(obs.cluster);
       const pods: Pod[] = obs.replicas.map((r) => ({ id: r.id, gpu: r.gpu, smShare: r.smShare, quota: r.quota, batchSize: r.batchSize, ready: r.ready }));
-      const podCap = (x: Pod, q = x.quota) => capOf(ctx, x.batchSize, x.smShare, q);
       let Cf = 0;
-      for (const x of pods) Cf += podCap(x);
+      for (const x of pods) Cf += capOf(ctx, x.batchSize, x.smShare, x.quota);
       const quotas = new Map<string, number>();
       const add: Placement[] = [];
       const remove: string[] = [];
       const notes: string[] = [];
       const floor = Math.max(1, spec.minScale);
 
-      // Horizontal placement of one new replica for a gap dR (Algorithm 1 lines 14-25).
-      const smGrid = ctx.smGrid;
-      const addOne = (dR: number): number => {
-        let target: { gpu: string; cfg: Config } | undefined;
-        const minSm = smGrid[0] ?? 1;
-        const bg = overlay.lowestOccupancy(p.hgoThreshold, (g) => hasRoom(g, p.maxSmTypes, minSm, p.minQuota));
-        if (bg) {
-          let cmax: Config | undefined;
-          for (const o of newReplicaOptions(bg, p.maxSmTypes, smGrid, p.minQuota)) {
-            const qmax = r6(Math.floor((o.maxQuota + EPS) / p.quotaStep) * p.quotaStep);
-            if (qmax < p.minQuota - EPS) continue;
-            const b = bestBatch(ctx, o.smShare, qmax);
-            const c = capOf(ctx, b, o.smShare, qmax);
-            if (!cmax || c > cmax.cap) cmax = { smShare: o.smShare, quota: qmax, batchSize: b, cap: c };
-          }
-          if (cmax && cmax.cap > dR && p.usedGpuConfig === 'cheapest') {
-            // the cheapest (s·q) option on this GPU that covers dR, the most capable on equal cost
-            let best: Config | undefined;
-            let bestCost = Infinity;
-            for (const o of newReplicaOptions(bg, p.maxSmTypes, smGrid, p.minQuota)) {
-              for (const q of quotaLevels) {
-                if (q > o.maxQuota + EPS) break;
-                const cost = o.smShare * q;
-                if (cost > bestCost + EPS) break;
-                const b = bestBatch(ctx, o.smShare, q);
-                const c = capOf(ctx, b, o.smShare, q);
-                if (c >= dR && (cost < bestCost - EPS || (best && c > best.cap))) {
-                  best = { smShare: o.smShare, quota: q, batchSize: b, cap: c };
-                  bestCost = cost;
-                }
-              }
-            }
-            if (best) target = { gpu: bg.id, cfg: best };
-          } else if (cmax && cmax.cap > dR) {
-            // the smallest quota step that covers dR
-            for (const q of quotaLevels) {
-              if (q > cmax.quota + EPS) break;
-              const c = capOf(ctx, cmax.batchSize, cmax.smShare, q);
-              if (c >= dR) {
-                target = { gpu: bg.id, cfg: { ...cmax, quota: q, cap: c } };
-                break;
-              }
-            }
-          } else if (cmax && cmax.cap > 0 && !overlay.base.canAddGpu) target = { gpu: bg.id, cfg: cmax };
-        }
-        if (!target && overlay.base.canAddGpu) {
-          const cfg = efficient(ctx, dR);
-          if (cfg) target = { gpu: overlay.newGpuId(), cfg };
-        }
-        if (!target) return 0;
-        overlay.place(`new-${add.length}`, fn, target.gpu, target.cfg.smShare, target.cfg.quota);
-        add.push({ gpu: target.gpu, smShare: target.cfg.smShare, quota: target.cfg.quota, batchSize: target.cfg.batchSize });
-        notes.push(`+replica on ${target.gpu} (s=${target.cfg.smShare}, q=${target.cfg.quota}, b=${target.cfg.batchSize})`);
-        return target.cfg.cap;
-      };
-
       let nextDown = state.lastScaleDownMs;
       // sloModel 'shared': the fleet as one queue (see the class comment)
       const fleet: Member[] = pods.slice();
+      const st: Step = { fn, spec, ctx, overlay, pods, fleet, add, notes };
       if (shared) {
         Cf = fleetCap(ctx, fleetOf(ctx, fleet));
-        const placeShared = (T: number): boolean => {
-          const f = fleetOf(ctx, fleet);
-          const mMax = Math.max(1, Math.min(spec.maxScale - pods.length - add.length, p.maxNewPerTick - add.length));
-          let target: { gpu: string; cfg: Cand } | undefined;
-          const minSm = smGrid[0] ?? 1;
-          const bg = overlay.lowestOccupancy(p.hgoThreshold, (g) => hasRoom(g, p.maxSmTypes, minSm, p.minQuota));
-          let onBg: CandList | undefined;
-          if (bg) {
-            onBg = onGpuCandidates(ctx, newReplicaOptions(bg, p.maxSmTypes, smGrid, p.minQuota));
-            // a used GPU when one replica there is enough (Algorithm 1 lines 15-22): the cheapest such
-            const one = cheapestCover(ctx, f, T, 1, onBg);
-            if (one && fits(ctx, { n: f.n + 1, mu: f.mu + one.cap, mu1: f.mu1 + one.cap1, lmax: Math.max(f.lmax, one.lat) }, T)) target = { gpu: bg.id, cfg: one };
-          }
-          if (!target && overlay.base.canAddGpu) {
-            const cfg = cheapestCover(ctx, f, T, mMax, candidatesOf(ctx));
-            if (cfg) target = { gpu: overlay.newGpuId(), cfg };
-          }
-          if (!target && bg && onBg) {
-            const cfg = cheapestCover(ctx, f, T, mMax, onBg);
-            if (cfg) target = { gpu: bg.id, cfg };
-          }
-          if (!target) return false;
-          const { smShare, quota, batchSize } = target.cfg;
-          overlay.place(`new-${add.length}`, fn, target.gpu, smShare, quota);
-          add.push({ gpu: target.gpu, smShare, quota, batchSize });
-          fleet.push({ smShare, quota, batchSize });
-          notes.push(`+replica on ${target.gpu} (s=${smShare}, q=${quota}, b=${batchSize})`);
-          return true;
-        };
         const T = R / p.alpha;
-        while (pods.length + add.length < floor) if (!placeShared(T)) break;
+        while (pods.length + add.length < floor) if (!placeShared(st, T)) break;
         if (R > p.alpha * Cf) {
           // vertical first: more SMs first, quota up in steps of ΔI_q until the fleet fits R/α
           const order = [...pods].sort((a, b) => b.smShare - a.smShare);
@@ -171,7 +190,7 @@ export function hybrid(params: PolicyParams, deps: PolicyDeps): InferencePolicy<
           }
           // then horizontal: the cheapest replica(s) that make the shared queue fit
           while (!fits(ctx, fleetOf(ctx, fleet), T) && pods.length + add.length < spec.maxScale && add.length < p.maxNewPerTick) {
-            if (!placeShared(T)) {
+            if (!placeShared(st, T)) {
               notes.push('no capacity for another replica');
               break;
             }
@@ -194,7 +213,7 @@ export function hybrid(params: PolicyParams, deps: PolicyDeps): InferencePolicy<
             const before = x.quota;
             for (;;) {
               const nq = r6(x.quota - p.quotaStep);
-              if (nq < p.minQuota - EPS || !(podCap(x, nq) > 0)) break;
+              if (nq < p.minQuota - EPS || !(capOf(ctx, x.batchSize, x.smShare, nq) > 0)) break;
               const was = x.quota;
               x.quota = nq;
               if (!fits(ctx, fleetOf(ctx, fleet), Td)) {
@@ -213,7 +232,7 @@ export function hybrid(params: PolicyParams, deps: PolicyDeps): InferencePolicy<
       } else {
       // R_min / min_scale: at least one replica, always.
       while (pods.length + add.length < floor) {
-        const c = addOne(Math.max(R / p.alpha - Cf, 0));
+        const c = addOne(st, Math.max(R / p.alpha - Cf, 0));
         if (c <= 0 && add.length + pods.length < floor && !overlay.base.canAddGpu) break;
         Cf += c;
       }
@@ -225,12 +244,12 @@ export function hybrid(params: PolicyParams, deps: PolicyDeps): InferencePolicy<
         for (const x of order) {
           if (dR <= 0) break;
           const aq = overlay.maxQuotaFor(x.id, x.gpu);
-          const base = podCap(x);
+          const base = capOf(ctx, x.batchSize, x.smShare, x.quota);
           let newQ = x.quota;
           let dC = 0;
           for (let n = 1; r6(x.quota + n * p.quotaStep) <= aq + EPS && dR - dC > 0; n++) {
             newQ = r6(x.quota + n * p.quotaStep);
-            dC = podCap(x, newQ) - base;
+            dC = capOf(ctx, x.batchSize, x.smShare, newQ) - base;
           }
           if (newQ !== x.quota) {
             notes.push(`quota ${x.id} ${x.quota}→${newQ}`);
@@ -242,7 +261,7 @@ export function hybrid(params: PolicyParams, deps: PolicyDeps): InferencePolicy<
         }
         // then horizontal: used GPU with the lowest HGO, else a new GPU
         while (dR > 0 && pods.length + add.length < spec.maxScale && add.length < p.maxNewPerTick) {
-          const c = addOne(dR);
+          const c = addOne(st, dR);
           if (c <= 0) {
             notes.push('no capacity for another replica');
             break;
@@ -258,9 +277,9 @@ export function hybrid(params: PolicyParams, deps: PolicyDeps): InferencePolicy<
           if (dR <= 0) break;
           const before = x.quota;
           for (;;) {
-            const c = podCap(x);
+            const c = capOf(ctx, x.batchSize, x.smShare, x.quota);
             const nq = r6(x.quota - p.quotaStep);
-            const dc = nq < p.minQuota - EPS ? c : c - podCap(x, nq);
+            const dc = nq < p.minQuota - EPS ? c : c - capOf(ctx, x.batchSize, x.smShare, nq);
             if (dc >= c - EPS) {
               // the next step would leave nothing: remove the replica (horizontal scale-down)
               if (c <= dR && left > floor && capLeft - c >= p.rMin) {
@@ -293,7 +312,7 @@ export function hybrid(params: PolicyParams, deps: PolicyDeps): InferencePolicy<
       if (p.lazy) {
         samples = pushSample(samples, rps, lazyP, obs.intervalMs / 1000);
         const qmax = (x: Pod) => Math.max(x.quota, obs.cluster.gpus.length ? overlay.maxQuotaFor(x.id, x.gpu) : 1);
-        const ceiling = (xs: Pod[]) => (shared ? fleetCap(ctx, fleetOf(ctx, xs.map((x) => ({ batchSize: x.batchSize, smShare: x.smShare, quota: qmax(x) })))) : xs.reduce((a, x) => a + podCap(x, qmax(x)), 0));
+        const ceiling = (xs: Pod[]) => (shared ? fleetCap(ctx, fleetOf(ctx, xs.map((x) => ({ batchSize: x.batchSize, smShare: x.smShare, quota: qmax(x) })))) : xs.reduce((a, x) => a + capOf(ctx, x.batchSize, x.smShare, qmax(x)), 0));
         const needed = Math.max(0, floor - pods.length);
         if (add.length > needed) {
           if (lazyOut(samples, ceiling(pods), lazyP)) samples = [];
@@ -304,7 +323,7 @@ export function hybrid(params: PolicyParams, deps: PolicyDeps): InferencePolicy<
         }
         if (remove.length > 0) {
           const kept = pods.filter((x) => !remove.includes(x.id));
-          const smallest = [...pods].sort((a, b) => podCap(a) - podCap(b))[0];
+          const smallest = [...pods].sort((a, b) => capOf(ctx, a.batchSize, a.smShare, a.quota) - capOf(ctx, b.batchSize, b.smShare, b.quota))[0];
           const oneLess = pods.filter((x) => x !== smallest);
           if (lazyIn(samples, ceiling(oneLess), lazyP)) samples = [];
           else {

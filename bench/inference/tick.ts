@@ -15,20 +15,7 @@ import { mulberry32 } from '../../autoscaler/sim/rng';
  * profiles would, so nothing is shared (the worst case for round 1).
  */
 export function tickTimeMs(dataDir: string, n = 3200, reps = 6, distinctProfiles = false, params: Record<string, unknown> = {}): { medianMs: number; firstMs: number; rounds: number[] } {
-  const models = ['resnet50', 'resnet18', 'mobilenet_v3_large', 'densenet121', 'vgg16', 'efficientnet_b0', 'convnext_tiny', 'shufflenet_v2_x1_0'];
-  const rapp = readRapp(dataDir, models);
-  const profiles: Record<string, (typeof rapp)[string]> = {};
-  const specs: FunctionSpec[] = [];
-  const cluster: ClusterView = { gpus: [], canAddGpu: true };
-  for (let i = 0; i < n; i++) {
-    const name = `fn${i}`;
-    profiles[name] = distinctProfiles ? rapp[models[i % models.length]].map((x) => ({ ...x })) : rapp[models[i % models.length]];
-    specs.push({ name, minScale: 1, maxScale: 64, sloLatencyMs: 100, sloPercentile: 99, maxBatchSize: 4 });
-    const g = Math.floor(i / 2);
-    if (!cluster.gpus[g]) cluster.gpus[g] = { id: `gpu-${g}`, slots: [] };
-    cluster.gpus[g].slots.push({ smShare: 0.5, members: [{ replicaId: `${name}-a`, fn: name, quota: 0.4 }, { replicaId: `${name}-b`, fn: name, quota: 0.4 }] });
-  }
-  const capability = new ProfileCapability(profiles);
+  const { specs, cluster, capability } = setup(dataDir, n, distinctProfiles);
   const policy = createPolicy('hybrid', params, { capability });
   const rand = mulberry32(7);
   const states = specs.map((s) => policy.initialState(s));
@@ -51,4 +38,25 @@ export function tickTimeMs(dataDir: string, n = 3200, reps = 6, distinctProfiles
   }
   const sorted = rounds.slice(1).sort((a, b) => a - b);
   return { medianMs: sorted[Math.floor(sorted.length / 2)], firstMs: rounds[0], rounds };
+}
+
+/**
+ * The functions, the cluster and the capability model. A function apart, so the profile points
+ * (which ProfileCapability reduces to dense grids) are garbage once it returns, as in the live loop.
+ */
+function setup(dataDir: string, n: number, distinctProfiles: boolean): { specs: FunctionSpec[]; cluster: ClusterView; capability: ProfileCapability } {
+  const models = ['resnet50', 'resnet18', 'mobilenet_v3_large', 'densenet121', 'vgg16', 'efficientnet_b0', 'convnext_tiny', 'shufflenet_v2_x1_0'];
+  const rapp = readRapp(dataDir, models);
+  const profiles: Record<string, (typeof rapp)[string]> = {};
+  const specs: FunctionSpec[] = [];
+  const cluster: ClusterView = { gpus: [], canAddGpu: true };
+  for (let i = 0; i < n; i++) {
+    const name = `fn${i}`;
+    profiles[name] = distinctProfiles ? rapp[models[i % models.length]].map((x) => ({ ...x })) : rapp[models[i % models.length]];
+    specs.push({ name, minScale: 1, maxScale: 64, sloLatencyMs: 100, sloPercentile: 99, maxBatchSize: 4 });
+    const g = Math.floor(i / 2);
+    if (!cluster.gpus[g]) cluster.gpus[g] = { id: `gpu-${g}`, slots: [] };
+    cluster.gpus[g].slots.push({ smShare: 0.5, members: [{ replicaId: `${name}-a`, fn: name, quota: 0.4 }, { replicaId: `${name}-b`, fn: name, quota: 0.4 }] });
+  }
+  return { specs, cluster, capability: new ProfileCapability(profiles) };
 }
