@@ -110,8 +110,8 @@ export function makeTables(p: HybridParams, cap: Capability, quotaLevels: number
 
   /**
    * Computes a new table's whole grid (capability, worst latency, rate with batches of one, best
-   * batch) when it is made — when a profile is loaded or an SLO changes, not in a later tick — so the
-   * decisions after it only read dense arrays (600 points for 4 batches × 20 SM shares × 10 quotas).
+   * batch) when it is made — in the first decision after a profile is loaded or an SLO changes — so
+   * later decisions only read dense arrays (600 points for 3 batches × 20 SM shares × 10 quotas).
    */
   const fill = (x: Ctx): void => {
     for (const s of x.smGrid)

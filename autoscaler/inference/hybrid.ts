@@ -166,11 +166,18 @@ export function hybrid(params: PolicyParams, deps: PolicyDeps): InferencePolicy<
       let nextDown = state.lastScaleDownMs;
       // sloModel 'shared': the fleet as one queue (see the class comment)
       const fleet: Member[] = pods.slice();
+      let notReady = 0;
+      for (const r of obs.replicas) if (!r.ready) notReady++;
       const st: Step = { fn, spec, ctx, overlay, pods, fleet, add, notes };
       if (shared) {
         Cf = fleetCap(ctx, fleetOf(ctx, fleet));
         const T = R / p.alpha;
         while (pods.length + add.length < floor) if (!placeShared(st, T)) break;
+        const down = R < p.beta * Cf && (state.lastScaleDownMs === null || now - state.lastScaleDownMs >= p.cooldownS * 1000) && (lastUp === null || now - lastUp >= p.cooldownS * 1000);
+        // bridge release (ours): once a new replica is ready, quotas step down (no removals) to what fits
+        // R/downUtil, as in a scale-down: the share raised to carry a burst through the cold start is
+        // released when the burst has passed, not held until R < β·C
+        const trim = !down && p.bridgeTrim && notReady < (state.notReady ?? 0) && R <= p.alpha * Cf;
         if (R > p.alpha * Cf) {
           // vertical first: more SMs first, quota up in steps of ΔI_q until the fleet fits R/α
           const order = [...pods].sort((a, b) => b.smShare - a.smShare);
@@ -195,14 +202,15 @@ export function hybrid(params: PolicyParams, deps: PolicyDeps): InferencePolicy<
               break;
             }
           }
-        } else if (R < p.beta * Cf && (state.lastScaleDownMs === null || now - state.lastScaleDownMs >= p.cooldownS * 1000) && (lastUp === null || now - lastUp >= p.cooldownS * 1000)) {
+        } else if (down || trim) {
           // down to the cheapest fleet that still fits max(R/downUtil, R_min) (hysteresis): fewest
-          // SMs first, a replica goes when the rest fit without it, else its quota steps down while the fleet fits
+          // SMs first, a replica goes when the rest fit without it, else its quota steps down while the
+          // fleet fits. A trim (a replica just became ready) only steps quotas down.
           const Td = Math.max(R / p.downUtil, p.rMin);
           let left = pods.length;
           const order = [...pods].sort((a, b) => a.smShare - b.smShare || Number(a.ready) - Number(b.ready) || a.quota - b.quota);
           for (const x of order) {
-            if (left > floor && fits(ctx, fleetOf(ctx, fleet, x), Td)) {
+            if (down && left > floor && fits(ctx, fleetOf(ctx, fleet, x), Td)) {
               remove.push(x.id);
               overlay.remove(x.id, x.gpu);
               fleet.splice(fleet.indexOf(x), 1);
@@ -227,13 +235,16 @@ export function hybrid(params: PolicyParams, deps: PolicyDeps): InferencePolicy<
               notes.push(`quota ${x.id} ${before}→${x.quota}`);
             }
           }
+          if (trim && quotas.size > 0) notes.push('a replica became ready: quotas stepped down to fit R/downUtil');
           if (quotas.size > 0 || remove.length > 0) nextDown = now;
         }
       } else {
       // R_min / min_scale: at least one replica, always.
       while (pods.length + add.length < floor) {
+        const placed = add.length;
         const c = addOne(st, Math.max(R / p.alpha - Cf, 0));
-        if (c <= 0 && add.length + pods.length < floor && !overlay.base.canAddGpu) break;
+        // nothing placed (no device has room, or the function has no profile to size a replica by)
+        if (add.length === placed || (c <= 0 && add.length + pods.length < floor && !overlay.base.canAddGpu)) break;
         Cf += c;
       }
 
@@ -340,7 +351,7 @@ export function hybrid(params: PolicyParams, deps: PolicyDeps): InferencePolicy<
       const head = `hybrid: R=${fmt(R)} req/s (${predictor.name} q${p.quantile}, observed ${fmt(rps)}${lead > 0 ? `, +${fmt(lead)} cold-start lead` : ''}), C=${fmt(Cf)} req/s, budget ${fmt(budget)} ms`;
       if (quotaList.length === 0 && add.length === 0 && remove.length === 0) {
         const d = noChange(spec, obs, cap, notes.length ? `${head}; ${notes.join('; ')}` : `${head}; within [${p.beta}, ${p.alpha}]·C`);
-        return { decision: d, nextState: { pred, lastScaleDownMs: nextDown, samples, ...(shared ? { lastScaleUpMs: lastUp, recent } : {}) }, reason: d.reason };
+        return { decision: d, nextState: { pred, lastScaleDownMs: nextDown, samples, ...(shared ? { lastScaleUpMs: lastUp, recent, notReady } : {}) }, reason: d.reason };
       }
       const decision: Decision = {
         replicas: kept.length + add.length,
@@ -350,7 +361,7 @@ export function hybrid(params: PolicyParams, deps: PolicyDeps): InferencePolicy<
         weights: weightsByCapability(cap, fn, kept),
         reason: `${head}; ${notes.join('; ')}`,
       };
-      return { decision, nextState: { pred, lastScaleDownMs: nextDown, samples, ...(shared ? { lastScaleUpMs: lastUp, recent } : {}) }, reason: decision.reason };
+      return { decision, nextState: { pred, lastScaleDownMs: nextDown, samples, ...(shared ? { lastScaleUpMs: lastUp, recent, notReady } : {}) }, reason: decision.reason };
     },
   };
 }

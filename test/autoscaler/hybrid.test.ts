@@ -299,3 +299,51 @@ describe("hybrid sloModel 'shared': cold-start lead, hysteresis, cool-down", () 
     else expect(make).toThrow(/downUtil/);
   });
 });
+
+describe("hybrid sloModel 'shared': bridge release when a cold-started replica is ready", () => {
+  // A burst of X req/s: quota up and replica(s) added; the burst halves while they cold-start.
+  const run = (X: number, bridgeTrim: boolean) => {
+    const pol = hybrid({ sloModel: 'shared', bridgeTrim }, { capability: cap() });
+    const spec = aFunction().maxScale(8).build();
+    const up = pol.decide(spec, pol.initialState(spec), observe(X, [replica('r1', 'g1', 0.5, 0.5)]), 1000);
+    const q1 = up.decision.quotas.find((q) => q.replicaId === 'r1')?.quota ?? 0.5;
+    const cold = [replica('r1', 'g1', 0.5, q1), ...up.decision.add.map((a, i) => replica(`n${i}`, `gx${i}`, a.smShare, a.quota, { batchSize: a.batchSize, ready: false }))];
+    let st = up.nextState;
+    for (let t = 2; t <= 20; t++) st = pol.decide(spec, st, observe(X / 2, cold), 1000 * t).nextState;
+    const ready = cold.map((r) => ({ ...r, ready: true }));
+    const d = pol.decide(spec, st, observe(X / 2, ready), 21_000);
+    return { up: up.decision, ready, d, pol, spec };
+  };
+  const share = (rs: ReplicaState[]) => rs.reduce((a, r) => a + r.smShare * r.quota, 0);
+
+  test.each([60, 150, 300])('at %d req/s then half: quotas step down once ready, nothing added or removed, and the same load does not re-grow it', (X) => {
+    const { up, ready, d, pol, spec } = run(X, true);
+    expect(up.add.length).toBeGreaterThan(0);
+    expect(d.decision.add).toEqual([]);
+    expect(d.decision.remove).toEqual([]);
+    expect(d.decision.quotas.length).toBeGreaterThan(0);
+    for (const q of d.decision.quotas) expect(q.quota).toBeLessThan(ready.find((r) => r.id === q.replicaId)!.quota);
+    const after = ready.map((r) => ({ ...r, quota: d.decision.quotas.find((q) => q.replicaId === r.id)?.quota ?? r.quota }));
+    expect(share(after)).toBeLessThan(share(ready));
+    expect(d.reason).toMatch(/became ready/);
+    const next = pol.decide(spec, d.nextState, observe(X / 2, after), 22_000).decision;
+    expect(next.add).toEqual([]);
+    expect(next.quotas.filter((q) => q.quota > after.find((r) => r.id === q.replicaId)!.quota)).toEqual([]);
+  });
+
+  test.each([60, 150, 300])('at %d req/s with bridgeTrim off the fleet is held (no change in the band)', (X) => {
+    const { d } = run(X, false);
+    expect(d.decision.quotas).toEqual([]);
+    expect(d.decision.add).toEqual([]);
+    expect(d.decision.remove).toEqual([]);
+  });
+});
+
+test.each(['mdc', 'budget', 'none', 'shared'])("sloModel %s: a function with no profile and no replicas gets a decision (no replica to size, none placed)", (sloModel) => {
+  const pol = hybrid({ sloModel }, { capability: new ProfileCapability({}) });
+  const spec = aFunction().build();
+  const { decision } = pol.decide(spec, pol.initialState(spec), observe(10, []), 1000);
+  expect(decision.add).toEqual([]);
+  expect(decision.replicas).toBe(0);
+});
+
