@@ -42,6 +42,8 @@ export function hybrid(params: PolicyParams, deps: PolicyDeps): InferencePolicy<
   const tables = makeTables(p, cap, quotaLevels, shared);
   const { ctxOf, capOf, bestBatch, efficient } = tables;
   const { fleetOf, fits, fleetCap, candidatesOf, onGpuCandidates, cheapestCover } = makeFleet(p, cap, quotaLevels, shared, tables);
+  /** A replica's capability at quota q (its own by default). */
+  const podCap = (ctx: Ctx, x: Pod, q = x.quota): number => capOf(ctx, x.batchSize, x.smShare, q);
   // Horizontal placement of one new replica for a gap dR (Algorithm 1 lines 14-25).
   const addOne = (st: Step, dR: number): number => {
     const { ctx, overlay, add, notes, fn } = st;
@@ -99,7 +101,6 @@ export function hybrid(params: PolicyParams, deps: PolicyDeps): InferencePolicy<
     return target.cfg.cap;
   };
 
-
   // sloModel 'shared': one new replica, the cheapest that helps the shared queue fit T
   const placeShared = (st: Step, T: number): boolean => {
     const { ctx, overlay, add, notes, fn, spec, pods, fleet } = st;
@@ -156,7 +157,7 @@ export function hybrid(params: PolicyParams, deps: PolicyDeps): InferencePolicy<
       const overlay = new ClusterOverlay(obs.cluster);
       const pods: Pod[] = obs.replicas.map((r) => ({ id: r.id, gpu: r.gpu, smShare: r.smShare, quota: r.quota, batchSize: r.batchSize, ready: r.ready }));
       let Cf = 0;
-      for (const x of pods) Cf += capOf(ctx, x.batchSize, x.smShare, x.quota);
+      for (const x of pods) Cf += podCap(ctx, x);
       const quotas = new Map<string, number>();
       const add: Placement[] = [];
       const remove: string[] = [];
@@ -221,7 +222,7 @@ export function hybrid(params: PolicyParams, deps: PolicyDeps): InferencePolicy<
             const before = x.quota;
             for (;;) {
               const nq = r6(x.quota - p.quotaStep);
-              if (nq < p.minQuota - EPS || !(capOf(ctx, x.batchSize, x.smShare, nq) > 0)) break;
+              if (nq < p.minQuota - EPS || !(podCap(ctx, x, nq) > 0)) break;
               const was = x.quota;
               x.quota = nq;
               if (!fits(ctx, fleetOf(ctx, fleet), Td)) {
@@ -255,12 +256,12 @@ export function hybrid(params: PolicyParams, deps: PolicyDeps): InferencePolicy<
         for (const x of order) {
           if (dR <= 0) break;
           const aq = overlay.maxQuotaFor(x.id, x.gpu);
-          const base = capOf(ctx, x.batchSize, x.smShare, x.quota);
+          const base = podCap(ctx, x);
           let newQ = x.quota;
           let dC = 0;
           for (let n = 1; r6(x.quota + n * p.quotaStep) <= aq + EPS && dR - dC > 0; n++) {
             newQ = r6(x.quota + n * p.quotaStep);
-            dC = capOf(ctx, x.batchSize, x.smShare, newQ) - base;
+            dC = podCap(ctx, x, newQ) - base;
           }
           if (newQ !== x.quota) {
             notes.push(`quota ${x.id} ${x.quota}→${newQ}`);
@@ -288,9 +289,9 @@ export function hybrid(params: PolicyParams, deps: PolicyDeps): InferencePolicy<
           if (dR <= 0) break;
           const before = x.quota;
           for (;;) {
-            const c = capOf(ctx, x.batchSize, x.smShare, x.quota);
+            const c = podCap(ctx, x);
             const nq = r6(x.quota - p.quotaStep);
-            const dc = nq < p.minQuota - EPS ? c : c - capOf(ctx, x.batchSize, x.smShare, nq);
+            const dc = nq < p.minQuota - EPS ? c : c - podCap(ctx, x, nq);
             if (dc >= c - EPS) {
               // the next step would leave nothing: remove the replica (horizontal scale-down)
               if (c <= dR && left > floor && capLeft - c >= p.rMin) {
@@ -323,7 +324,7 @@ export function hybrid(params: PolicyParams, deps: PolicyDeps): InferencePolicy<
       if (p.lazy) {
         samples = pushSample(samples, rps, lazyP, obs.intervalMs / 1000);
         const qmax = (x: Pod) => Math.max(x.quota, obs.cluster.gpus.length ? overlay.maxQuotaFor(x.id, x.gpu) : 1);
-        const ceiling = (xs: Pod[]) => (shared ? fleetCap(ctx, fleetOf(ctx, xs.map((x) => ({ batchSize: x.batchSize, smShare: x.smShare, quota: qmax(x) })))) : xs.reduce((a, x) => a + capOf(ctx, x.batchSize, x.smShare, qmax(x)), 0));
+        const ceiling = (xs: Pod[]) => (shared ? fleetCap(ctx, fleetOf(ctx, xs.map((x) => ({ batchSize: x.batchSize, smShare: x.smShare, quota: qmax(x) })))) : xs.reduce((a, x) => a + podCap(ctx, x, qmax(x)), 0));
         const needed = Math.max(0, floor - pods.length);
         if (add.length > needed) {
           if (lazyOut(samples, ceiling(pods), lazyP)) samples = [];
@@ -334,7 +335,7 @@ export function hybrid(params: PolicyParams, deps: PolicyDeps): InferencePolicy<
         }
         if (remove.length > 0) {
           const kept = pods.filter((x) => !remove.includes(x.id));
-          const smallest = [...pods].sort((a, b) => capOf(ctx, a.batchSize, a.smShare, a.quota) - capOf(ctx, b.batchSize, b.smShare, b.quota))[0];
+          const smallest = [...pods].sort((a, b) => podCap(ctx, a) - podCap(ctx, b))[0];
           const oneLess = pods.filter((x) => x !== smallest);
           if (lazyIn(samples, ceiling(oneLess), lazyP)) samples = [];
           else {
@@ -349,9 +350,10 @@ export function hybrid(params: PolicyParams, deps: PolicyDeps): InferencePolicy<
       const kept = pods.filter((x) => !remove.includes(x.id));
       if (shared && (add.length > 0 || obs.replicas.some((r) => (quotas.get(r.id) ?? 0) > r.quota + EPS))) lastUp = now;
       const head = `hybrid: R=${fmt(R)} req/s (${predictor.name} q${p.quantile}, observed ${fmt(rps)}${lead > 0 ? `, +${fmt(lead)} cold-start lead` : ''}), C=${fmt(Cf)} req/s, budget ${fmt(budget)} ms`;
+      const nextState: HybridState = { pred, lastScaleDownMs: nextDown, samples, ...(shared ? { lastScaleUpMs: lastUp, recent, notReady } : {}) };
       if (quotaList.length === 0 && add.length === 0 && remove.length === 0) {
         const d = noChange(spec, obs, cap, notes.length ? `${head}; ${notes.join('; ')}` : `${head}; within [${p.beta}, ${p.alpha}]·C`);
-        return { decision: d, nextState: { pred, lastScaleDownMs: nextDown, samples, ...(shared ? { lastScaleUpMs: lastUp, recent, notReady } : {}) }, reason: d.reason };
+        return { decision: d, nextState, reason: d.reason };
       }
       const decision: Decision = {
         replicas: kept.length + add.length,
@@ -361,7 +363,7 @@ export function hybrid(params: PolicyParams, deps: PolicyDeps): InferencePolicy<
         weights: weightsByCapability(cap, fn, kept),
         reason: `${head}; ${notes.join('; ')}`,
       };
-      return { decision, nextState: { pred, lastScaleDownMs: nextDown, samples, ...(shared ? { lastScaleUpMs: lastUp, recent, notReady } : {}) }, reason: decision.reason };
+      return { decision, nextState, reason: decision.reason };
     },
   };
 }
