@@ -12,7 +12,8 @@ import { ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Redis from 'ioredis';
+import type Redis from 'ioredis';
+import { connectRedis } from '../gateway/lib/redis-server';
 import { sequentialLatencies, quantile } from './lib/latency';
 import { appendResults, table } from './lib/results';
 
@@ -110,7 +111,7 @@ async function main(): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), 'mlfaas-bench-'));
   const port = 18000 + Math.floor(Math.random() * 1000);
   const platform = await startPlatform(dataDir, port);
-  const redis = new Redis({ path: join(dataDir, 'redis', 'redis.sock') });
+  const redis = connectRedis(join(dataDir, 'redis', 'redis.sock'));
   try {
     const digits = await measure(FN, readFileSync(join(ROOT, 'digit.json'), 'utf8'), port, redis);
     const image = await measure('image-classify', '{"random":1}', port, redis);

@@ -1,5 +1,5 @@
 import express, { NextFunction, Request, Response } from 'express';
-import { basicAuth } from './auth';
+import { basicAuth, jsonBodiesOnly, sameOriginOnly } from './auth';
 import { Config } from './config';
 import { ErrorCode, PlatformError, toHttp } from './errors';
 import { catchAsync } from './lib/catch-async';
@@ -19,6 +19,10 @@ export interface AppDeps {
   metrics: GatewayMetrics;
   /** Extra `/system/*` routers added by later subsystems (scaling events, jobs). */
   extra?: express.Router[];
+  /** Origins a browser may call `/system/*` from (the gateway's own); read per request (port 0). */
+  origins: () => Set<string>;
+  /** Facts for `/system/info` beyond OpenFaaS's fields (isolation, auth). */
+  info?: Record<string, unknown>;
 }
 
 /** The Express app for everything except the `/function/*` and `/async-function/*` hot paths. */
@@ -30,10 +34,10 @@ export function buildApp(d: AppDeps): express.Express {
   app.get('/metrics', async (_req, res) => {
     res.set('Content-Type', d.metrics.registry.contentType).send(await d.metrics.registry.metrics());
   });
-  app.use('/system', basicAuth(d.cfg.auth));
+  app.use('/system', sameOriginOnly((origin) => d.origins().has(origin)), basicAuth(d.cfg.auth), jsonBodiesOnly);
   app.use(express.json({ limit: d.cfg.maxBodyBytes, strict: false, type: () => true }));
   for (const r of [
-    infoRoutes(d.provider, d.cfg.version),
+    infoRoutes(d.provider, d.cfg.version, d.info),
     functionRoutes(d.provider, d.registry, new ScalingEvents(d.registry.redis)),
     secretRoutes(d.provider),
     logRoutes(d.provider),

@@ -7,6 +7,7 @@ export const REPO_ROOT = resolve(__dirname, '..');
 export interface AuthConfig {
   enabled: boolean;
   user: string;
+  /** '' with auth enabled: generated at first start (shared through Redis, saved in the data dir). */
   password: string;
 }
 
@@ -19,6 +20,8 @@ export interface Config {
   /** `redis://…` of a shared Redis; absent → start an embedded `redis-server` on a unix socket in dataDir. */
   redisUrl?: string;
   auth: AuthConfig;
+  /** Browser origins besides the gateway's own that may call `/system/*` (a UI served elsewhere). */
+  allowedOrigins: string[];
   /** Largest request body accepted on any endpoint, bytes. */
   maxBodyBytes: number;
   /** How long the gateway waits for a replica's answer, ms. */
@@ -31,6 +34,11 @@ export interface Config {
   scaleFromZeroTimeoutMs: number;
   /** Run replicas in this process (the local node agent). Only one agent holds the lock at a time. */
   agent: boolean;
+  /**
+   * Confine function processes (own uid, mount namespace, cgroup): `auto` does when the host
+   * allows it (root on Linux) and says so when it cannot; `off` never does.
+   */
+  isolation: 'auto' | 'off';
   /** Start the native tokend (when built) and gate replicas' device time through it. */
   tokend: boolean;
   /** tokend's token window, ms. */
@@ -123,18 +131,26 @@ function bool(env: Env, key: string, def: boolean): boolean {
   throw new Error(`config: ${key}="${raw}" must be true or false`);
 }
 
+function oneOf<T extends string>(env: Env, key: string, allowed: readonly T[], def: T): T {
+  const raw = env[key];
+  if (raw === undefined || raw === '') return def;
+  if (!(allowed as readonly string[]).includes(raw)) throw new Error(`config: ${key}="${raw}" must be one of ${allowed.join(', ')}`);
+  return raw as T;
+}
+
 function auth(env: Env): AuthConfig {
-  const enabled = bool(env, 'MLFAAS_BASIC_AUTH', false);
+  // on by default, as in OpenFaaS; MLFAAS_BASIC_AUTH=false is an explicit (and logged) opt-out
+  const enabled = bool(env, 'MLFAAS_BASIC_AUTH', true);
   let user = env.MLFAAS_AUTH_USER ?? 'admin';
   let password = env.MLFAAS_AUTH_PASSWORD ?? '';
   const dir = env.MLFAAS_AUTH_DIR; // OpenFaaS layout: basic-auth-user, basic-auth-password
   if (dir) {
     user = readFileSync(join(dir, 'basic-auth-user'), 'utf8').trim();
     password = readFileSync(join(dir, 'basic-auth-password'), 'utf8').trim();
+    if (password === '') throw new Error(`config: ${join(dir, 'basic-auth-password')} is empty`);
   }
-  if (enabled && password === '') {
-    throw new Error('config: MLFAAS_BASIC_AUTH=true needs MLFAAS_AUTH_PASSWORD or MLFAAS_AUTH_DIR');
-  }
+  if (user === '' || user.includes(':')) throw new Error('config: the basic-auth user must be non-empty and hold no ":"');
+  // an empty password with auth on: the gateway generates one at first start (see auth-credentials)
   return { enabled, user, password };
 }
 
@@ -147,12 +163,14 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     dataDir: resolve(env.MLFAAS_DATA_DIR ?? join(REPO_ROOT, '.mlfaas')),
     redisUrl: env.MLFAAS_REDIS_URL || undefined,
     auth: auth(env),
+    allowedOrigins: (env.MLFAAS_ALLOWED_ORIGINS ?? '').split(',').map((o) => o.trim()).filter(Boolean),
     maxBodyBytes: int(env, 'MLFAAS_MAX_BODY_BYTES', 16 * 1024 * 1024, 1),
     upstreamTimeoutMs: int(env, 'MLFAAS_UPSTREAM_TIMEOUT_MS', 60_000, 1),
     queueDepth: int(env, 'MLFAAS_QUEUE_DEPTH', 512, 0),
     replicaConcurrency: int(env, 'MLFAAS_REPLICA_CONCURRENCY', 64, 1),
     scaleFromZeroTimeoutMs: int(env, 'MLFAAS_SCALE_FROM_ZERO_TIMEOUT_MS', 60_000, 1),
     agent: bool(env, 'MLFAAS_AGENT', true),
+    isolation: oneOf(env, 'MLFAAS_ISOLATION', ['auto', 'off'] as const, 'auto'),
     tokend: bool(env, 'MLFAAS_TOKEND', true),
     tokendWindowMs: int(env, 'MLFAAS_TOKEND_WINDOW_MS', 20, 1),
     profileSeconds: seconds(env, 'MLFAAS_PROFILE_SECONDS', 1, 10),

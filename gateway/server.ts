@@ -1,11 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
 import { AddressInfo } from 'node:net';
-import { existsSync, mkdirSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import type Redis from 'ioredis';
 import { buildApp } from './app';
+import { ownOrigins } from './auth';
+import { resolveCredentials } from './auth-credentials';
 import { AsyncInvocations } from './async/async-invocations';
 import { Config } from './config';
 import { functionNotFound, toHttp } from './errors';
@@ -13,6 +15,8 @@ import { connectRedis } from './lib/redis-server';
 import { GatewayMetrics } from './metrics/gateway-metrics';
 import { SecondWindow } from './metrics/second-window';
 import { LocalAgent } from './providers/local/agent';
+import { Isolation } from './providers/local/replica';
+import { isolationFor } from './providers/local/isolation';
 import { ImageStore } from './providers/local/image-store';
 import { LocalProvider } from './providers/local/local-provider';
 import { LogSink } from './providers/local/log-sink';
@@ -38,6 +42,8 @@ export interface Gateway {
   router: FunctionRouter;
   asyncInvocations: AsyncInvocations;
   training: TrainingService;
+  /** Lines for the start-up log: auth (a generated password, once), isolation. */
+  notices: string[];
   close(): Promise<void>;
 }
 
@@ -52,6 +58,9 @@ export async function startGateway(cfg: Config, redisTarget: string): Promise<Ga
   const logs = new LogSink(redis);
   let agent: LocalAgent | undefined;
   let tokend: TokendProcess | undefined;
+  let isolation: { isolation?: Isolation; describe: string } | undefined;
+  mkdirSync(cfg.dataDir, { recursive: true, mode: 0o700 });
+  chmodSync(cfg.dataDir, 0o700); // secrets, Redis, images: the platform's alone
   if (cfg.agent) {
     // the node's token daemon: replicas take CPU-device tokens per batch, quotas set here
     if (cfg.tokend && existsSync(tokendBinaryPath())) {
@@ -61,7 +70,9 @@ export async function startGateway(cfg: Config, redisTarget: string): Promise<Ga
       tokend = await startTokend({ dir, windowMs: cfg.tokendWindowMs, cpuCapacity: cpus().length });
     }
     const control = tokend ? createTokendControl(tokend.controlPath) : undefined;
+    isolation = isolationFor(cfg, redis);
     agent = new LocalAgent(redis, registry, images, logs, {
+      isolation: isolation.isolation,
       dataDir: cfg.dataDir,
       readinessTimeoutMs: cfg.readinessTimeoutMs,
       drainMs: cfg.drainMs,
@@ -99,7 +110,20 @@ export async function startGateway(cfg: Config, redisTarget: string): Promise<Ga
     lockMs: cfg.training.lockMs,
   });
   if (cfg.agent) await training.start();
-  const app = buildApp({ cfg, provider, registry, metrics, extra: [jobRoutes(training)] });
+  let port = cfg.port;
+  const url = () => `http://${cfg.host}:${port}`;
+  const creds = await resolveCredentials(cfg.auth, redis, cfg.dataDir, url);
+  const effective: Config = { ...cfg, auth: creds.auth };
+  const isolationLine = isolation?.describe ?? 'no agent in this process';
+  const app = buildApp({
+    cfg: effective,
+    provider,
+    registry,
+    metrics,
+    extra: [jobRoutes(training)],
+    origins: () => ownOrigins(cfg.host, port, cfg.allowedOrigins),
+    info: { mlfaas: { isolation: isolationLine, auth: creds.auth.enabled ? 'basic' : 'off' } },
+  });
 
   const asyncHandler = async (req: IncomingMessage, res: ServerResponse) => {
     try {
@@ -149,12 +173,13 @@ export async function startGateway(cfg: Config, redisTarget: string): Promise<Ga
     await close().catch(() => undefined); // a failed start (port in use) leaves nothing running
     throw e;
   }
-  const port = (server.address() as AddressInfo).port;
+  port = (server.address() as AddressInfo).port;
 
   return {
-    url: `http://${cfg.host}:${port}`,
+    url: url(),
     port,
-    cfg,
+    cfg: effective,
+    notices: [...creds.notices, `function isolation: ${isolationLine}`],
     redis,
     provider,
     agent,

@@ -99,6 +99,7 @@ async function main(argv: string[]): Promise<number> {
       const gw = await startGateway(cfg, cfg.redisUrl);
       onSignals(() => gw.close());
       log(`gateway on ${gw.url} (agent: ${gw.agent ? 'yes' : 'no'})`);
+      gw.notices.forEach(log);
       return -1;
     }
     case 'build': {

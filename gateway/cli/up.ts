@@ -37,6 +37,7 @@ export async function up(cfg: Config, opts: UpOptions): Promise<Platform> {
     throw e;
   }
   opts.log(`gateway on ${gateway.url} (provider: local, agent: ${gateway.agent ? 'yes' : 'no'})`);
+  gateway.notices.forEach(opts.log);
   const autoscaler = cfg.autoscaler.enabled ? await startAutoscaler(cfg, gateway.redis, gateway.provider) : undefined;
   if (autoscaler) opts.log(`inference autoscaler: policy ${cfg.autoscaler.policy}, every ${cfg.autoscaler.intervalMs} ms`);
   const stop = async () => {

@@ -1,6 +1,7 @@
 import { spawn, ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import Redis from 'ioredis';
 import { isAlive } from './process';
 
@@ -41,13 +42,16 @@ async function ping(url: string, timeoutMs: number): Promise<boolean> {
  */
 export async function startEmbeddedRedis(opts: EmbeddedRedisOptions): Promise<EmbeddedRedis> {
   const dir = join(opts.dir, 'redis');
-  mkdirSync(dir, { recursive: true });
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  chmodSync(dir, 0o700);
   const socketPath = join(dir, 'redis.sock');
   const pidFile = join(dir, 'redis.pid');
+  const password = redisPassword(dir);
   if (existsSync(pidFile)) {
     const old = Number(readFileSync(pidFile, 'utf8'));
-    if (old > 0 && isAlive(old)) {
-      const r = new Redis({ path: socketPath, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+    // only a live redis-server serving this very directory: a stale pid may be anything now
+    if (old > 0 && isAlive(old) && isOurRedis(old, socketPath)) {
+      const r = new Redis({ path: socketPath, password, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
       r.on('error', () => undefined);
       await r.connect().then(() => r.call('SHUTDOWN'), () => process.kill(old, 'SIGTERM')).catch(() => undefined);
       r.disconnect();
@@ -55,7 +59,11 @@ export async function startEmbeddedRedis(opts: EmbeddedRedisOptions): Promise<Em
     }
     rmSync(pidFile, { force: true });
   }
+  // the password goes in a 0600 config file, never on the command line (/proc/<pid>/cmdline is public)
+  const conf = join(dir, 'redis.conf');
+  writeFileSync(conf, `requirepass "${password}"\n`, { mode: 0o600 });
   const args = [
+    conf,
     '--port', String(opts.port ?? 0),
     '--bind', '127.0.0.1',
     '--unixsocket', socketPath,
@@ -94,8 +102,39 @@ export async function startEmbeddedRedis(opts: EmbeddedRedisOptions): Promise<Em
   };
 }
 
-/** Opens an ioredis client for a `redis://host:port` URL or a unix socket path. */
+/**
+ * The embedded server's password: generated once into `<dir>/redis.pass` (0600), so only the
+ * platform's user can connect (and the socket is 0700 besides). Function processes, which run
+ * as other users, can do neither.
+ */
+function redisPassword(dir: string): string {
+  const file = join(dir, PASSWORD_FILE);
+  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
+  const pw = randomBytes(24).toString('hex');
+  writeFileSync(file, pw + '\n', { mode: 0o600 });
+  return pw;
+}
+
+const PASSWORD_FILE = 'redis.pass';
+
+/** Whether `pid` is a redis-server listening on `socketPath` (its argv names the socket). */
+function isOurRedis(pid: number, socketPath: string): boolean {
+  try {
+    const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+    return /redis-server|redis-check/.test(cmd[0] ?? '') && (cmd.includes(socketPath) || cmd.join(' ').includes(socketPath));
+  } catch {
+    return false; // no /proc: never signal a process we cannot identify
+  }
+}
+
+/**
+ * Opens an ioredis client for a `redis://[:password@]host:port` URL or a unix socket path; for
+ * a socket, the embedded server's password is read from beside it.
+ */
 export function connectRedis(target: string, extra: Record<string, unknown> = {}): Redis {
   const opts = { maxRetriesPerRequest: null, ...extra };
-  return target.startsWith('/') ? new Redis({ path: target, ...opts }) : new Redis(target, opts);
+  if (!target.startsWith('/')) return new Redis(target, opts);
+  const pwFile = join(dirname(target), PASSWORD_FILE);
+  const password = existsSync(pwFile) ? readFileSync(pwFile, 'utf8').trim() : undefined;
+  return new Redis({ path: target, ...(password ? { password } : {}), ...opts });
 }

@@ -80,6 +80,20 @@ function stringMap(v: unknown, field: string): Record<string, string> {
   return v as Record<string, string>;
 }
 
+/**
+ * Variables the platform sets in every function process (its socket, its token daemon, the
+ * limiter it injects). A function may not set them: the platform's value is the one that counts.
+ */
+const RESERVED_ENV = [/^MLFAAS_/, /^TL_/, /^LD_PRELOAD$/, /^CUDA_MPS_/];
+
+function envVars(v: unknown, field: string): Record<string, string> {
+  const m = stringMap(v, field);
+  for (const k of Object.keys(m)) {
+    if (RESERVED_ENV.some((re) => re.test(k))) throw invalid(`${field}.${k}`, 'is set by the platform and cannot be overridden');
+  }
+  return m;
+}
+
 function stringList(v: unknown, field: string): string[] | undefined {
   if (v === undefined || v === null) return undefined;
   if (!Array.isArray(v)) throw invalid(field, 'must be an array of strings');
@@ -188,7 +202,7 @@ export function parseDeployment(body: unknown): FunctionSpec {
     service,
     image: body.image,
     namespace,
-    envVars: stringMap(body.envVars, 'envVars'),
+    envVars: envVars(body.envVars, 'envVars'),
     labels,
     annotations,
     ml: parseMlSpec(labels, annotations),

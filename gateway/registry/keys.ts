@@ -14,6 +14,9 @@ export const keys = {
   namespaces: 'mlfaas:namespaces', // set of namespaces that have held functions or secrets
   changes: 'mlfaas:changes', // pub/sub channel, message = JSON Change
   asyncQueue: 'mlfaas-async', // BullMQ queue name
+  functionUids: 'mlfaas:function-uids', // hash k → the unprivileged uid its processes run as
+  functionUidNext: 'mlfaas:function-uid-next', // counter for the next uid
+  authPassword: 'mlfaas:auth-password', // the generated gateway password, when none is configured
 };
 
 /** Autoscaler-set replica settings (weight, quota), kept apart from the agent-written replica table. */

@@ -4,10 +4,10 @@ import { checkDnsLabel } from '../lib/names';
 import type { FunctionProvider } from '../providers/function-provider';
 
 /** `/system/info` (OpenFaaS GatewayInfo) and the namespace endpoints. */
-export function infoRoutes(provider: FunctionProvider, version: { release: string; sha: string }): Router {
+export function infoRoutes(provider: FunctionProvider, version: { release: string; sha: string }, extra: Record<string, unknown> = {}): Router {
   const r = Router();
   r.get('/system/info', (_req, res) => {
-    res.json({ provider: provider.info(), version, arch: process.arch === 'x64' ? 'x86_64' : process.arch });
+    res.json({ provider: provider.info(), version, arch: process.arch === 'x64' ? 'x86_64' : process.arch, ...extra });
   });
   r.get('/system/namespaces', async (_req, res) => {
     res.json(await provider.namespaces());

@@ -23,6 +23,7 @@ export async function testRedis(port = 0): Promise<EmbeddedRedis & { dir: string
 /** Fast timings for tests; anything can be overridden with MLFAAS_* variables. */
 export const TEST_ENV: Record<string, string> = {
   MLFAAS_PORT: '0',
+  MLFAAS_BASIC_AUTH: 'false', // suites that test auth (and its default) turn it on
   MLFAAS_READINESS_TIMEOUT_MS: '30000',
   MLFAAS_DRAIN_MS: '100',
   MLFAAS_TERMINATION_GRACE_MS: '3000',

@@ -7,8 +7,8 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Redis from 'ioredis';
 import { eventually } from '../helpers/platform';
+import { connectRedis } from '../../gateway/lib/redis-server';
 import { isAlive } from '../../gateway/lib/process';
 
 const ROOT = join(__dirname, '../..');
@@ -44,7 +44,7 @@ it('mlfaas up: builds and deploys stack.yml, serves real predictions, and Ctrl-C
     expect(((await img.json()) as { predictions: unknown[] }).predictions).toHaveLength(2);
     // a training function does not serve invocations
     expect((await fetch(`${base}/function/digits-train`, { method: 'POST', body: '{}' })).status).toBe(400);
-    const redis = new Redis({ path: join(dataDir, 'redis', 'redis.sock') });
+    const redis = connectRedis(join(dataDir, 'redis', 'redis.sock'));
     const pids: number[] = [Number(readFileSync(join(dataDir, 'redis', 'redis.pid'), 'utf8'))];
     for (const k of await redis.keys('mlfaas:replicas:*')) {
       for (const v of Object.values(await redis.hgetall(k))) pids.push((JSON.parse(v) as { pid: number }).pid);

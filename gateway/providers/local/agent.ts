@@ -1,4 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { chmodSync, chownSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { Lease } from '../../lib/lease';
 import type Redis from 'ioredis';
 import { FunctionRef, parseRefKey, refKey } from '../../lib/names';
@@ -7,7 +9,7 @@ import { FunctionRecord, Registry, ReplicaInfo } from '../../registry/registry';
 import { ImageStore } from './image-store';
 import { LogSink } from './log-sink';
 import { batchGrid, CapabilityProfile, monotone, profileKey, profileReplica, readProfile } from './profiler';
-import { Replica, ReplicaHost } from './replica';
+import { Isolation, Replica, ReplicaHost } from './replica';
 
 export interface AgentOptions {
   dataDir: string;
@@ -18,6 +20,8 @@ export interface AgentOptions {
   /** Lock lease, ms; a dead agent's functions are taken over after this. */
   leaseMs?: number;
   readSecret(namespace: string, name: string): Promise<string | undefined>;
+  /** Confine replicas (own uid, mount namespace, cgroup); absent = plain child processes. */
+  isolation?: Isolation;
   /** Applies a replica's time quota (tokend's CPU device on this machine); absent = no limiter. */
   applyQuota?(pid: number, quota: number): Promise<void>;
   /** Capability profiling of ml-inference functions at deploy (seconds per point); absent = off. */
@@ -45,6 +49,7 @@ export class LocalAgent {
   private profiling = new Set<number>();
   private profiled = new Set<string>();
   private readonly profileSeconds?: number;
+  private readonly readSecret: AgentOptions['readSecret'];
 
   constructor(
     private readonly redis: Redis,
@@ -58,6 +63,7 @@ export class LocalAgent {
       process.stderr.write(`[mlfaas] agent lease: ${e.message}\n`),
     );
     this.applyQuota = opts.applyQuota;
+    this.readSecret = opts.readSecret;
     this.profileSeconds = opts.profileSeconds;
     this.host = {
       agentId: this.id,
@@ -79,8 +85,59 @@ export class LocalAgent {
         const ref = this.owner.get(instance);
         if (ref) this.logs.push(ref, instance, text);
       },
-      readSecret: opts.readSecret,
+      writeSecrets: (ref, names, instance) => this.writeSecrets(ref, names, instance),
+      isolation: opts.isolation,
     };
+  }
+
+  private secretsDir(ref: FunctionRef): string {
+    return join(this.host.dataDir, 'secrets', ref.namespace, ref.name);
+  }
+
+  /**
+   * The function's secret files, as its replicas see them at `/var/openfaas/secrets/<name>`: one
+   * file per named secret that exists, nothing else (a removed secret's file goes too). Owned by
+   * the function's own uid when isolated, unreadable to every other function.
+   */
+  private async writeSecrets(ref: FunctionRef, names: string[], instance: string): Promise<string | undefined> {
+    const dir = this.secretsDir(ref);
+    if (!names.length) {
+      rmSync(dir, { recursive: true, force: true });
+      return undefined;
+    }
+    mkdirSync(join(this.host.dataDir, 'secrets'), { recursive: true, mode: 0o700 });
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const uid = this.host.isolation ? await this.host.isolation.uidFor(ref) : undefined;
+    const want = new Set<string>();
+    for (const name of names) {
+      const value = await this.readSecret(ref.namespace, name);
+      if (value === undefined) {
+        // faas-cli deploys before `secret create` in common flows; start, and say so in the logs
+        if (instance) this.host.log(instance, `warning: secret "${name}" not found in namespace ${ref.namespace}; starting without it`);
+        continue;
+      }
+      want.add(name);
+      const file = join(dir, name);
+      const tmp = `${file}.${randomBytes(4).toString('hex')}.tmp`;
+      writeFileSync(tmp, Buffer.from(value, 'base64'), { mode: 0o400 });
+      if (uid !== undefined) chownSync(tmp, uid, uid);
+      renameSync(tmp, file);
+    }
+    for (const f of readdirSync(dir)) if (!want.has(f)) rmSync(join(dir, f), { force: true });
+    if (uid !== undefined) {
+      chownSync(dir, uid, uid);
+      chmodSync(dir, 0o500);
+    }
+    return dir;
+  }
+
+  /** Keeps running functions' secret files in step with the store (updates and removals). */
+  private async syncSecrets(): Promise<void> {
+    for (const [key, list] of this.replicas) {
+      const r = list.find((x) => !x.isStopping);
+      if (r) await this.writeSecrets(r.plan.ref, r.plan.spec.secrets ?? [], '');
+      else if (!list.length) rmSync(this.secretsDir(parseRefKey(key)), { recursive: true, force: true });
+    }
   }
 
   /** This agent's identity (its lease token), written into the replica records it owns. */
@@ -99,7 +156,9 @@ export class LocalAgent {
   /** Tries for the lease now and every lease/3 ms; reconciles while it holds it. */
   async start(): Promise<void> {
     await this.lease.start();
-    this.timers.push(setInterval(() => this.isLeader && void this.reconcileAll().catch(() => undefined), 2000));
+    this.timers.push(
+      setInterval(() => this.isLeader && void this.reconcileAll().then(() => this.syncSecrets()).catch(() => undefined), 2000),
+    );
   }
 
   private async lead(): Promise<void> {
@@ -136,6 +195,7 @@ export class LocalAgent {
     if (!rec || rec.kind === 'training') {
       this.replicas.delete(key);
       await Promise.all(list.map((r) => r.stop()));
+      rmSync(this.secretsDir(ref), { recursive: true, force: true });
       if (!rec) await this.redis.del(keys.replicas(ref));
       return;
     }

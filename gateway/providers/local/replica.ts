@@ -1,7 +1,7 @@
 import { ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chownSync, existsSync, mkdirSync, rmSync } from 'node:fs';
 import { get } from 'node:http';
-import { join } from 'node:path';
+import { basename, dirname, join, relative } from 'node:path';
 import { createInterface } from 'node:readline';
 import { REPO_ROOT } from '../../config';
 import { childEnv, tiedToParent } from '../../lib/process';
@@ -9,7 +9,9 @@ import { FunctionRef } from '../../lib/names';
 import { FunctionSpec } from '../../registry/function-spec';
 import { ReplicaInfo, ReplicaState } from '../../registry/registry';
 import { freePort } from './free-port';
+import { Cgroups, cpuCores, memoryBytes } from './cgroups';
 import { ImageManifest } from './image-store';
+import { readableImage, SANDBOX_PATHS, SandboxPlan, sandboxArgv } from './sandbox';
 
 /** What a replica needs to know about its function, fixed for its lifetime. */
 export interface ReplicaPlan {
@@ -32,7 +34,17 @@ export interface ReplicaHost {
   publish(info: ReplicaInfo): Promise<void>;
   unpublish(id: string): Promise<void>;
   log(instance: string, text: string): void;
-  readSecret(namespace: string, name: string): Promise<string | undefined>;
+  /** Writes the function's secret files; returns their directory (undefined: none named). */
+  writeSecrets(ref: FunctionRef, names: string[], instance: string): Promise<string | undefined>;
+  /** Present when function processes are confined (root on Linux); absent = plain children. */
+  isolation?: Isolation;
+}
+
+/** How this host confines function processes. */
+export interface Isolation {
+  uidFor(ref: FunctionRef): Promise<number>;
+  /** Absent when no cgroup hierarchy is writable. */
+  cgroups?: Cgroups;
 }
 
 const WATCHDOG = join(__dirname, 'classic-watchdog.ts');
@@ -100,15 +112,12 @@ export class Replica {
     this.state = 'starting';
     this.startedAt = new Date().toISOString();
     try {
-      const env = await this.environment();
+      const { env, sandbox } = await this.environment();
       this.port = await freePort();
       env.PORT = String(this.port);
       this.socket = undefined;
-      const sockDir = join(this.host.dataDir, 'sockets');
-      mkdirSync(sockDir, { recursive: true });
-      env.MLFAAS_SOCKET = this.plannedSocket = join(sockDir, `${this.id}.sock`);
       if (this.stopping) return; // stopped while we awaited: never spawn an orphan
-      this.spawn(env);
+      this.spawn(env, sandbox);
     } catch (e) {
       this.host.log(this.id, `failed to start: ${(e as Error).message}`);
       await this.crashed();
@@ -118,52 +127,85 @@ export class Replica {
     await this.waitReady();
   }
 
-  private async environment(): Promise<Record<string, string>> {
+  /** This replica's private directory on the host: its socket, and HOME in the sandbox. */
+  private get runDir(): string {
+    return join(this.host.dataDir, 'run', this.id);
+  }
+
+  /**
+   * The process environment, and the sandbox it runs in (when the host can confine it). The
+   * platform's variables are set last: a function's env never overrides them.
+   */
+  private async environment(): Promise<{ env: Record<string, string>; sandbox?: SandboxPlan }> {
     const { spec, manifest, ref } = this.plan;
-    const env: Record<string, string> = {
-      ...childEnv(),
-      ...this.host.extraEnv,
-      ...spec.envVars,
+    const iso = this.host.isolation;
+    const at = (hostPath: string) => (iso ? join(SANDBOX_PATHS.platform, relative(REPO_ROOT, hostPath)) : hostPath);
+    const platform: Record<string, string> = {
       HOST: '127.0.0.1',
-      NODE_PATH: join(REPO_ROOT, 'node_modules'),
       MLFAAS_FUNCTION_NAME: ref.name,
       MLFAAS_NAMESPACE: ref.namespace,
       MLFAAS_REPLICA_ID: this.id,
     };
-    if (spec.ml.maxBatchSize) env.MAX_BATCH_SIZE = String(spec.ml.maxBatchSize);
+    const env: Record<string, string> = { NODE_PATH: at(join(REPO_ROOT, 'node_modules')), ...childEnv(), ...spec.envVars };
+    if (spec.ml.maxBatchSize) platform.MAX_BATCH_SIZE = String(spec.ml.maxBatchSize);
     if (spec.ml.model && !env.MODEL_PATH) env.MODEL = spec.ml.model;
     const fprocess = spec.envProcess || manifest.fprocess;
     if (manifest.mode === 'classic') {
       if (!fprocess) throw new Error('a classic-watchdog image needs fprocess (envProcess)');
-      env.fprocess = fprocess;
+      platform.fprocess = fprocess;
     }
-    if (spec.secrets?.length) {
-      const dir = join(this.host.dataDir, 'secrets', ref.namespace, ref.name);
-      mkdirSync(dir, { recursive: true, mode: 0o700 });
-      for (const name of spec.secrets) {
-        const value = await this.host.readSecret(ref.namespace, name);
-        if (value === undefined) {
-          // faas-cli deploys before `secret create` in common flows; start, and say so in the logs
-          this.host.log(this.id, `warning: secret "${name}" not found in namespace ${ref.namespace}; starting without it`);
-          continue;
-        }
-        writeFileSync(join(dir, name), Buffer.from(value, 'base64'), { mode: 0o600 });
-      }
-      env.MLFAAS_SECRETS_DIR = dir;
+    const run = this.runDir;
+    rmSync(run, { recursive: true, force: true });
+    mkdirSync(run, { recursive: true, mode: 0o700 });
+    this.plannedSocket = join(run, 'replica.sock');
+    const secretsDir = await this.host.writeSecrets(ref, spec.secrets ?? [], this.id);
+    if (!iso) {
+      Object.assign(env, this.host.extraEnv, platform, { MLFAAS_SOCKET: this.plannedSocket });
+      if (secretsDir) env.MLFAAS_SECRETS_DIR = secretsDir;
+      return { env };
     }
-    return env;
+    const uid = await iso.uidFor(ref);
+    chownSync(run, uid, uid);
+    const binds: SandboxPlan['binds'] = [
+      { src: REPO_ROOT, dst: SANDBOX_PATHS.platform, readOnly: true },
+      { src: run, dst: SANDBOX_PATHS.run, readOnly: false },
+    ];
+    if (secretsDir) binds.push({ src: secretsDir, dst: SANDBOX_PATHS.secrets, readOnly: true });
+    if (manifest.dir) {
+      readableImage(manifest.dir);
+      binds.push({ src: manifest.dir, dst: SANDBOX_PATHS.function, readOnly: true });
+    }
+    const extra = { ...this.host.extraEnv };
+    if (extra.MLFAAS_TOKEND_SOCKET) {
+      binds.push({ src: dirname(extra.MLFAAS_TOKEND_SOCKET), dst: SANDBOX_PATHS.tokend, readOnly: false });
+      extra.MLFAAS_TOKEND_SOCKET = join(SANDBOX_PATHS.tokend, basename(extra.MLFAAS_TOKEND_SOCKET));
+    }
+    Object.assign(env, extra, platform, {
+      HOME: SANDBOX_PATHS.run,
+      MLFAAS_SOCKET: join(SANDBOX_PATHS.run, 'replica.sock'),
+      MLFAAS_SECRETS_DIR: SANDBOX_PATHS.secrets,
+    });
+    const limits = spec.limits ?? {};
+    const cgroupProcs =
+      iso.cgroups?.create(this.id, {
+        memoryBytes: limits.memory ? memoryBytes(limits.memory) : undefined,
+        cpuCores: limits.cpu ? cpuCores(limits.cpu) : undefined,
+      }) ?? [];
+    const sandbox: SandboxPlan = { uid, gid: uid, cgroupProcs, binds, cwd: manifest.dir ? SANDBOX_PATHS.function : SANDBOX_PATHS.run };
+    return { env, sandbox };
   }
 
-  private spawn(env: Record<string, string>): void {
+  private spawn(env: Record<string, string>, sandbox?: SandboxPlan): void {
     const { manifest, spec } = this.plan;
+    const watchdog = sandbox ? join(SANDBOX_PATHS.platform, relative(REPO_ROOT, WATCHDOG)) : WATCHDOG;
     const cmd =
       manifest.mode === 'classic'
-        ? [process.execPath, '-r', 'tsx/cjs', WATCHDOG]
+        ? [process.execPath, '-r', 'tsx/cjs', watchdog]
         : ['sh', '-c', `exec ${spec.envProcess || manifest.fprocess}`];
     // the replica dies with its agent, even when the agent is SIGKILLed
-    const argv = tiedToParent(cmd);
+    const argv = sandbox ? sandboxArgv(sandbox, cmd) : tiedToParent(cmd);
     const child = spawn(argv[0], argv.slice(1), {
-      cwd: manifest.dir ?? this.host.dataDir,
+      cwd: sandbox ? '/' : (manifest.dir ?? this.runDir),
       env,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -231,6 +273,7 @@ export class Replica {
       clearTimeout(t);
     }
     await this.host.unpublish(this.id);
-    if (this.socket) rmSync(this.socket, { force: true });
+    rmSync(this.runDir, { recursive: true, force: true });
+    await this.host.isolation?.cgroups?.remove(this.id);
   }
 }
