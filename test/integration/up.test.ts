@@ -8,6 +8,7 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { eventually } from '../helpers/platform';
+import { passwordFile } from '../../gateway/auth-credentials';
 import { connectRedis } from '../../gateway/lib/redis-server';
 import { isAlive } from '../../gateway/lib/process';
 
@@ -28,7 +29,13 @@ it('mlfaas up: builds and deploys stack.yml, serves real predictions, and Ctrl-C
   try {
     expect(await eventually(() => /ready: http/.test(log), 60000, 100)).toBe(true);
     // faas-cli list view
-    const list = (await (await fetch(`${base}/system/functions`)).json()) as Array<{ name: string; replicas: number; availableReplicas: number }>;
+    // secure by default: a generated password, saved in the data dir and printed with the login line
+    expect((await fetch(`${base}/system/functions`)).status).toBe(401);
+    const password = readFileSync(passwordFile(dataDir), 'utf8').trim();
+    expect(log).toContain(`generated password for user admin: ${password}`);
+    expect(log).toMatch(/faas-cli login --username admin --password-stdin/);
+    const auth = { authorization: 'Basic ' + Buffer.from(`admin:${password}`).toString('base64') };
+    const list = (await (await fetch(`${base}/system/functions`, { headers: auth })).json()) as Array<{ name: string; replicas: number; availableReplicas: number }>;
     expect(list.map((f) => f.name).sort()).toEqual(['digits-classify', 'digits-train', 'image-classify']);
     expect(list.find((f) => f.name === 'digits-classify')).toEqual(expect.objectContaining({ replicas: 1, availableReplicas: 1 }));
     expect(list.find((f) => f.name === 'image-classify')!.replicas).toBe(0);
