@@ -50,7 +50,7 @@ describe('async invocations', () => {
     let first = await gatewayProcess(env);
     let second: Awaited<ReturnType<typeof gatewayProcess>> | undefined;
     try {
-      const deploy = await fetch(first.url + '/system/functions', { method: 'POST', body: JSON.stringify(aFunction('slow').minScale(1).build()) });
+      const deploy = await fetch(first.url + '/system/functions', { method: 'POST', body: JSON.stringify(aFunction('slow').minScale(1).build()), headers: { 'content-type': 'application/json' } });
       expect(deploy.status).toBe(202);
       const n = 12;
       const ids: string[] = [];

@@ -5,13 +5,16 @@ describe('loadConfig', () => {
   it('has defaults', () => {
     const c = loadConfig({});
     expect(c).toEqual(expect.objectContaining({ host: '127.0.0.1', port: 8080, agent: true, queueDepth: 512 }));
-    expect(c.auth.enabled).toBe(false);
+    // secure by default: auth on, the password generated at first start (auth-credentials)
+    expect(c.auth).toEqual({ enabled: true, user: 'admin', password: '' });
+    expect(c.isolation).toBe('auto');
   });
   test.each([
     { env: { MLFAAS_PORT: 'eighty' }, msg: /MLFAAS_PORT="eighty" must be an integer/ },
     { env: { MLFAAS_QUEUE_DEPTH: '-1' }, msg: /MLFAAS_QUEUE_DEPTH="-1" must be an integer ≥ 0/ },
     { env: { MLFAAS_AGENT: 'perhaps' }, msg: /MLFAAS_AGENT="perhaps" must be true or false/ },
-    { env: { MLFAAS_BASIC_AUTH: 'true' }, msg: /needs MLFAAS_AUTH_PASSWORD/ },
+    { env: { MLFAAS_AUTH_USER: 'a:b' }, msg: /user must be non-empty and hold no ":"/ },
+    { env: { MLFAAS_ISOLATION: 'maybe' }, msg: /MLFAAS_ISOLATION="maybe" must be one of auto, off/ },
   ])('rejects $env', ({ env, msg }) => expect(() => loadConfig(env)).toThrow(msg));
 });
 
