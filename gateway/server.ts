@@ -18,7 +18,7 @@ import { LocalProvider } from './providers/local/local-provider';
 import { LogSink } from './providers/local/log-sink';
 import { createTokendControl } from './providers/local/tokend-control';
 import { startTokend, tokendBinaryPath, TokendProcess } from './providers/local/tokend-process';
-import { parseInvocationPath, Invoker } from './proxy/invoker';
+import { parseInvocationPath, Invoker, trainingNotInvocable } from './proxy/invoker';
 import { readBody } from './proxy/read-body';
 import { JobStore } from './jobs/job-store';
 import { TrainingService } from './jobs/training-service';
@@ -104,8 +104,11 @@ export async function startGateway(cfg: Config, redisTarget: string): Promise<Ga
   const asyncHandler = async (req: IncomingMessage, res: ServerResponse) => {
     try {
       const { ref, path } = parseInvocationPath(req.url!, '/async-function/');
+      asyncInvocations.callbackUrlOf(req.headers); // a refused X-Callback-Url is a 400 before anything is read or queued
       const body = await readBody(req, cfg.maxBodyBytes);
-      if (!(await provider.get(ref))) throw functionNotFound(ref.name, ref.namespace);
+      const fn = await provider.get(ref);
+      if (!fn) throw functionNotFound(ref.name, ref.namespace);
+      if (fn.kind === 'training') throw trainingNotInvocable(`${ref.name}.${ref.namespace}`);
       const callId = (req.headers['x-call-id'] as string) || randomUUID();
       await asyncInvocations.enqueue(ref, req.method!, path, req.headers, body, callId);
       res.writeHead(202, { 'x-call-id': callId }).end();
