@@ -65,7 +65,7 @@ describe('parseDeployment', () => {
 
 describe('upper bounds of the ML fields', () => {
   const HUGE = '100000000000000000000';
-  test.each([
+  test.each<{ key: string; max: number; extra: M }>([
     { key: 'com.openfaas.scale.min', max: ML_BOUNDS.scale, extra: { 'com.openfaas.scale.max': String(ML_BOUNDS.scale) } },
     { key: 'com.openfaas.scale.max', max: ML_BOUNDS.scale, extra: {} },
     { key: 'mlfaas.batch.max', max: ML_BOUNDS.batch, extra: {} },
