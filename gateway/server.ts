@@ -9,6 +9,7 @@ import { buildApp } from './app';
 import { AsyncInvocations } from './async/async-invocations';
 import { Config } from './config';
 import { functionNotFound, toHttp } from './errors';
+import { answerAndClose, onClientError, onConnect, onUnmetExpectation, refuseEarly } from './http-edge';
 import { connectRedis } from './lib/redis-server';
 import { GatewayMetrics } from './metrics/gateway-metrics';
 import { SecondWindow } from './metrics/second-window';
@@ -118,12 +119,18 @@ export async function startGateway(cfg: Config, redisTarget: string): Promise<Ga
     }
   };
 
-  const server: Server = createServer((req, res) => {
+  // Node's own Host check answers an empty 400; refuseEarly answers it in JSON instead
+  const server: Server = createServer({ requireHostHeader: false }, (req, res) => {
+    const early = refuseEarly(req, cfg.maxBodyBytes);
+    if (early) return answerAndClose(res, early);
     const url = req.url ?? '/';
     if (url.startsWith('/function/')) void invoker.handle(req, res);
     else if (url.startsWith('/async-function/')) void asyncHandler(req, res);
     else app(req, res);
   });
+  server.on('clientError', onClientError);
+  server.on('checkExpectation', onUnmetExpectation);
+  server.on('connect', onConnect);
   server.keepAliveTimeout = 65_000;
   server.headersTimeout = 66_000;
   const close = async (): Promise<void> => {
