@@ -2,6 +2,7 @@ import express, { NextFunction, Request, Response } from 'express';
 import { basicAuth, jsonBodiesOnly, sameOriginOnly } from './auth';
 import { Config } from './config';
 import { ErrorCode, PlatformError, toHttp } from './errors';
+import { paramDecodeError } from './http-edge';
 import { catchAsync } from './lib/catch-async';
 import type { GatewayMetrics } from './metrics/gateway-metrics';
 import type { FunctionProvider } from './providers/function-provider';
@@ -48,8 +49,8 @@ export function buildApp(d: AppDeps): express.Express {
   app.use((req: Request, _res: Response, next: NextFunction) => {
     next(new PlatformError(ErrorCode.NotFound, `no route for ${req.method} ${req.path}`));
   });
-  app.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {
-    const h = toHttp(err);
+  app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
+    const h = toHttp(paramDecodeError(err, req.path));
     if (res.headersSent) {
       res.end();
       return;

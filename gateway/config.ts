@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { parseAllowList } from './async/callback-policy';
 
 /** Repository root (where package.json, templates/ and native/ live). */
 export const REPO_ROOT = resolve(__dirname, '..');
@@ -78,6 +79,8 @@ export interface Config {
     lockMs: number;
     attempts: number;
     callbackTimeoutMs: number;
+    /** `MLFAAS_CALLBACK_ALLOW`: hosts (`host` or `host:port`) callbacks may go to; empty = any not refused. */
+    callbackAllow: string[];
   };
   /** Directory of templates for `mlfaas build` (lang → templates/<lang>). */
   templatesDir: string;
@@ -115,6 +118,14 @@ function jsonObject(env: Env, key: string): Record<string, unknown> {
   }
   if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new Error(`config: ${key} must be a JSON object`);
   return v as Record<string, unknown>;
+}
+
+function hostList(env: Env, key: string): string[] {
+  try {
+    return parseAllowList(env[key] ?? '');
+  } catch (e) {
+    throw new Error(`config: ${key}: ${(e as Error).message}`);
+  }
 }
 
 function powerOfTwo(env: Env, key: string, def: number): number {
@@ -195,6 +206,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       lockMs: int(env, 'MLFAAS_ASYNC_LOCK_MS', 30_000, 1000),
       attempts: int(env, 'MLFAAS_ASYNC_ATTEMPTS', 5, 1),
       callbackTimeoutMs: int(env, 'MLFAAS_CALLBACK_TIMEOUT_MS', 10_000, 1),
+      callbackAllow: hostList(env, 'MLFAAS_CALLBACK_ALLOW'),
     },
     templatesDir: resolve(env.MLFAAS_TEMPLATES_DIR ?? join(REPO_ROOT, 'templates')),
     version: { release: pkg.version, sha: env.MLFAAS_GIT_SHA ?? 'dev' },

@@ -11,6 +11,7 @@ import { resolveCredentials } from './auth-credentials';
 import { AsyncInvocations } from './async/async-invocations';
 import { Config } from './config';
 import { functionNotFound, toHttp } from './errors';
+import { answerAndClose, onClientError, onConnect, onUnmetExpectation, refuseEarly } from './http-edge';
 import { connectRedis } from './lib/redis-server';
 import { GatewayMetrics } from './metrics/gateway-metrics';
 import { SecondWindow } from './metrics/second-window';
@@ -22,7 +23,7 @@ import { LocalProvider } from './providers/local/local-provider';
 import { LogSink } from './providers/local/log-sink';
 import { createTokendControl } from './providers/local/tokend-control';
 import { startTokend, tokendBinaryPath, TokendProcess } from './providers/local/tokend-process';
-import { parseInvocationPath, Invoker } from './proxy/invoker';
+import { parseInvocationPath, Invoker, trainingNotInvocable } from './proxy/invoker';
 import { readBody } from './proxy/read-body';
 import { JobStore } from './jobs/job-store';
 import { TrainingService } from './jobs/training-service';
@@ -128,8 +129,11 @@ export async function startGateway(cfg: Config, redisTarget: string): Promise<Ga
   const asyncHandler = async (req: IncomingMessage, res: ServerResponse) => {
     try {
       const { ref, path } = parseInvocationPath(req.url!, '/async-function/');
+      asyncInvocations.callbackUrlOf(req.headers); // a refused X-Callback-Url is a 400 before anything is read or queued
       const body = await readBody(req, cfg.maxBodyBytes);
-      if (!(await provider.get(ref))) throw functionNotFound(ref.name, ref.namespace);
+      const fn = await provider.get(ref);
+      if (!fn) throw functionNotFound(ref.name, ref.namespace);
+      if (fn.kind === 'training') throw trainingNotInvocable(`${ref.name}.${ref.namespace}`);
       const callId = (req.headers['x-call-id'] as string) || randomUUID();
       await asyncInvocations.enqueue(ref, req.method!, path, req.headers, body, callId);
       res.writeHead(202, { 'x-call-id': callId }).end();
@@ -139,12 +143,18 @@ export async function startGateway(cfg: Config, redisTarget: string): Promise<Ga
     }
   };
 
-  const server: Server = createServer((req, res) => {
+  // Node's own Host check answers an empty 400; refuseEarly answers it in JSON instead
+  const server: Server = createServer({ requireHostHeader: false }, (req, res) => {
+    const early = refuseEarly(req, cfg.maxBodyBytes);
+    if (early) return answerAndClose(res, early);
     const url = req.url ?? '/';
     if (url.startsWith('/function/')) void invoker.handle(req, res);
     else if (url.startsWith('/async-function/')) void asyncHandler(req, res);
     else app(req, res);
   });
+  server.on('clientError', onClientError);
+  server.on('checkExpectation', onUnmetExpectation);
+  server.on('connect', onConnect);
   server.keepAliveTimeout = 65_000;
   server.headersTimeout = 66_000;
   const close = async (): Promise<void> => {

@@ -3,12 +3,13 @@ import { randomUUID } from 'node:crypto';
 import { Job, Queue, Worker } from 'bullmq';
 import type Redis from 'ioredis';
 import type { IncomingHttpHeaders } from 'node:http';
-import { ErrorCode, functionNotFound, PlatformError, toHttp } from '../errors';
+import { ErrorCode, functionNotFound, invalid, PlatformError, toHttp } from '../errors';
 import { FunctionRef } from '../lib/names';
 import { keys } from '../registry/keys';
 import { FunctionState } from '../proxy/function-state';
 import { Invoker } from '../proxy/invoker';
 import { FunctionRouter } from '../proxy/router';
+import { checkCallbackUrl } from './callback-policy';
 
 /** What is stored in Redis for one accepted async invocation. */
 export interface AsyncJob {
@@ -21,7 +22,7 @@ export interface AsyncJob {
   callId: string;
   callbackUrl?: string;
   /** Set once the function answered, so a retried callback does not invoke it again. */
-  result?: { status: number; contentType?: string; body: string };
+  result?: { status: number; contentType?: string; body: string; /** the invocation's duration, s */ durationS?: number };
 }
 
 export interface AsyncOptions {
@@ -29,10 +30,14 @@ export interface AsyncOptions {
   lockMs: number;
   attempts: number;
   callbackTimeoutMs: number;
+  /** Hosts (`host` or `host:port`) callbacks may go to; empty = any the policy does not refuse. */
+  callbackAllow: string[];
 }
 
 /** Request headers carried to the function (the rest are the async caller's transport). */
 const KEEP = /^(content-type|accept|x-(?!callback-url$)[a-z0-9-]+)$/;
+
+const secondsSince = (startHr: bigint) => Number(process.hrtime.bigint() - startHr) / 1e9;
 
 /** Transient gateway-side failures worth another attempt. */
 const RETRY = new Set([ErrorCode.NoReplicas, ErrorCode.QueueFull, ErrorCode.UpstreamUnavailable, ErrorCode.UpstreamTimeout]);
@@ -40,7 +45,8 @@ const RETRY = new Set([ErrorCode.NoReplicas, ErrorCode.QueueFull, ErrorCode.Upst
 /**
  * `/async-function/*`: accepted invocations are BullMQ jobs in Redis before the 202 is sent; a
  * worker invokes the function and POSTs the result to `X-Callback-Url` with `X-Function-Status`,
- * `X-Function-Name` and `X-Call-Id`.
+ * `X-Function-Name`, `X-Call-Id` and `X-Duration-Seconds`. The URL goes through the callback
+ * policy (`callback-policy.ts`) before anything is queued: a refused one is a 400.
  *
  * Guarantee: at-least-once. A job is in Redis (AOF) when the caller gets 202. If the gateway
  * dies mid-job, its lock expires after `lockMs` and another worker (or this one after restart)
@@ -61,12 +67,21 @@ export class AsyncInvocations {
     this.queue = new Queue<AsyncJob>(keys.asyncQueue, { connection });
   }
 
+  /** The validated `X-Callback-Url` (undefined when absent or empty); 400 naming the header when refused. */
+  callbackUrlOf(headers: IncomingHttpHeaders): string | undefined {
+    const cb = headers['x-callback-url'];
+    if (typeof cb !== 'string' || cb === '') return undefined;
+    const v = checkCallbackUrl(cb, this.opts.callbackAllow);
+    if (!v.ok) throw invalid('X-Callback-Url', v.reason);
+    return cb;
+  }
+
   async enqueue(ref: FunctionRef, method: string, path: string, headers: IncomingHttpHeaders, body: Buffer, callId: string): Promise<void> {
     const kept: Record<string, string> = {};
     for (const [k, v] of Object.entries(headers)) if (KEEP.test(k) && typeof v === 'string') kept[k] = v;
     const job: AsyncJob = { ref, method, path, headers: kept, body: body.toString('base64'), callId };
-    const cb = headers['x-callback-url'];
-    if (typeof cb === 'string' && cb) job.callbackUrl = cb;
+    const cb = this.callbackUrlOf(headers);
+    if (cb) job.callbackUrl = cb;
     // X-Call-Id is a tracing id, not an idempotency key (and BullMQ rejects numeric or ':' ids)
     await this.queue.add('invoke', job, {
       jobId: randomUUID(),
@@ -97,12 +112,14 @@ export class AsyncInvocations {
       result = await this.invoke(d, job.attemptsMade + 1 >= this.opts.attempts);
       if (d.callbackUrl) await job.updateData({ ...d, result }); // a retried callback must not re-invoke
     }
-    if (d.callbackUrl) {
+    // a job queued by a gateway with another allow-list (or an older one) is judged again here
+    if (d.callbackUrl && checkCallbackUrl(d.callbackUrl, this.opts.callbackAllow).ok) {
       const headers: Record<string, string> = {
         'X-Function-Status': String(result.status),
         'X-Function-Name': d.ref.name,
         'X-Call-Id': d.callId,
       };
+      if (result.durationS !== undefined) headers['X-Duration-Seconds'] = result.durationS.toFixed(6);
       if (result.contentType) headers['Content-Type'] = result.contentType;
       await axios.post(d.callbackUrl, Buffer.from(result.body, 'base64'), {
         headers,
@@ -131,11 +148,12 @@ export class AsyncInvocations {
       }
       if (status === 502 && response.statusCode !== 502) throw new PlatformError(ErrorCode.UpstreamUnavailable, 'replica failed mid-response');
       const ct = response.headers['content-type'];
-      return { status, body: Buffer.concat(chunks).toString('base64'), ...(ct ? { contentType: ct } : {}) };
+      return { status, body: Buffer.concat(chunks).toString('base64'), durationS: secondsSince(startHr), ...(ct ? { contentType: ct } : {}) };
     } catch (e) {
       if (e instanceof PlatformError && RETRY.has(e.code) && !lastAttempt) throw e;
       const h = toHttp(e);
-      return { status: h.status, contentType: 'application/json', body: Buffer.from(JSON.stringify(h.body)).toString('base64') };
+      const body = Buffer.from(JSON.stringify(h.body)).toString('base64');
+      return { status: h.status, contentType: 'application/json', body, durationS: secondsSince(startHr) };
     }
   }
 

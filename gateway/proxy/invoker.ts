@@ -60,6 +60,10 @@ export function parseInvocationPath(url: string, prefix: string): { ref: Functio
   return { ref, path };
 }
 
+/** `/function/` and `/async-function/` of a training function: a 400 naming `function`, pointing at the jobs API. */
+export const trainingNotInvocable = (label: string) =>
+  invalid('function', `${label} is a training function: it serves no invocations; submit training jobs with POST /system/jobs`);
+
 /**
  * The invocation proxy: per-function queue, weighted least-outstanding balancing, scale from
  * zero, upstream timeout, OpenFaaS's X-Call-Id / X-Start-Time / X-Duration-Seconds headers.
@@ -125,9 +129,7 @@ export class Invoker {
 
   /** Waits for a replica slot (waking the function from zero if needed) and sends the request. */
   async send(s: FunctionState, inv: Invocation, started = Date.now()): Promise<{ upstream: Upstream; response: UpstreamResponse }> {
-    if (s.kind === 'training') {
-      throw new PlatformError(ErrorCode.BadRequest, `${s.label} is a training function; submit jobs with POST /system/jobs`, 'name');
-    }
+    if (s.kind === 'training') throw trainingNotInvocable(s.label);
     this.window.arrival(s.ref);
     if (s.upstreams.length === 0 && s.desired === 0) await this.wake(s);
     const wait = s.upstreams.length === 0 ? this.opts.scaleFromZeroTimeoutMs : this.opts.upstreamTimeoutMs;

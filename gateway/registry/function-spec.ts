@@ -67,6 +67,19 @@ export const ML_KEYS = {
 
 const DEFAULT_MAX_SCALE = 20;
 
+/** Upper bounds of the numeric ML fields (documented in the README's "Function fields" table). */
+export const ML_BOUNDS = {
+  /** `com.openfaas.scale.min` and `com.openfaas.scale.max`: replicas of one function. */
+  scale: 1000,
+  /** `mlfaas.batch.max`: requests in one dynamic batch. */
+  batch: 4096,
+  /** `mlfaas.max_inflight`: concurrent requests sent to one replica. */
+  inflight: 65536,
+} as const;
+
+/** Longest image reference accepted (Docker's limit on a repository name). */
+const MAX_IMAGE_LENGTH = 255;
+
 function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
@@ -118,12 +131,40 @@ function resources(v: unknown, field: string): ResourceList | undefined {
   return m;
 }
 
-function intField(raw: string | undefined, field: string, min: number): number | undefined {
+function intField(raw: string | undefined, field: string, min: number, max: number): number | undefined {
   if (raw === undefined) return undefined;
   if (!/^-?\d+$/.test(raw.trim())) throw invalid(field, `"${raw}" is not an integer`);
   const n = Number(raw);
   if (n < min) throw invalid(field, `${n} is below the minimum ${min}`);
+  if (n > max) throw invalid(field, `${raw.trim()} is above the maximum ${max}`);
   return n;
+}
+
+/**
+ * A path a function names relative to its own files (`mlfaas.model`, `mlfaas.dataset`): not
+ * absolute, no `..` segment, no NUL, so it cannot leave the function's or the store's directory.
+ */
+function relativePath(raw: string | undefined, field: string): string | undefined {
+  if (raw === undefined) return undefined;
+  if (raw === '' || raw.includes('\0')) throw invalid(field, 'must be a non-empty path without NUL');
+  if (raw.startsWith('/')) throw invalid(field, `"${raw}" must be relative (absolute paths are not allowed)`);
+  if (raw.split(/[/\\]/).includes('..')) throw invalid(field, `"${raw}" must not contain a ".." segment`);
+  return raw;
+}
+
+/**
+ * An image reference (`[registry/]path[:tag][@digest]`) that names a directory inside the image
+ * store: no `.` or `..` or empty path segment, not absolute, no backslash, whitespace or control
+ * character.
+ */
+export function checkImageRef(v: unknown, field = 'image'): string {
+  if (typeof v !== 'string' || v.trim() === '') throw invalid(field, 'must be a non-empty string');
+  if (v.length > MAX_IMAGE_LENGTH) throw invalid(field, `is longer than ${MAX_IMAGE_LENGTH} characters`);
+  if (/[\s\\\x00-\x1f\x7f]/.test(v)) throw invalid(field, `"${v}" must not contain whitespace, backslashes or control characters`);
+  if (v.startsWith('/')) throw invalid(field, `"${v}" is a path, not an image reference`);
+  const bad = v.split('/').find((seg) => seg === '' || seg === '.' || seg === '..' || /^\.\.?[:@]/.test(seg));
+  if (bad !== undefined) throw invalid(field, `"${v}" has an empty, "." or ".." path segment`);
+  return v;
 }
 
 function numField(raw: string | undefined, field: string, lo: number, hi: number): number | undefined {
@@ -146,8 +187,8 @@ export function parseMlSpec(labels: Record<string, string>, annotations: Record<
   const get = (k: string) => lookup(d, k);
   const min = get(ML_KEYS.minScale);
   const max = get(ML_KEYS.maxScale);
-  const minScale = intField(min.value, min.field, 0) ?? 1;
-  const maxScale = intField(max.value, max.field, 1) ?? Math.max(DEFAULT_MAX_SCALE, minScale);
+  const minScale = intField(min.value, min.field, 0, ML_BOUNDS.scale) ?? 1;
+  const maxScale = intField(max.value, max.field, 1, ML_BOUNDS.scale) ?? Math.max(DEFAULT_MAX_SCALE, minScale);
   if (minScale > maxScale) throw invalid(min.field, `min_scale ${minScale} exceeds max_scale ${maxScale}`);
   const zero = get(ML_KEYS.scaleToZero);
   if (zero.value !== undefined && zero.value !== 'true' && zero.value !== 'false') {
@@ -163,15 +204,17 @@ export function parseMlSpec(labels: Record<string, string>, annotations: Record<
     scaleToZero: zero.value === 'true' || minScale === 0,
     sloPercentile: numField(pct.value, pct.field, 0, 100) ?? 99,
   };
-  const model = get(ML_KEYS.model).value;
+  const modelAt = get(ML_KEYS.model);
+  const model = relativePath(modelAt.value, modelAt.field);
   if (model !== undefined) spec.model = model;
-  const dataset = get(ML_KEYS.dataset).value;
+  const datasetAt = get(ML_KEYS.dataset);
+  const dataset = relativePath(datasetAt.value, datasetAt.field);
   if (dataset !== undefined) spec.dataset = dataset;
   const sloMs = numField(slo.value, slo.field, 0, 3_600_000);
   if (sloMs !== undefined) spec.sloLatencyMs = sloMs;
-  const mb = intField(batch.value, batch.field, 1);
+  const mb = intField(batch.value, batch.field, 1, ML_BOUNDS.batch);
   if (mb !== undefined) spec.maxBatchSize = mb;
-  const mi = intField(inflight.value, inflight.field, 1);
+  const mi = intField(inflight.value, inflight.field, 1, ML_BOUNDS.inflight);
   if (mi !== undefined) spec.maxInflight = mi;
   return spec;
 }
@@ -183,9 +226,7 @@ export function parseMlSpec(labels: Record<string, string>, annotations: Record<
 export function parseDeployment(body: unknown): FunctionSpec {
   if (!isObject(body)) throw invalid('body', 'must be a JSON object');
   const service = checkDnsLabel(body.service, 'service');
-  if (typeof body.image !== 'string' || body.image.trim() === '') {
-    throw invalid('image', 'must be a non-empty string');
-  }
+  const image = checkImageRef(body.image);
   const namespace =
     body.namespace === undefined || body.namespace === '' ? DEFAULT_NAMESPACE : checkDnsLabel(body.namespace, 'namespace');
   if (body.envProcess !== undefined && typeof body.envProcess !== 'string') {
@@ -200,7 +241,7 @@ export function parseDeployment(body: unknown): FunctionSpec {
   secrets?.forEach((s, i) => checkDnsLabel(s, `secrets[${i}]`));
   const spec: FunctionSpec = {
     service,
-    image: body.image,
+    image,
     namespace,
     envVars: envVars(body.envVars, 'envVars'),
     labels,

@@ -25,6 +25,9 @@ describe('async invocations', () => {
       expect(got.headers['x-function-status']).toBe('200');
       expect(got.headers['x-function-name']).toBe('aecho');
       expect(got.headers['x-call-id']).toBe(callId);
+      // OpenFaaS's X-Duration-Seconds: the function's duration, seconds with a fraction
+      expect(got.headers['x-duration-seconds']).toMatch(/^\d+\.\d{6}$/);
+      expect(Number(got.headers['x-duration-seconds'])).toBeGreaterThan(0);
       expect(JSON.parse(got.body)).toEqual(expect.objectContaining({ body: 'later', path: '/path', query: '?q=1', callId }));
       expect((await p.get('/async-function/nope', { method: 'POST', body: 'x' })).status).toBe(404);
       // X-Call-Id is a tracing id: numeric or with ':' is fine, and a repeated one still runs
@@ -36,6 +39,27 @@ describe('async invocations', () => {
       expect(await eventually(() => cb.received.length === 4, 20000)).toBe(true);
     } finally {
       await cb.close();
+      await p.stop();
+      await redis.stop();
+    }
+  });
+
+  it('refuses a callback URL outside the policy with 400 before queueing anything', async () => {
+    const redis = await testRedis();
+    const p = await testGateway(redis.url, { MLFAAS_BASIC_AUTH: 'false', MLFAAS_CALLBACK_ALLOW: '127.0.0.1' });
+    try {
+      seedEchoHttp(p.images);
+      expect((await p.json('POST', '/system/functions', aFunction('aecho').minScale(0).build())).status).toBe(202);
+      const queued = async () => Object.values(await p.gw.asyncInvocations.queue.getJobCounts()).reduce((a, b) => a + b, 0);
+      const before = await queued();
+      for (const url of ['not a url', 'http://[::1', 'file:///etc/passwd', 'gopher://127.0.0.1:6379/_INFO', 'http://169.254.169.254/latest/meta-data/', 'http://[fe80::1]/', 'http://metadata.google.internal/', 'http://example.com/cb']) {
+        const r = await p.get('/async-function/aecho', { method: 'POST', body: 'x', headers: { 'X-Callback-Url': url } });
+        expect({ url, status: r.status }).toEqual({ url, status: 400 });
+        const err = ((await r.json()) as { error: { code: string; field: string; message: string } }).error;
+        expect(err).toEqual({ code: 'validation_failed', field: 'X-Callback-Url', message: expect.stringContaining('X-Callback-Url') });
+      }
+      expect(await queued()).toBe(before);
+    } finally {
       await p.stop();
       await redis.stop();
     }

@@ -1,4 +1,8 @@
-import { parseDeployment, parseMlSpec } from '../../gateway/registry/function-spec';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { checkImageRef, ML_BOUNDS, parseDeployment, parseMlSpec } from '../../gateway/registry/function-spec';
+import { ImageStore } from '../../gateway/providers/local/image-store';
 import { splitQualified } from '../../gateway/lib/names';
 import { aFunction } from '../helpers/fixtures';
 
@@ -57,6 +61,63 @@ describe('parseDeployment', () => {
     expect(parseDeployment({ ...aFunction('f').build(), namespace: 'dev' }).namespace).toBe('dev');
     expect(parseDeployment({ ...aFunction('f').build(), namespace: '' }).namespace).toBe('openfaas-fn');
   });
+});
+
+describe('upper bounds of the ML fields', () => {
+  const HUGE = '100000000000000000000';
+  test.each<{ key: string; max: number; extra: M }>([
+    { key: 'com.openfaas.scale.min', max: ML_BOUNDS.scale, extra: { 'com.openfaas.scale.max': String(ML_BOUNDS.scale) } },
+    { key: 'com.openfaas.scale.max', max: ML_BOUNDS.scale, extra: {} },
+    { key: 'mlfaas.batch.max', max: ML_BOUNDS.batch, extra: {} },
+    { key: 'mlfaas.max_inflight', max: ML_BOUNDS.inflight, extra: {} },
+  ])('$key: $max accepted, $max + 1 and 1e20 refused naming the field', ({ key, max, extra }) => {
+    expect(() => parseMlSpec({ ...extra, [key]: String(max) }, {})).not.toThrow();
+    for (const v of [String(max + 1), HUGE]) {
+      expect(() => parseMlSpec({ ...extra, [key]: v }, {})).toThrow(new RegExp(`labels\\.${key.replace(/\./g, '\\.')}: \\d+ is above the maximum ${max}`));
+    }
+  });
+});
+
+describe('paths in mlfaas.model and mlfaas.dataset', () => {
+  test.each([
+    { v: 'data/digits.csv', ok: true },
+    { v: 'models/a..b.onnx', ok: true },
+    { v: '/etc/passwd', ok: false },
+    { v: '../../etc/passwd', ok: false },
+    { v: 'data/../../x', ok: false },
+    { v: 'data\\..\\x', ok: false },
+    { v: '', ok: false },
+    { v: 'a\u0000b', ok: false },
+  ])('$v → ok=$ok', ({ v, ok }) => {
+    for (const key of ['mlfaas.model', 'mlfaas.dataset']) {
+      const run = () => parseMlSpec({}, { [key]: v });
+      if (ok) expect(run).not.toThrow();
+      else expect(run).toThrow(`annotations.${key}`);
+    }
+  });
+});
+
+describe('checkImageRef', () => {
+  test.each(['test/echo-http:1', 'ghcr.io/openfaas/alpine:latest', 'localhost:5000/x/y:1.0', 'x@sha256:abc', 'my..image:1', '.hidden:1'])('accepts %s', (v) => {
+    expect(checkImageRef(v)).toBe(v);
+  });
+  test.each(['.', '..', './x', '../x', 'x/..', 'x/../..', 'a/./b', '/etc', '/abs/img:1', 'a//b', 'x/', '..:1', '.:1', '..@sha256:0', 'a b', 'a\\b', 'a\nb', '', '  ', 'x'.repeat(256)])(
+    'refuses %j with field image',
+    (v) => {
+      expect(() => checkImageRef(v)).toThrow(/^image: /);
+    },
+  );
+  test.each([7, null, [], {}])('refuses non-string %j', (v) => expect(() => checkImageRef(v)).toThrow(/^image: must be a non-empty string/));
+});
+
+describe('ImageStore.dirOf', () => {
+  const root = mkdtempSync(join(tmpdir(), 'mlfaas-store-'));
+  afterAll(() => rmSync(root, { recursive: true, force: true }));
+  const store = new ImageStore(root);
+  test.each(['x', 'ghcr.io/a/b:1', '../../../etc', 'a/../../b', '...'])('%s stays a child of the store', (img) => {
+    expect(dirname(store.dirOf(img))).toBe(root);
+  });
+  test.each(['.', '..', ''])('%j is refused', (img) => expect(() => store.dirOf(img)).toThrow(/does not name a directory inside the image store/));
 });
 
 describe('splitQualified', () => {

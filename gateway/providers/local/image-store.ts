@@ -1,6 +1,6 @@
 import { cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ErrorCode, PlatformError } from '../../errors';
+import { ErrorCode, invalid, PlatformError } from '../../errors';
 
 /** How a replica of an image is run. */
 export type RunMode =
@@ -42,8 +42,13 @@ export const imageDirName = (image: string) => image.replace(/[^A-Za-z0-9._-]/g,
 export class ImageStore {
   constructor(readonly root: string) {}
 
+  /** The image's directory, always a direct child of `root` (`.`, `..` and empty names are refused). */
   dirOf(image: string): string {
-    return join(this.root, imageDirName(image));
+    const name = imageDirName(image);
+    if (name === '' || name === '.' || name === '..') {
+      throw invalid('image', `"${image}" does not name a directory inside the image store`);
+    }
+    return join(this.root, name);
   }
 
   /** The manifest, a built-in one, or undefined. */
