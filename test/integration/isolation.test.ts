@@ -5,7 +5,9 @@
  * /etc/shadow, write its own image, opt out of its quota through its env. Each must fail, while
  * its own secret stays readable at the OpenFaaS path and it sits in a cgroup of its own.
  */
-import { existsSync, readdirSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, readdirSync, writeFileSync } from 'node:fs';
+import { Cgroups } from '../../gateway/providers/local/cgroups';
 import { join } from 'node:path';
 import { FUNCTION_UID_BASE } from '../../gateway/providers/local/function-users';
 import { sandboxUnavailable } from '../../gateway/providers/local/sandbox';
@@ -124,6 +126,28 @@ describe('isolation off', () => {
     } finally {
       await p.stop();
       await redis.stop();
+    }
+  });
+});
+
+describe('cgroups', () => {
+  const cg = Cgroups.detect();
+  (cg ? test : test.skip)('a group left empty by a dead agent is pruned at the next start; a busy one is kept', async () => {
+    const root = cg!.version === 1 ? '/sys/fs/cgroup/cpu/mlfaas' : '/sys/fs/cgroup/mlfaas';
+    const procs = cg!.create('leftover-test', {});
+    const busy = cg!.create('busy-test', {});
+    const sleeper = spawn('sleep', ['30'], { stdio: 'ignore' });
+    try {
+      writeFileSync(busy[0], String(sleeper.pid));
+      expect(existsSync(join(root, 'leftover-test'))).toBe(true);
+      expect(procs.length).toBeGreaterThan(0);
+      Cgroups.detect();
+      expect(existsSync(join(root, 'leftover-test'))).toBe(false);
+      expect(existsSync(join(root, 'busy-test'))).toBe(true);
+    } finally {
+      sleeper.kill('SIGKILL');
+      await new Promise((r) => sleeper.once('exit', r));
+      await cg!.remove('busy-test');
     }
   });
 });

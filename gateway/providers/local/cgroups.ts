@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { canMakeDir } from './sandbox';
 
@@ -50,7 +50,7 @@ export class Cgroups {
         return undefined;
       }
       if (!canMakeDir(cpu)) return undefined;
-      return new Cgroups(1, { cpu, memory: existsSync(memory) ? memory : undefined });
+      return new Cgroups(1, { cpu, memory: existsSync(memory) ? memory : undefined }).pruned();
     }
     const controllers = join(root, 'cgroup.controllers');
     if (existsSync(controllers)) {
@@ -64,9 +64,28 @@ export class Cgroups {
       } catch {
         return undefined;
       }
-      return new Cgroups(2, { unified });
+      return new Cgroups(2, { unified }).pruned();
     }
     return undefined;
+  }
+
+  /**
+   * Removes groups left empty by an agent that died (SIGKILL leaves its replicas' groups behind;
+   * the replicas themselves died with it). A group that still holds a process is kept.
+   */
+  private pruned(): this {
+    for (const parent of [this.parents.cpu, this.parents.memory, this.parents.unified]) {
+      if (!parent) continue;
+      for (const e of readdirSync(parent, { withFileTypes: true })) {
+        if (!e.isDirectory()) continue;
+        try {
+          if (readFileSync(join(parent, e.name, 'cgroup.procs'), 'utf8').trim() === '') rmdirSync(join(parent, e.name));
+        } catch {
+          // busy or gone: leave it
+        }
+      }
+    }
+    return this;
   }
 
   private dirs(id: string): string[] {
