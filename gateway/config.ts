@@ -18,6 +18,8 @@ export interface Config {
   dataDir: string;
   /** `redis://…` of a shared Redis; absent → start an embedded `redis-server` on a unix socket in dataDir. */
   redisUrl?: string;
+  /** Request-path Redis command deadline, ms; a request meets an outage with a 503 within it. */
+  redisTimeoutMs: number;
   auth: AuthConfig;
   /** Largest request body accepted on any endpoint, bytes. */
   maxBodyBytes: number;
@@ -146,6 +148,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     port: int(env, 'MLFAAS_PORT', 8080, 0),
     dataDir: resolve(env.MLFAAS_DATA_DIR ?? join(REPO_ROOT, '.mlfaas')),
     redisUrl: env.MLFAAS_REDIS_URL || undefined,
+    redisTimeoutMs: int(env, 'MLFAAS_REDIS_TIMEOUT_MS', 2000, 1),
     auth: auth(env),
     maxBodyBytes: int(env, 'MLFAAS_MAX_BODY_BYTES', 16 * 1024 * 1024, 1),
     upstreamTimeoutMs: int(env, 'MLFAAS_UPSTREAM_TIMEOUT_MS', 60_000, 1),

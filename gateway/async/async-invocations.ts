@@ -5,6 +5,7 @@ import type Redis from 'ioredis';
 import type { IncomingHttpHeaders } from 'node:http';
 import { ErrorCode, functionNotFound, PlatformError, toHttp } from '../errors';
 import { FunctionRef } from '../lib/names';
+import { patientDuplicate } from '../lib/redis-health';
 import { keys } from '../registry/keys';
 import { FunctionState } from '../proxy/function-state';
 import { Invoker } from '../proxy/invoker';
@@ -59,6 +60,7 @@ export class AsyncInvocations {
     private readonly opts: AsyncOptions,
   ) {
     this.queue = new Queue<AsyncJob>(keys.asyncQueue, { connection });
+    this.queue.on('error', () => undefined); // an outage is answered per request (503), not logged per reconnect
   }
 
   async enqueue(ref: FunctionRef, method: string, path: string, headers: IncomingHttpHeaders, body: Buffer, callId: string): Promise<void> {
@@ -78,8 +80,9 @@ export class AsyncInvocations {
   }
 
   startWorker(): void {
-    this.workerConn = this.connection.duplicate();
-    this.workerConn.on('error', () => undefined);
+    // BullMQ workers need maxRetriesPerRequest: null and wait out an outage; the queue (enqueue,
+    // on the request path's fail-fast connection) refuses at once instead of replaying later
+    this.workerConn = patientDuplicate(this.connection);
     this.worker = new Worker<AsyncJob>(keys.asyncQueue, (job) => this.process(job), {
       connection: this.workerConn,
       concurrency: this.opts.concurrency,
