@@ -8,6 +8,7 @@ import { childEnv, tiedToParent } from '../../lib/process';
 import { FunctionRef } from '../../lib/names';
 import { FunctionSpec } from '../../registry/function-spec';
 import { ReplicaInfo, ReplicaState } from '../../registry/registry';
+import { KEPT_LINES, summarizeExit } from './exit-summary';
 import { freePort } from './free-port';
 import { ImageManifest } from './image-store';
 
@@ -65,6 +66,7 @@ export class Replica {
   private restartTimer?: NodeJS.Timeout;
   private socket?: string;
   private plannedSocket?: string;
+  private lastError?: string;
 
   constructor(
     readonly id: string,
@@ -92,6 +94,7 @@ export class Replica {
       restarts: this.restarts,
       weight: this.weight,
       quota: this.quota,
+      ...(this.lastError ? { lastError: this.lastError } : {}),
     };
   }
 
@@ -111,6 +114,7 @@ export class Replica {
       this.spawn(env);
     } catch (e) {
       this.host.log(this.id, `failed to start: ${(e as Error).message}`);
+      this.lastError = `failed to start: ${(e as Error).message}`;
       await this.crashed();
       return;
     }
@@ -168,8 +172,13 @@ export class Replica {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     this.child = child;
+    const tail: string[] = []; // this process's last output lines, for lastError
     for (const stream of [child.stdout!, child.stderr!]) {
-      createInterface({ input: stream }).on('line', (l) => this.host.log(this.id, l));
+      createInterface({ input: stream }).on('line', (l) => {
+        this.host.log(this.id, l);
+        tail.push(l);
+        if (tail.length > KEPT_LINES) tail.shift();
+      });
     }
     child.on('error', (e) => this.host.log(this.id, `spawn error: ${e.message}`));
     child.on('exit', (code, signal) => {
@@ -177,7 +186,13 @@ export class Replica {
       this.child = undefined;
       if (this.stopping) return;
       this.host.log(this.id, `exited (${signal ?? `status ${code}`}); restarting`);
-      void this.crashed().catch((e: Error) => this.host.log(this.id, `crash handling failed: ${e.message}`));
+      // output lines still buffered in the pipes arrive after 'exit': wait for them briefly
+      void new Promise((r) => setTimeout(r, 50))
+        .then(() => {
+          this.lastError = summarizeExit(tail, code, signal);
+          return this.crashed();
+        })
+        .catch((e: Error) => this.host.log(this.id, `crash handling failed: ${e.message}`));
     });
   }
 
@@ -191,6 +206,7 @@ export class Replica {
         // runtimes that honour MLFAAS_SOCKET serve there too; the gateway prefers it
         if (this.plannedSocket && existsSync(this.plannedSocket)) this.socket = this.plannedSocket;
         this.state = 'ready';
+        this.lastError = undefined;
         await this.host.publish(this.info());
         return;
       }
