@@ -153,7 +153,8 @@ export async function startGateway(cfg: Config, redisTarget: string): Promise<Ga
     server.closeIdleConnections();
     await Promise.all([
       bounded('async worker', 5000, () => asyncInvocations.close(), log),
-      bounded('training service', 5000, () => training.close(), log),
+      // running jobs checkpoint on SIGTERM (the runner SIGKILLs after 15 s)
+      bounded('training service', 20_000, () => training.close(), log),
       bounded('open requests', 2000, () => closed, () => undefined),
     ]);
     server.closeAllConnections();

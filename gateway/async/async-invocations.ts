@@ -52,6 +52,11 @@ export class AsyncInvocations {
   readonly queue: Queue<AsyncJob>;
   private worker?: Worker<AsyncJob>;
   private workerConn?: Redis;
+  /**
+   * Jobs whose callback this gateway delivered (id → when). A job that comes back because its
+   * completion could not be recorded (Redis away past the lock) is not delivered twice by us.
+   */
+  private delivered = new Map<string, number>();
 
   constructor(
     private readonly connection: Redis,
@@ -95,6 +100,7 @@ export class AsyncInvocations {
 
   private async process(job: Job<AsyncJob>): Promise<{ status: number }> {
     const d = job.data;
+    if (job.id && this.delivered.has(job.id)) return { status: d.result?.status ?? 200 };
     let result = d.result;
     if (!result) {
       result = await this.invoke(d, job.attemptsMade + 1 >= this.opts.attempts);
@@ -113,6 +119,7 @@ export class AsyncInvocations {
         validateStatus: (s) => s < 500,
         maxRedirects: 0,
       });
+      if (job.id) this.remember(job.id);
     }
     return { status: result.status };
   }
@@ -140,6 +147,11 @@ export class AsyncInvocations {
       const h = toHttp(e);
       return { status: h.status, contentType: 'application/json', body: Buffer.from(JSON.stringify(h.body)).toString('base64') };
     }
+  }
+
+  private remember(id: string): void {
+    this.delivered.set(id, Date.now());
+    if (this.delivered.size > 10_000) this.delivered.delete(this.delivered.keys().next().value!);
   }
 
   async close(): Promise<void> {

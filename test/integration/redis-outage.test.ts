@@ -41,8 +41,13 @@ it('fails fast with 503 while Redis is down, replays nothing refused, and recove
     expect((await p.json('POST', '/system/functions', aFunction('echo').minScale(1).build())).status).toBe(202);
     expect(await eventually(async () => (await p.get('/function/echo', { method: 'POST', body: 'x' })).status === 200, 30000, 200)).toBe(true);
     expect((await p.get('/healthz')).status).toBe(200);
+    // a job running when Redis goes away finishes during the outage, past its lock (2 s here)
+    const running = await p.get('/async-function/echo?sleep=1500', { method: 'POST', body: 'running', headers: { 'X-Callback-Url': cb.url, 'X-Call-Id': 'running-at-outage' } });
+    expect(running.status).toBe(202);
+    await new Promise((r) => setTimeout(r, 300));
 
     await redis.stop();
+    const downAt = Date.now();
 
     const health = await timed(() => p.get('/healthz'));
     expect(health.res.status).toBe(503);
@@ -57,6 +62,7 @@ it('fails fast with 503 while Redis is down, replays nothing refused, and recove
       p.get('/async-function/echo', { method: 'POST', body: 'refused', headers: { 'X-Callback-Url': cb.url, 'X-Call-Id': 'refused-during-outage' } }),
     );
     expectUnavailable(refused);
+    await new Promise((r) => setTimeout(r, Math.max(0, 3500 - (Date.now() - downAt))));
 
     redis = await startEmbeddedRedis({ dir: redisDir }); // same socket, same AOF
     expect(await eventually(async () => (await p.get('/healthz')).status === 200, 20000, 100)).toBe(true);
@@ -70,6 +76,10 @@ it('fails fast with 503 while Redis is down, replays nothing refused, and recove
     // ...and the refused one never runs, even given time
     await new Promise((r) => setTimeout(r, 2000));
     expect(cb.received.filter((c) => c.headers['x-call-id'] === 'refused-during-outage')).toEqual([]);
+    // the job that was running: its callback arrives once, not again when it comes back stalled
+    expect(await eventually(() => cb.received.some((c) => c.headers['x-call-id'] === 'running-at-outage'), 30000, 100)).toBe(true);
+    await new Promise((r) => setTimeout(r, 5000)); // > the stalled-job check (the lock, 2 s)
+    expect(cb.received.filter((c) => c.headers['x-call-id'] === 'running-at-outage')).toHaveLength(1);
     expect((await p.get('/system/function/late')).status).toBe(404);
   } finally {
     await cb.close();
