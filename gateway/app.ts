@@ -4,6 +4,7 @@ import { Config } from './config';
 import { ErrorCode, PlatformError, toHttp } from './errors';
 import { paramDecodeError } from './http-edge';
 import { catchAsync } from './lib/catch-async';
+import { checkRedis } from './lib/redis-health';
 import type { GatewayMetrics } from './metrics/gateway-metrics';
 import type { FunctionProvider } from './providers/function-provider';
 import type { Registry } from './registry/registry';
@@ -31,7 +32,15 @@ export function buildApp(d: AppDeps): express.Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
-  app.get('/healthz', (_req, res) => res.status(200).send('OK'));
+  // 200 only while the store answers: a gateway without Redis can serve nothing but cached routes
+  app.get('/healthz', async (_req, res) => {
+    const r = await checkRedis(d.registry.redis, 1000);
+    if (r.ok) res.status(200).send('OK');
+    else {
+      const message = `redis unavailable: ${r.reason}`;
+      res.status(503).set('Retry-After', '5').json({ status: 'unavailable', redis: 'down', error: { code: ErrorCode.Unavailable, message } });
+    }
+  });
   app.get('/metrics', async (_req, res) => {
     res.set('Content-Type', d.metrics.registry.contentType).send(await d.metrics.registry.metrics());
   });

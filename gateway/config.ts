@@ -20,6 +20,8 @@ export interface Config {
   dataDir: string;
   /** `redis://…` of a shared Redis; absent → start an embedded `redis-server` on a unix socket in dataDir. */
   redisUrl?: string;
+  /** Request-path Redis command deadline, ms; a request meets an outage with a 503 within it. */
+  redisTimeoutMs: number;
   auth: AuthConfig;
   /** Browser origins besides the gateway's own that may call `/system/*` (a UI served elsewhere). */
   allowedOrigins: string[];
@@ -173,6 +175,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     port: int(env, 'MLFAAS_PORT', 8080, 0),
     dataDir: resolve(env.MLFAAS_DATA_DIR ?? join(REPO_ROOT, '.mlfaas')),
     redisUrl: env.MLFAAS_REDIS_URL || undefined,
+    redisTimeoutMs: int(env, 'MLFAAS_REDIS_TIMEOUT_MS', 2000, 1),
     auth: auth(env),
     allowedOrigins: (env.MLFAAS_ALLOWED_ORIGINS ?? '').split(',').map((o) => o.trim()).filter(Boolean),
     maxBodyBytes: int(env, 'MLFAAS_MAX_BODY_BYTES', 16 * 1024 * 1024, 1),

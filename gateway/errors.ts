@@ -1,3 +1,5 @@
+import { isRedisUnavailable } from './lib/redis-health';
+
 /**
  * Typed errors with one code enum and one mapping to HTTP status (see `toHttp`).
  * Every 4xx body is JSON `{ "error": { "code", "message", "field"? } }`.
@@ -19,6 +21,8 @@ export enum ErrorCode {
   UpstreamTimeout = 'upstream_timeout',
   UpstreamUnavailable = 'upstream_unavailable',
   NoReplicas = 'no_replicas',
+  /** The platform's store (Redis) cannot be reached: 503 with Retry-After. */
+  Unavailable = 'unavailable',
   Internal = 'internal',
 }
 
@@ -39,6 +43,7 @@ const STATUS: Record<ErrorCode, number> = {
   [ErrorCode.NotImplemented]: 501,
   [ErrorCode.UpstreamUnavailable]: 502,
   [ErrorCode.NoReplicas]: 503,
+  [ErrorCode.Unavailable]: 503,
   [ErrorCode.UpstreamTimeout]: 504,
 };
 
@@ -66,6 +71,10 @@ export const notFound = (what: string) => new PlatformError(ErrorCode.NotFound, 
 export const functionNotFound = (name: string, namespace: string) =>
   new PlatformError(ErrorCode.FunctionNotFound, `function not found: ${name}.${namespace}`, 'name');
 
+/** Redis is unreachable or did not answer in time: 503, try again shortly. */
+export const redisUnavailable = (detail: string) =>
+  new PlatformError(ErrorCode.Unavailable, `redis unavailable: ${detail}`, undefined, { 'Retry-After': '5' });
+
 export interface HttpError {
   status: number;
   headers: Record<string, string>;
@@ -79,6 +88,7 @@ export function toHttp(err: unknown): HttpError {
     if (err.field) error.field = err.field;
     return { status: err.status, headers: err.headers, body: { error } };
   }
+  if (isRedisUnavailable(err)) return toHttp(redisUnavailable((err as Error).message));
   const e = err as { type?: string; status?: number; message?: string };
   // body-parser errors carry `type` and `status`
   if (e && e.type === 'entity.parse.failed') {

@@ -12,6 +12,8 @@ import { AsyncInvocations } from './async/async-invocations';
 import { Config } from './config';
 import { functionNotFound, toHttp } from './errors';
 import { answerAndClose, onClientError, onConnect, onUnmetExpectation, refuseEarly } from './http-edge';
+import { bounded } from './lib/bounded';
+import { failFastOptions, patientDuplicate, waitForRedis } from './lib/redis-health';
 import { connectRedis } from './lib/redis-server';
 import { GatewayMetrics } from './metrics/gateway-metrics';
 import { SecondWindow } from './metrics/second-window';
@@ -22,7 +24,8 @@ import { ImageStore } from './providers/local/image-store';
 import { LocalProvider } from './providers/local/local-provider';
 import { LogSink } from './providers/local/log-sink';
 import { createTokendControl } from './providers/local/tokend-control';
-import { startTokend, tokendBinaryPath, TokendProcess } from './providers/local/tokend-process';
+import { tokendBinaryPath } from './providers/local/tokend-process';
+import { TokendSupervisor } from './providers/local/tokend-supervisor';
 import { parseInvocationPath, Invoker, trainingNotInvocable } from './proxy/invoker';
 import { readBody } from './proxy/read-body';
 import { JobStore } from './jobs/job-store';
@@ -40,6 +43,8 @@ export interface Gateway {
   redis: Redis;
   provider: LocalProvider;
   agent?: LocalAgent;
+  /** The supervised tokend, when this gateway runs the agent and tokend is built. */
+  tokend?: TokendSupervisor;
   router: FunctionRouter;
   asyncInvocations: AsyncInvocations;
   training: TrainingService;
@@ -48,17 +53,29 @@ export interface Gateway {
   close(): Promise<void>;
 }
 
+/** The platform log: stderr, as `mlfaas up` writes it. */
+const platformLog = (line: string) => void process.stderr.write(`[mlfaas] ${line}\n`);
+
 /** `redisTarget`: a `redis://` URL or a unix socket path. */
 export async function startGateway(cfg: Config, redisTarget: string): Promise<Gateway> {
-  const redis = connectRedis(redisTarget);
+  // the request path fails fast (503) while Redis is away and never replays a refused write
+  const redis = connectRedis(redisTarget, failFastOptions(cfg.redisTimeoutMs));
   redis.on('error', () => undefined);
+  await waitForRedis(redis, 10_000).catch((e: Error) => {
+    redis.disconnect();
+    throw e;
+  });
+  // the agent's own state (replica records, lease) waits out an outage instead
+  const background = patientDuplicate(redis);
   const feed = new ChangeFeed(redis);
   const registry = new Registry(redis, feed);
   const images = new ImageStore(join(cfg.dataDir, 'images'));
   const provider = new LocalProvider(redis, registry, images, cfg.version);
   const logs = new LogSink(redis);
+  const metrics = new GatewayMetrics();
   let agent: LocalAgent | undefined;
-  let tokend: TokendProcess | undefined;
+  let tokend: TokendSupervisor | undefined;
+  let agentRegistry: Registry | undefined;
   let isolation: { isolation?: Isolation; describe: string } | undefined;
   mkdirSync(cfg.dataDir, { recursive: true, mode: 0o700 });
   chmodSync(cfg.dataDir, 0o700); // secrets, Redis, images: the platform's alone
@@ -67,12 +84,17 @@ export async function startGateway(cfg: Config, redisTarget: string): Promise<Ga
     if (cfg.tokend && existsSync(tokendBinaryPath())) {
       const dir = join(cfg.dataDir, 'tokend');
       mkdirSync(dir, { recursive: true });
+      const restarts = metrics.componentRestarts.labels({ component: 'tokend' });
       // the CPU device is all cores; a replica's quota is a fraction of one core
-      tokend = await startTokend({ dir, windowMs: cfg.tokendWindowMs, cpuCapacity: cpus().length });
+      tokend = await TokendSupervisor.start(
+        { dir, windowMs: cfg.tokendWindowMs, cpuCapacity: cpus().length },
+        { log: platformLog, restarted: () => restarts.inc(), onRestart: async () => agent?.reapplyQuotas() },
+      );
     }
     const control = tokend ? createTokendControl(tokend.controlPath) : undefined;
-    isolation = isolationFor(cfg, redis);
-    agent = new LocalAgent(redis, registry, images, logs, {
+    isolation = isolationFor(cfg, background);
+    agentRegistry = new Registry(background, new ChangeFeed(background));
+    agent = new LocalAgent(background, agentRegistry, images, logs, {
       isolation: isolation.isolation,
       dataDir: cfg.dataDir,
       readinessTimeoutMs: cfg.readinessTimeoutMs,
@@ -90,7 +112,6 @@ export async function startGateway(cfg: Config, redisTarget: string): Promise<Ga
     });
     await agent.start();
   }
-  const metrics = new GatewayMetrics();
   const router = new FunctionRouter(provider, { queueDepth: cfg.queueDepth, replicaConcurrency: cfg.replicaConcurrency });
   const window = new SecondWindow(redis, () => [...router.all()].map((s) => ({ ref: s.ref, queue: s.queued, inflight: s.inflight })));
   window.start();
@@ -158,20 +179,30 @@ export async function startGateway(cfg: Config, redisTarget: string): Promise<Ga
   server.keepAliveTimeout = 65_000;
   server.headersTimeout = 66_000;
   const close = async (): Promise<void> => {
-    // stop taking requests, let queued work finish, then tear down what it depends on
+    // stop taking requests, let queued work finish, then tear down what it depends on; every
+    // step is bounded, so a Redis or a child that died first (Ctrl-C reaches the whole process
+    // group) cannot hold shutdown
+    const log = platformLog;
     const closed = new Promise<void>((r) => server.close(() => r()));
     server.closeIdleConnections();
-    await asyncInvocations.close();
-    await training.close();
-    await Promise.race([closed, new Promise((r) => setTimeout(r, 2000))]);
+    await Promise.all([
+      bounded('async worker', 5000, () => asyncInvocations.close(), log),
+      // running jobs checkpoint on SIGTERM (the runner SIGKILLs after 15 s)
+      bounded('training service', 20_000, () => training.close(), log),
+      bounded('open requests', 2000, () => closed, () => undefined),
+    ]);
     server.closeAllConnections();
     router.close();
     invoker.close();
-    await window.close();
-    await agent?.close();
-    await tokend?.stop();
-    await logs.close();
-    await provider.close();
+    await Promise.all([
+      bounded('metrics window', 2000, () => window.close(), log),
+      bounded('agent', cfg.terminationGraceMs + 3000, () => agent?.close(), log),
+    ]);
+    await bounded('tokend', 3000, () => tokend?.stop(), log);
+    await bounded('log sink', 1000, () => logs.close(), log);
+    await bounded('provider', 1000, () => provider.close(), log);
+    await bounded('agent registry', 1000, () => agentRegistry?.feed.close(), log);
+    background.disconnect();
     redis.disconnect();
   };
   try {
@@ -193,6 +224,7 @@ export async function startGateway(cfg: Config, redisTarget: string): Promise<Ga
     redis,
     provider,
     agent,
+    tokend,
     router,
     asyncInvocations,
     training,

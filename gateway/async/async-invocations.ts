@@ -5,6 +5,7 @@ import type Redis from 'ioredis';
 import type { IncomingHttpHeaders } from 'node:http';
 import { ErrorCode, functionNotFound, invalid, PlatformError, toHttp } from '../errors';
 import { FunctionRef } from '../lib/names';
+import { patientDuplicate } from '../lib/redis-health';
 import { keys } from '../registry/keys';
 import { FunctionState } from '../proxy/function-state';
 import { Invoker } from '../proxy/invoker';
@@ -57,6 +58,11 @@ export class AsyncInvocations {
   readonly queue: Queue<AsyncJob>;
   private worker?: Worker<AsyncJob>;
   private workerConn?: Redis;
+  /**
+   * Jobs whose callback this gateway delivered (id → when). A job that comes back because its
+   * completion could not be recorded (Redis away past the lock) is not delivered twice by us.
+   */
+  private delivered = new Map<string, number>();
 
   constructor(
     private readonly connection: Redis,
@@ -65,6 +71,7 @@ export class AsyncInvocations {
     private readonly opts: AsyncOptions,
   ) {
     this.queue = new Queue<AsyncJob>(keys.asyncQueue, { connection });
+    this.queue.on('error', () => undefined); // an outage is answered per request (503), not logged per reconnect
   }
 
   /** The validated `X-Callback-Url` (undefined when absent or empty); 400 naming the header when refused. */
@@ -93,8 +100,9 @@ export class AsyncInvocations {
   }
 
   startWorker(): void {
-    this.workerConn = this.connection.duplicate();
-    this.workerConn.on('error', () => undefined);
+    // BullMQ workers need maxRetriesPerRequest: null and wait out an outage; the queue (enqueue,
+    // on the request path's fail-fast connection) refuses at once instead of replaying later
+    this.workerConn = patientDuplicate(this.connection);
     this.worker = new Worker<AsyncJob>(keys.asyncQueue, (job) => this.process(job), {
       connection: this.workerConn,
       concurrency: this.opts.concurrency,
@@ -107,6 +115,7 @@ export class AsyncInvocations {
 
   private async process(job: Job<AsyncJob>): Promise<{ status: number }> {
     const d = job.data;
+    if (job.id && this.delivered.has(job.id)) return { status: d.result?.status ?? 200 };
     let result = d.result;
     if (!result) {
       result = await this.invoke(d, job.attemptsMade + 1 >= this.opts.attempts);
@@ -127,6 +136,7 @@ export class AsyncInvocations {
         validateStatus: (s) => s < 500,
         maxRedirects: 0,
       });
+      if (job.id) this.remember(job.id);
     }
     return { status: result.status };
   }
@@ -155,6 +165,11 @@ export class AsyncInvocations {
       const body = Buffer.from(JSON.stringify(h.body)).toString('base64');
       return { status: h.status, contentType: 'application/json', body, durationS: secondsSince(startHr) };
     }
+  }
+
+  private remember(id: string): void {
+    this.delivered.set(id, Date.now());
+    if (this.delivered.size > 10_000) this.delivered.delete(this.delivered.keys().next().value!);
   }
 
   async close(): Promise<void> {

@@ -1,6 +1,6 @@
 import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { parse } from 'yaml';
 import { ImageManifest, ImageStore } from '../providers/local/image-store';
 import { StackFunction } from './stack';
@@ -18,6 +18,19 @@ export function findTemplate(lang: string, stackDir: string, templatesDir: strin
     if (existsSync(join(dir, 'template.yml'))) return dir;
   }
   throw new Error(`template "${lang}" not found in ${join(stackDir, 'template')} or ${templatesDir}`);
+}
+
+/**
+ * An `ml-inference` image serves `function/$MODEL_PATH` (default `model.onnx`): without it every
+ * replica would crash at start, so the build refuses, naming the file it expected.
+ */
+function requireModel(f: StackFunction, work: string, handlerDir: string): void {
+  const rel = f.environment.MODEL_PATH || 'model.onnx';
+  if (existsSync(join(work, 'function', rel))) return;
+  throw new Error(
+    `functions.${f.name}: an ml-inference function needs its ONNX model at ${resolve(handlerDir, rel)} (not found); ` +
+      'put the model there or set environment.MODEL_PATH (relative to the handler folder)',
+  );
 }
 
 /**
@@ -41,6 +54,7 @@ export function buildFunction(f: StackFunction, stackFile: string, templatesDir:
       cpSync(tdir, work, { recursive: true, filter: (src) => !skip(src) });
       if (f.handler) cpSync(f.handler, join(work, 'function'), { recursive: true });
       else cpSync(join(tdir, 'function'), join(work, 'function'), { recursive: true });
+      if ((t.language ?? f.lang) === 'ml-inference') requireModel(f, work, f.handler ?? fnDir);
       const m = t.mlfaas;
       manifest = m
         ? { language: f.lang, kind: m.kind ?? 'inference', mode: m.mode ?? 'http', fprocess: t.fprocess, health: m.health, readiness: m.readiness }

@@ -41,14 +41,32 @@ function config(values: Record<string, unknown>): Config {
   return loadConfig(process.env, over);
 }
 
+/** Exit status of a forced exit (a second signal): 128 + the signal's number, as shells report it. */
+const FORCED_EXIT = { SIGINT: 130, SIGTERM: 143 } as const;
+/** A graceful stop that takes longer than this exits anyway (every step is bounded well below). */
+const STOP_DEADLINE_MS = 45_000;
+/** `npm start` forwards the terminal's SIGINT that already reached us: a repeat this soon is the same Ctrl-C. */
+const SAME_SIGNAL_MS = 500;
+
 function onSignals(stop: () => Promise<void>): void {
-  let stopping = false;
-  const handler = (sig: string) => {
-    if (stopping) return;
-    stopping = true;
-    log(`${sig}: stopping replicas, gateway and redis`);
+  let firstAt = 0;
+  const handler = (sig: keyof typeof FORCED_EXIT) => {
+    if (firstAt) {
+      if (Date.now() - firstAt < SAME_SIGNAL_MS) return;
+      log(`${sig} again: exiting now without waiting for the stop to finish`);
+      process.exit(FORCED_EXIT[sig]);
+    }
+    firstAt = Date.now();
+    log(`${sig}: stopping replicas, gateway and redis (Ctrl-C again to force)`);
+    setTimeout(() => {
+      log(`stop did not finish in ${STOP_DEADLINE_MS} ms; exiting`);
+      process.exit(1);
+    }, STOP_DEADLINE_MS).unref();
     stop().then(
-      () => process.exit(0),
+      () => {
+        log(`stopped in ${Date.now() - firstAt} ms`);
+        process.exit(0);
+      },
       (e) => {
         log(`stop failed: ${(e as Error).message}`);
         process.exit(1);

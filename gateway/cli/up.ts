@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { Config } from '../config';
 import { PlatformError, ErrorCode } from '../errors';
+import { bounded } from '../lib/bounded';
 import { EmbeddedRedis, startEmbeddedRedis } from '../lib/redis-server';
 import { ImageStore } from '../providers/local/image-store';
 import { parseDeployment } from '../registry/function-spec';
@@ -40,10 +41,11 @@ export async function up(cfg: Config, opts: UpOptions): Promise<Platform> {
   gateway.notices.forEach(opts.log);
   const autoscaler = cfg.autoscaler.enabled ? await startAutoscaler(cfg, gateway.redis, gateway.provider) : undefined;
   if (autoscaler) opts.log(`inference autoscaler: policy ${cfg.autoscaler.policy}, every ${cfg.autoscaler.intervalMs} ms`);
+  // bounded whatever died first: Ctrl-C reaches Redis at the same moment as us
   const stop = async () => {
-    await autoscaler?.close();
+    await bounded('autoscaler', 3000, () => autoscaler?.close(), opts.log);
     await gateway.close();
-    await redis?.stop();
+    await bounded('redis-server', 8000, () => redis?.stop(), opts.log);
   };
   try {
     if (opts.stackFile) await deployStack(gateway, cfg, opts);

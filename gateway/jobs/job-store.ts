@@ -18,6 +18,7 @@ export class JobStore {
 
   constructor(private readonly redis: Redis) {
     this.queue = new Queue(TRAINING_QUEUE, { connection: redis });
+    this.queue.on('error', () => undefined); // an outage surfaces per request (503), not per reconnect
   }
 
   /** Stores a new admitted job and enqueues it durably. */
@@ -52,7 +53,8 @@ export class JobStore {
    */
   async update(id: string, patch: (r: JobRecord) => void): Promise<JobRecord | undefined> {
     for (let attempt = 0; attempt < 20; attempt++) {
-      const conn = this.redis.duplicate();
+      // queued only while this new connection opens; a fail-fast parent still fails fast (no retries)
+      const conn = this.redis.duplicate({ enableOfflineQueue: true });
       conn.on('error', () => undefined);
       try {
         await conn.watch(RECORDS);

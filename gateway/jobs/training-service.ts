@@ -8,6 +8,7 @@ import { curveFromProfile } from '../../autoscaler/training/profile';
 import type { Placement, SchedulerState, TrainingJob, TrainingPolicy } from '../../autoscaler/training/types';
 import { ErrorCode, functionNotFound, PlatformError } from '../errors';
 import { Lease } from '../lib/lease';
+import { patientDuplicate } from '../lib/redis-health';
 import type { FunctionProvider } from '../providers/function-provider';
 import type { ImageStore } from '../providers/local/image-store';
 import { JobRequest } from './job-request';
@@ -79,8 +80,7 @@ export class TrainingService {
   }
 
   private async lead(): Promise<void> {
-    this.workerConn = this.redis.duplicate();
-    this.workerConn.on('error', () => undefined);
+    this.workerConn = patientDuplicate(this.redis); // BullMQ workers need maxRetriesPerRequest: null
     this.worker = new Worker(TRAINING_QUEUE, (j) => this.run(j), {
       connection: this.workerConn,
       concurrency: 1000, // admission, not the queue, limits work: every admitted job is active

@@ -1,4 +1,5 @@
 import type Redis from 'ioredis';
+import { patientDuplicate } from './redis-health';
 
 export type StreamEntry = [id: string, fields: string[]];
 
@@ -12,8 +13,7 @@ export const STREAM_ID = /^(0|\$|\d+-\d+)$/;
  * the first await, so a client that leaves early never strands the connection.
  */
 export async function* followStream(redis: Redis, key: string, fromId: string, signal: AbortSignal, blockMs = 1000): AsyncGenerator<StreamEntry[]> {
-  const conn = redis.duplicate();
-  conn.on('error', () => undefined);
+  const conn = patientDuplicate(redis); // a blocking read outlives the request path's command timeout
   const abort = () => conn.disconnect();
   signal.addEventListener('abort', abort);
   let last = fromId;

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import Redis from 'ioredis';
-import { isAlive } from './process';
+import { isAlive, tiedToParent } from './process';
 
 /** A `redis-server` child with data and AOF under `dir`, listening on a unix socket (and optionally a port). */
 export interface EmbeddedRedis {
@@ -77,7 +77,10 @@ export async function startEmbeddedRedis(opts: EmbeddedRedisOptions): Promise<Em
     '--loglevel', 'warning',
     '--logfile', join(dir, 'redis.log'),
   ];
-  const child: ChildProcess = spawn('redis-server', args, { stdio: 'ignore' });
+  // its own process group (a terminal's Ctrl-C reaches us, not it: we stop it in order), and
+  // still dies with us when we are SIGKILLed (pdeathsig)
+  const argv = tiedToParent(['redis-server', ...args]);
+  const child: ChildProcess = spawn(argv[0], argv.slice(1), { stdio: 'ignore', detached: true });
   const exited = new Promise<void>((res) => child.once('exit', () => res()));
   child.once('error', () => undefined);
   const ioUrl = socketPath;

@@ -10,6 +10,8 @@ export class GatewayMetrics {
   readonly registry = new PromRegistry();
   readonly invocations: Counter<'function_name' | 'code'>;
   readonly seconds: Histogram<'function_name' | 'code'>;
+  /** Restarts of supervised platform components (`tokend`). */
+  readonly componentRestarts: Counter<'component'>;
   private router?: FunctionRouter;
 
   constructor() {
@@ -25,6 +27,12 @@ export class GatewayMetrics {
       help: 'Function time taken, seconds',
       labelNames: ['function_name', 'code'],
       buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+      registers: [this.registry],
+    });
+    this.componentRestarts = new Counter({
+      name: 'mlfaas_component_restarts_total',
+      help: 'Restarts of platform components after they died',
+      labelNames: ['component'],
       registers: [this.registry],
     });
     const self = this;

@@ -22,6 +22,11 @@ export class FunctionState {
   kind = 'inference';
   /** Prometheus `function_name` label: `name.namespace`. */
   readonly label: string;
+  /**
+   * Set while every replica is crashed or restarting after a crash (none ready): the last
+   * error one of them reported. Requests then get a 503 with it at once instead of waiting.
+   */
+  crashError?: string;
 
   /**
    * @param maxInflight concurrent requests one replica is sent before requests queue
@@ -45,6 +50,7 @@ export class FunctionState {
    */
   setReplicas(replicas: ReplicaInfo[], desired: number): void {
     this.desired = desired;
+    this.crashError = crashLoopError(replicas);
     const old = new Map(this.upstreams.map((u) => [u.id, u]));
     this.upstreams = replicas
       .filter((r) => r.state === 'ready')
@@ -58,11 +64,22 @@ export class FunctionState {
         return u;
       });
     this.drain();
+    if (this.crashError && this.upstreams.length === 0) this.rejectAll(this.crashLooping());
+  }
+
+  private crashLooping(): PlatformError {
+    return new PlatformError(
+      ErrorCode.NoReplicas,
+      `${this.ref.name}.${this.ref.namespace} is crash-looping (no replica stays up); last error: ${this.crashError}`,
+      undefined,
+      { 'Retry-After': '5' },
+    );
   }
 
   /** A replica slot now, or a place in the queue; 429 with Retry-After when the queue is full. */
   acquire(waitMs: number): Promise<Upstream> {
     const limit = this.maxInflight;
+    if (this.crashError && this.upstreams.length === 0) return Promise.reject(this.crashLooping());
     if (this.queue.length === 0) {
       const u = pickUpstream(this.upstreams, limit);
       if (u) {
@@ -122,4 +139,11 @@ export class FunctionState {
       w.reject(e);
     }
   }
+}
+
+/** The last error of a function whose every replica crashed since it was last ready (pure). */
+export function crashLoopError(replicas: readonly ReplicaInfo[]): string | undefined {
+  const live = replicas.filter((r) => r.state !== 'draining');
+  const looping = live.length > 0 && live.every((r) => r.state === 'crashed' || (r.state === 'starting' && r.lastError !== undefined));
+  return looping ? live.map((r) => r.lastError).find((e) => e !== undefined) : undefined;
 }

@@ -1,4 +1,5 @@
 import type Redis from 'ioredis';
+import { patientDuplicate } from '../lib/redis-health';
 import { keys } from './keys';
 
 /** What changed: a function's spec or desired count (`function`), or its replica set (`replicas`). */
@@ -27,8 +28,8 @@ export class ChangeFeed {
   /** Starts listening on a duplicate connection; returns an unsubscribe function. */
   async subscribe(l: ChangeListener): Promise<() => void> {
     if (!this.sub) {
-      this.sub = this.pub.duplicate();
-      this.sub.on('error', () => undefined);
+      // waits out a Redis outage and resubscribes after it (the publisher may fail fast)
+      this.sub = patientDuplicate(this.pub);
       this.sub.on('message', (_ch: string, msg: string) => {
         let c: Change;
         try {

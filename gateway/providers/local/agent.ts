@@ -299,6 +299,15 @@ export class LocalAgent {
     }
   }
 
+  /**
+   * Pushes every running replica's quota to the limiter again, e.g. after tokend restarted and
+   * lost its rules; replicas being profiled keep the profiler's quota.
+   */
+  async reapplyQuotas(): Promise<void> {
+    this.applied.clear();
+    for (const key of [...this.replicas.keys()]) await this.enforceQuotas(parseRefKey(key));
+  }
+
   private forget(id: string): void {
     this.owner.delete(id);
     for (const k of this.applied.keys()) if (k.startsWith(`${id}:`)) this.applied.delete(k);

@@ -1,5 +1,19 @@
-import { cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import {
+  cpSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  realpathSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { basename, join } from 'node:path';
 import { ErrorCode, invalid, PlatformError } from '../../errors';
 
 /** How a replica of an image is run. */
@@ -35,14 +49,23 @@ const BUILTIN = [/^(ghcr\.io\/)?openfaas\/(alpine|classic-watchdog)(:.*)?$/, /^f
 /** Directory-name form of an image reference: `ghcr.io/x/y:1` → `ghcr.io_x_y_1`. */
 export const imageDirName = (image: string) => image.replace(/[^A-Za-z0-9._-]/g, '_');
 
+/** The symlink in an image's folder naming its current version. */
+const CURRENT = 'current';
+/** Leftovers of a build that died half-way are removed after this, ms. */
+const STALE_TEMP_MS = 10 * 60_000;
+
 /**
- * The local image store: one directory per image under `root`, written by `mlfaas build`
- * (shrinkwrap: template + handler), read by the local provider.
+ * The local image store, written by `mlfaas build` (shrinkwrap: template + handler), read by the
+ * local provider. Images are immutable: each build is a new complete version directory
+ * `root/<image>/v-<id>/`, and `root/<image>/current` (a symlink) is switched to it with one
+ * atomic rename. A replica starts from the version `find` resolved and that directory is never
+ * changed under it; old versions are deleted only when they are neither current nor the one
+ * before, and no process runs in them (cwd or command line, from /proc).
  */
 export class ImageStore {
   constructor(readonly root: string) {}
 
-  /** The image's directory, always a direct child of `root` (`.`, `..` and empty names are refused). */
+  /** The image's folder (its versions and the `current` link), always a direct child of `root` (`.`, `..` and empty names are refused). */
   dirOf(image: string): string {
     const name = imageDirName(image);
     if (name === '' || name === '.' || name === '..') {
@@ -51,12 +74,18 @@ export class ImageStore {
     return join(this.root, name);
   }
 
-  /** The manifest, a built-in one, or undefined. */
+  /** The manifest of the current version (`dir` = that version's directory), a built-in one, or undefined. */
   find(image: string): ImageManifest | undefined {
-    const file = join(this.dirOf(image), MANIFEST);
-    if (existsSync(file)) {
-      const m = JSON.parse(readFileSync(file, 'utf8')) as ImageManifest;
-      return { ...m, dir: this.dirOf(image) };
+    const home = this.dirOf(image);
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const dir = currentVersion(home);
+      if (!dir) break;
+      try {
+        const m = JSON.parse(readFileSync(join(dir, MANIFEST), 'utf8')) as ImageManifest;
+        return { ...m, dir };
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e; // collected between readlink and read: look again
+      }
     }
     if (BUILTIN.some((re) => re.test(image))) {
       return { image, language: 'dockerfile', kind: 'classic', mode: 'classic', builtAt: new Date(0).toISOString() };
@@ -77,19 +106,106 @@ export class ImageStore {
     return m;
   }
 
-  /** Copies `srcDir` into the store as `image`, atomically replacing an older build. */
+  /** Copies `srcDir` into the store as a new version of `image` and makes it current (atomically). */
   put(image: string, srcDir: string, manifest: Omit<ImageManifest, 'dir' | 'image' | 'builtAt'>): ImageManifest {
+    const home = this.dirOf(image);
     mkdirSync(this.root, { recursive: true });
-    const final = this.dirOf(image);
-    const tmp = `${final}.tmp-${process.pid}`;
-    rmSync(tmp, { recursive: true, force: true });
+    migrateLegacy(home);
+    mkdirSync(home, { recursive: true });
+    const previous = currentVersion(home);
+    const id = `v-${Date.now().toString(36)}-${randomBytes(4).toString('hex')}`;
+    const tmp = join(home, `.tmp-${id}`);
     cpSync(srcDir, tmp, { recursive: true, dereference: true });
     const full: ImageManifest = { image, builtAt: new Date().toISOString(), ...manifest };
     writeFileSync(join(tmp, MANIFEST), JSON.stringify(full, null, 2));
-    const old = `${final}.old-${process.pid}`;
-    if (existsSync(final)) renameSync(final, old);
-    renameSync(tmp, final);
-    rmSync(old, { recursive: true, force: true });
-    return { ...full, dir: final };
+    const dir = join(home, id);
+    renameSync(tmp, dir); // complete before anything can name it
+    const link = join(home, `.link-${id}`);
+    symlinkSync(id, link);
+    renameSync(link, join(home, CURRENT)); // the switch: readers see the old version or the new one
+    collectVersions(home, new Set([id, ...(previous ? [basename(previous)] : [])]));
+    return { ...full, dir: realpathSync(dir) };
   }
+}
+
+/** The current version's directory of an image folder, or the folder itself in the old layout. */
+function currentVersion(home: string): string | undefined {
+  try {
+    return realpathSync(join(home, CURRENT));
+  } catch {
+    return existsSync(join(home, MANIFEST)) ? home : undefined;
+  }
+}
+
+/** Old layout (files directly in the image folder): becomes version `v-legacy`, by renames only. */
+function migrateLegacy(home: string): void {
+  if (!existsSync(join(home, MANIFEST)) || lstatExists(join(home, CURRENT))) return;
+  const aside = `${home}.legacy-${process.pid}`;
+  renameSync(home, aside); // a replica running in it keeps its cwd: a rename moves no inode
+  mkdirSync(home);
+  renameSync(aside, join(home, 'v-legacy'));
+  symlinkSync('v-legacy', join(home, CURRENT));
+}
+
+function lstatExists(p: string): boolean {
+  try {
+    lstatSync(p);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Deletes versions not in `keep` that no process uses, and leftovers of builds that died. */
+function collectVersions(home: string, keep: Set<string>): void {
+  const used = pathsInUse(); // real paths, as /proc reports them
+  const real = realpathSync(home);
+  for (const e of readdirSync(home)) {
+    const p = join(real, e);
+    if (e.startsWith('.tmp-') || e.startsWith('.link-')) {
+      if (Date.now() - lstatSync(p).mtimeMs > STALE_TEMP_MS) rmSync(p, { recursive: true, force: true });
+      continue;
+    }
+    if (!e.startsWith('v-') || keep.has(e)) continue;
+    if (used.some((u) => u === p || u.startsWith(p + '/'))) continue;
+    rmSync(p, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Working directories and command-line words (absolute paths) of every process this user can
+ * see in /proc. Processes of other users are invisible here, so a store shared with replicas
+ * running as another user must be collected by root (or keeps its versions).
+ */
+/** Set by the agent in every replica: the host path of the image version it runs. */
+export const IMAGE_DIR_ENV = 'MLFAAS_IMAGE_DIR';
+
+export function pathsInUse(): string[] {
+  const out: string[] = [];
+  let pids: string[];
+  try {
+    pids = readdirSync('/proc').filter((e) => /^\d+$/.test(e));
+  } catch {
+    return out;
+  }
+  for (const pid of pids) {
+    try {
+      out.push(readlinkSync(`/proc/${pid}/cwd`));
+    } catch {
+      // gone, or not ours
+    }
+    try {
+      for (const w of readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')) if (w.startsWith('/')) out.push(w);
+    } catch {
+      // gone
+    }
+    try {
+      // a sandboxed replica's cwd is its bind mount (/var/openfaas/function): it names its image here
+      const env = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').find((e) => e.startsWith(`${IMAGE_DIR_ENV}=`));
+      if (env) out.push(env.slice(IMAGE_DIR_ENV.length + 1));
+    } catch {
+      // gone, or not ours
+    }
+  }
+  return out;
 }

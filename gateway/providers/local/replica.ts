@@ -8,9 +8,10 @@ import { childEnv, tiedToParent } from '../../lib/process';
 import { FunctionRef } from '../../lib/names';
 import { FunctionSpec } from '../../registry/function-spec';
 import { ReplicaInfo, ReplicaState } from '../../registry/registry';
+import { KEPT_LINES, summarizeExit } from './exit-summary';
 import { freePort } from './free-port';
 import { Cgroups, cpuCores, memoryBytes } from './cgroups';
-import { ImageManifest } from './image-store';
+import { IMAGE_DIR_ENV, ImageManifest } from './image-store';
 import { readableImage, SANDBOX_PATHS, SandboxPlan, sandboxArgv } from './sandbox';
 
 /** What a replica needs to know about its function, fixed for its lifetime. */
@@ -77,6 +78,7 @@ export class Replica {
   private restartTimer?: NodeJS.Timeout;
   private socket?: string;
   private plannedSocket?: string;
+  private lastError?: string;
 
   constructor(
     readonly id: string,
@@ -104,6 +106,7 @@ export class Replica {
       restarts: this.restarts,
       weight: this.weight,
       quota: this.quota,
+      ...(this.lastError ? { lastError: this.lastError } : {}),
     };
   }
 
@@ -120,6 +123,7 @@ export class Replica {
       this.spawn(env, sandbox);
     } catch (e) {
       this.host.log(this.id, `failed to start: ${(e as Error).message}`);
+      this.lastError = `failed to start: ${(e as Error).message}`;
       await this.crashed();
       return;
     }
@@ -172,6 +176,7 @@ export class Replica {
     ];
     if (secretsDir) binds.push({ src: secretsDir, dst: SANDBOX_PATHS.secrets, readOnly: true });
     if (manifest.dir) {
+      platform[IMAGE_DIR_ENV] = manifest.dir; // the store's collector sees the version in use
       readableImage(manifest.dir);
       binds.push({ src: manifest.dir, dst: SANDBOX_PATHS.function, readOnly: true });
     }
@@ -210,8 +215,13 @@ export class Replica {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     this.child = child;
+    const tail: string[] = []; // this process's last output lines, for lastError
     for (const stream of [child.stdout!, child.stderr!]) {
-      createInterface({ input: stream }).on('line', (l) => this.host.log(this.id, l));
+      createInterface({ input: stream }).on('line', (l) => {
+        this.host.log(this.id, l);
+        tail.push(l);
+        if (tail.length > KEPT_LINES) tail.shift();
+      });
     }
     child.on('error', (e) => this.host.log(this.id, `spawn error: ${e.message}`));
     child.on('exit', (code, signal) => {
@@ -219,7 +229,13 @@ export class Replica {
       this.child = undefined;
       if (this.stopping) return;
       this.host.log(this.id, `exited (${signal ?? `status ${code}`}); restarting`);
-      void this.crashed().catch((e: Error) => this.host.log(this.id, `crash handling failed: ${e.message}`));
+      // output lines still buffered in the pipes arrive after 'exit': wait for them briefly
+      void new Promise((r) => setTimeout(r, 50))
+        .then(() => {
+          this.lastError = summarizeExit(tail, code, signal);
+          return this.crashed();
+        })
+        .catch((e: Error) => this.host.log(this.id, `crash handling failed: ${e.message}`));
     });
   }
 
@@ -233,6 +249,7 @@ export class Replica {
         // runtimes that honour MLFAAS_SOCKET serve there too; the gateway prefers it
         if (this.plannedSocket && existsSync(this.plannedSocket)) this.socket = this.plannedSocket;
         this.state = 'ready';
+        this.lastError = undefined;
         await this.host.publish(this.info());
         return;
       }

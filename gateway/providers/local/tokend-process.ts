@@ -39,6 +39,8 @@ export interface TokendProcess {
   /** root-only control socket for {@link createTokendControl} */
   controlPath: string;
   pid: number;
+  /** Resolves when the process exits, for whatever reason (see `TokendSupervisor`). */
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   /** SIGTERM, then SIGKILL after 2 s; resolves when the process has exited */
   stop(): Promise<void>;
 }
@@ -80,14 +82,20 @@ export async function startTokend(opts: StartTokendOptions): Promise<TokendProce
   ];
   for (const [flag, v] of num) if (v !== undefined) args.push(flag, String(v));
   if (opts.verbose) args.push('-v');
-  // dies with its parent even on SIGKILL (no orphan daemon holding the sockets)
+  // dies with its parent even on SIGKILL (no orphan daemon holding the sockets), and runs in its
+  // own process group: a terminal's Ctrl-C reaches the platform, which stops tokend last
   const argv = tiedToParent([binary, ...args]);
-  const child = spawn(argv[0], argv.slice(1), { stdio: ['ignore', 'ignore', opts.verbose ? 'inherit' : 'pipe'] });
+  const child = spawn(argv[0], argv.slice(1), { stdio: ['ignore', 'ignore', opts.verbose ? 'inherit' : 'pipe'], detached: true });
+  const exitedP = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) resolve({ code: child.exitCode, signal: child.signalCode });
+    else child.once('exit', (code, signal) => resolve({ code, signal }));
+  });
+  child.once('error', () => undefined);
   let stderr = '';
   child.stderr?.setEncoding('utf8').on('data', (d: string) => { stderr = (stderr + d).slice(-4000); });
   const deadline = Date.now() + (opts.startTimeoutMs ?? 5000);
   for (;;) {
-    if (child.exitCode !== null) throw new Error(`tokend exited with ${child.exitCode}: ${stderr.trim()}`);
+    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`tokend exited with ${child.exitCode ?? child.signalCode}: ${stderr.trim()}`);
     if ((await canConnect(controlPath, '{"op":"STATS"}\n')) && (await canConnect(socketPath))) break;
     if (Date.now() > deadline) {
       child.kill('SIGKILL');
@@ -99,6 +107,7 @@ export async function startTokend(opts: StartTokendOptions): Promise<TokendProce
     socketPath,
     controlPath,
     pid: child.pid as number,
+    exited: exitedP,
     async stop() {
       if (child.exitCode !== null || child.signalCode !== null) return;
       const wait = exited(child);
