@@ -3,9 +3,13 @@
 // node modules, redis-server (from Debian, when root), the native build.
 // Idempotent and quiet when everything is already there.
 import { execSync, spawnSync } from 'node:child_process';
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+
+const { INSTALL_MARKER, installDecision, installFingerprint, runWaitingForAptLock } =
+  createRequire(import.meta.url)('./setup-lib.cjs');
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const log = (m) => process.stderr.write(`[setup] ${m}\n`);
@@ -19,13 +23,48 @@ function run(cmd, opts = {}) {
   execSync(cmd, { cwd: root, stdio: ['ignore', 'inherit', 'inherit'], ...opts });
 }
 
+const readOr = (file, dflt) => (existsSync(file) ? readFileSync(file, 'utf8') : dflt);
+const fingerprint = () =>
+  installFingerprint(readFileSync(join(root, 'package.json'), 'utf8'), readOr(join(root, 'package-lock.json'), ''));
+
+// node_modules is trusted only with our marker, written after an `npm install` that exited 0 and
+// holding the hash of package.json + package-lock.json it installed: an install killed half-way
+// (out of memory, Ctrl-C) leaves no marker, so the next run installs again.
 function nodeModules() {
-  const marker = join(root, 'node_modules', '.package-lock.json');
-  const lock = join(root, 'package-lock.json');
-  if (existsSync(marker) && statSync(marker).mtimeMs >= statSync(lock).mtimeMs) return;
+  const dir = join(root, 'node_modules');
+  const markerFile = join(dir, INSTALL_MARKER);
+  const d = installDecision({ nodeModules: existsSync(dir), marker: readOr(markerFile, null), fingerprint: fingerprint() });
+  if (!d.install) return;
+  log(`installing node modules: ${d.reason}`);
+  rmSync(markerFile, { force: true });
   // `npm install` (not `npm ci`): this npm writes lock files without other platforms' optional
   // binaries (@swc/core-*, msgpackr-extract-*), which `npm ci` then rejects as out of sync.
   run('npm install --no-audit --no-fund', { env: { ...process.env, ONNXRUNTIME_NODE_INSTALL: 'skip' } });
+  // after the install: npm may have rewritten package-lock.json
+  writeFileSync(markerFile, `${fingerprint()}\n`);
+}
+
+const sleepSync = (ms) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+
+/** apt-get, waiting (bounded, with a message every 15 s) while another apt-get or dpkg holds its lock. */
+function aptGet(args, env) {
+  const cmd = `apt-get -o DPkg::Lock::Timeout=15 ${args}`;
+  log(cmd);
+  const r = runWaitingForAptLock({
+    what: `apt-get ${args.split(' ')[0]}`,
+    run: () => {
+      const p = spawnSync('sh', ['-c', cmd], { cwd: root, env, stdio: ['ignore', 'inherit', 'pipe'], encoding: 'utf8' });
+      process.stderr.write(p.stderr ?? '');
+      return { status: p.status, stderr: p.stderr ?? '' };
+    },
+    sleep: sleepSync,
+    now: Date.now,
+    log,
+  });
+  if (r.status !== 0) {
+    log(`${cmd} failed (exit ${r.status})`);
+    process.exit(1);
+  }
 }
 
 function redis() {
@@ -38,8 +77,8 @@ function redis() {
     process.exit(1);
   }
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-  run('apt-get update -q', { env });
-  run('apt-get install -y -q --no-install-recommends redis-server', { env });
+  aptGet('update -q', env);
+  aptGet('install -y -q --no-install-recommends redis-server', env);
   // Debian's package starts a system service on 6379; mlfaas runs its own redis-server.
   spawnSync('sh', ['-c', 'service redis-server stop || true'], { stdio: 'ignore' });
 }

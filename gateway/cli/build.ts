@@ -20,6 +20,13 @@ export function findTemplate(lang: string, stackDir: string, templatesDir: strin
   throw new Error(`template "${lang}" not found in ${join(stackDir, 'template')} or ${templatesDir}`);
 }
 
+/** The `fprocess` of a function's language template (faas-cli sends it as envProcess), if any. */
+export function templateFprocess(f: StackFunction, stackFile: string, templatesDir: string): string | undefined {
+  if (!f.lang || f.lang === 'dockerfile') return undefined;
+  const t = parse(readFileSync(join(findTemplate(f.lang, dirname(stackFile), templatesDir), 'template.yml'), 'utf8')) as TemplateYml;
+  return typeof t.fprocess === 'string' ? t.fprocess : undefined;
+}
+
 /**
  * An `ml-inference` image serves `function/$MODEL_PATH` (default `model.onnx`): without it every
  * replica would crash at start, so the build refuses, naming the file it expected.

@@ -13,23 +13,31 @@ import { buildFunction } from './build';
 import { readStack } from './stack';
 import { up, waitReady } from './up';
 
+/** One usage line (or block) per subcommand; `mlfaas CMD --help` prints its own. */
+const COMMANDS: Record<string, string> = {
+  up: `  mlfaas up [-f stack.yml] [--port N] [--no-build]   Redis + gateway + local provider, deploy the stack`,
+  gateway: `  mlfaas gateway --redis-url URL [--port N] [--no-agent]
+                                                     another gateway against a shared Redis`,
+  build: `  mlfaas build [-f stack.yml] [--filter NAME]        shrinkwrap functions into the local image store`,
+  autoscaler: `  mlfaas autoscaler --redis-url URL                  the inference autoscaler alone (mlfaas up embeds it)`,
+  sim: `  mlfaas sim inference --trace FILE --policy NAME [--slo-ms N] ...
+                                                     replay an inference trace in the simulator
+  mlfaas sim training --trace FILE --cluster nXgY --slot S --gpu A100|T4 --policy NAME
+                                                     replay a training trace in the simulator`,
+  jobs: `  mlfaas jobs list | watch ID | submit --function F --length N [--deadline S]
+        [-g URL] [--username U --password P]         training jobs; watch draws a progress bar (SSE);
+                                                     mlfaas jobs --help: gateway and credentials`,
+  help: `  mlfaas help | --help | -h | CMD --help             this help, or one command's`,
+};
+
 const USAGE = `mlfaas — serverless ML functions with the OpenFaaS API
 
 Usage:
-  mlfaas up [-f stack.yml] [--port N] [--no-build]   Redis + gateway + local provider, deploy the stack
-  mlfaas gateway [--port N] [--redis-url URL] [--no-agent]
-                                                     the gateway alone against a shared Redis
-  mlfaas build [-f stack.yml] [--filter NAME]        shrinkwrap functions into the local image store
-  mlfaas autoscaler --redis-url URL                  the inference autoscaler alone (mlfaas up embeds it)
-  mlfaas sim inference --trace FILE --policy NAME [--slo-ms N] ...
-                                                     replay an inference trace in the simulator
-  mlfaas sim training --trace FILE --cluster nXgY --slot S --gpu A100|T4 --policy NAME
-                                                     replay a training trace in the simulator
-  mlfaas jobs list | watch ID | submit --function F --length N [--deadline S]
-                                                     training jobs; watch draws a progress bar (SSE)
-  mlfaas node-agent                                  (not yet: later role)
+${Object.values(COMMANDS).join('\n')}
 
 Configuration comes from MLFAAS_* environment variables (see README); flags override them.`;
+
+const usageOf = (cmd: string) => `Usage:\n${COMMANDS[cmd]}\n\nConfiguration comes from MLFAAS_* environment variables (see README); flags override them.`;
 
 const log = (l: string) => process.stderr.write(`[mlfaas] ${l}\n`);
 
@@ -79,8 +87,18 @@ function onSignals(stop: () => Promise<void>): void {
 
 async function main(argv: string[]): Promise<number> {
   const [cmd, ...rest] = argv;
+  if (cmd === undefined || cmd === 'help' || cmd === '--help' || cmd === '-h') {
+    const topic = cmd === 'help' && rest[0] && COMMANDS[rest[0]] ? rest[0] : undefined;
+    console.log(topic ? usageOf(topic) : USAGE);
+    return cmd === undefined ? 2 : 0;
+  }
   if (cmd === 'jobs') return (require('./jobs') as typeof import('./jobs')).jobsCommand(rest);
   if (cmd === 'sim') return (require('../../autoscaler/sim/cli') as typeof import('../../autoscaler/sim/cli')).main(rest);
+  if (!(cmd in COMMANDS) && cmd !== 'node-agent') {
+    log(`unknown command "${cmd}"`);
+    console.log(USAGE);
+    return 2;
+  }
   const { values } = parseArgs({
     args: rest,
     allowPositionals: true,
@@ -94,9 +112,9 @@ async function main(argv: string[]): Promise<number> {
       help: { type: 'boolean', short: 'h' },
     },
   });
-  if (!cmd || values.help || cmd === 'help') {
-    console.log(USAGE);
-    return cmd ? 0 : 1;
+  if (values.help) {
+    console.log(cmd in COMMANDS ? usageOf(cmd) : USAGE);
+    return 0;
   }
   switch (cmd) {
     case 'up': {

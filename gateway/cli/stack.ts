@@ -66,11 +66,16 @@ export function readStack(file: string): Stack {
   return { file: abs, gateway: doc.provider?.gateway, functions };
 }
 
-/** The body faas-cli would send for this function. */
-export function toDeployment(f: StackFunction): FunctionDeployment {
+/**
+ * The body faas-cli would send for this function. Like faas-cli, the function's `fprocess`, else
+ * its template's (`templateFprocess`), becomes `envProcess`, which `faas-cli describe` shows as
+ * "Function Process".
+ */
+export function toDeployment(f: StackFunction, templateFprocess?: string): FunctionDeployment {
   const d: FunctionDeployment = { service: f.name, image: f.image, labels: f.labels, annotations: f.annotations };
   if (f.namespace) d.namespace = f.namespace;
-  if (f.fprocess) d.envProcess = f.fprocess;
+  const fprocess = f.fprocess ?? templateFprocess;
+  if (fprocess) d.envProcess = fprocess;
   if (Object.keys(f.environment).length) d.envVars = f.environment;
   if (f.constraints) d.constraints = f.constraints;
   if (f.secrets) d.secrets = f.secrets;

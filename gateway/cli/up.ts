@@ -7,7 +7,7 @@ import { ImageStore } from '../providers/local/image-store';
 import { parseDeployment } from '../registry/function-spec';
 import { Gateway, startGateway } from '../server';
 import { startAutoscaler } from '../../autoscaler/live/start';
-import { buildFunction } from './build';
+import { buildFunction, templateFprocess } from './build';
 import { readStack, toDeployment } from './stack';
 
 export interface UpOptions {
@@ -64,7 +64,9 @@ async function deployStack(gw: Gateway, cfg: Config, opts: UpOptions): Promise<v
       const m = buildFunction(f, stack.file, cfg.templatesDir, store);
       opts.log(`built ${f.name} → ${m.image} (${m.kind})`);
     }
-    const spec = parseDeployment(toDeployment(f));
+    // as faas-cli deploy does: without it a restart would replace the envProcess a faas-cli
+    // deploy stored, and describe would show "Function Process: <default>"
+    const spec = parseDeployment(toDeployment(f, templateFprocess(f, stack.file, cfg.templatesDir)));
     try {
       await gw.provider.update(spec);
     } catch (e) {

@@ -74,9 +74,15 @@ maybe('live inference autoscaler (hybrid policy, CPU device quotas through token
     expect(profile).toBeDefined();
     // more than one replica at full quota can serve, so the policy must go horizontal
     oneReplica = Math.max(...profile!.points.filter((x) => x.quota === 1).map((x) => x.throughput));
+    // The Kalman forecast's upper quantile has an absolute floor with no load (~4.7 req/s with the
+    // default noises 1 / 10), and an idle replica shrinks when R < β·C: on a busy host the profile
+    // measures C ~8 req/s instead of ~21 and the idle shrink could never happen. Scaling both noises
+    // by s² keeps the filter's gain (it depends on their ratio) and scales its band by s, so the
+    // test asserts the policy's order of actions, not this host's speed.
+    const s = Math.min(1, oneReplica / 30);
     autoscaler = new LiveAutoscaler(p.gw.redis, p.gw.provider, {
       policy: 'hybrid',
-      params: { cooldownS: 3 },
+      params: { cooldownS: 3, processNoise: s * s, measurementNoise: 10 * s * s },
       intervalMs: 1000,
       defaultSloMs: 1000,
       devices: ['cpu0', 'cpu1'],

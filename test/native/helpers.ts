@@ -85,3 +85,25 @@ export function countIn(ts: number[], lo: number, hi: number): number {
 
 export const monoNs = (): number => Number(process.hrtime.bigint());
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** Retries of a measurement whose calibration shows that the host interfered. */
+export const ATTEMPTS = 3;
+/** Above this fraction of wall time lost to the host (not to the work, not to waiting for
+ * tokens), a measurement is taken again. */
+export const INTERFERENCE = 0.1;
+
+/**
+ * Runs `measure` until the calibration it took in the same window (`worst`: the largest
+ * fraction of wall time a measured process spent waiting for a CPU) shows no interference, at
+ * most ATTEMPTS times. `quiet` is false when even the last attempt was disturbed: a test then
+ * asserts only what the mechanism guarantees on any host (upper bounds, order), not what a quiet
+ * host adds (lower bounds, exact shares).
+ */
+export async function calibrated<T extends { worst: number }>(measure: () => Promise<T>): Promise<T & { quiet: boolean }> {
+  for (let i = 1; ; i++) {
+    const m = await measure();
+    if (m.worst <= INTERFERENCE) return { ...m, quiet: true };
+    console.log(`attempt ${i}: host interference ${m.worst.toFixed(3)} > ${INTERFERENCE}${i < ATTEMPTS ? ', measuring again' : '; lower bounds not asserted'}`);
+    if (i >= ATTEMPTS) return { ...m, quiet: false };
+  }
+}

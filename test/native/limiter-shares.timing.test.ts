@@ -9,7 +9,7 @@ import * as path from 'node:path';
 import { busyFraction, firstReachNs, reactionNs, steadyShares } from '../../bench/native/analysis';
 import { createTokendControl } from '../../gateway/providers/local/tokend-control';
 import { startTokend, type TokendProcess } from '../../gateway/providers/local/tokend-process';
-import { buildDir, haveCuda, limiterEnv, make, monoNs, readStats, readTrace, sleep, start, tmp } from './helpers';
+import { buildDir, calibrated, haveCuda, limiterEnv, make, monoNs, readStats, readTrace, sleep, start, tmp } from './helpers';
 
 const d = haveCuda ? describe : describe.skip;
 const WINDOW_MS = 20;
@@ -34,72 +34,101 @@ d('limiter time quotas (stub driver, 1 ms kernels, 20 ms window)', () => {
     start(prog, ['--kernel-us', '1000', '--depth', '4', '--trace', path.join(t.dir, `${name}.trace`), ...args],
       limiterEnv({ TL_TOKEND_SOCKET: tokend.socketPath, TL_STATS_FILE: path.join(t.dir, `${name}.stats`), ...env }));
 
+  /** Fraction of a run's wall time neither in kernels nor throttled: waiting for a CPU. */
+  const hostLost = (name: string, out: Record<string, number | string>) => {
+    const st = readStats(path.join(t.dir, `${name}.stats`));
+    const elapsed = Number(out.elapsedNs);
+    return 1 - (Number(out.busyNs) + st.throttled_ns) / elapsed;
+  };
+
   test('two processes with quotas 0.3 / 0.7 get shares within ±5%', async () => {
     const ctl = createTokendControl(tokend.controlPath);
-    const a = launch('a', ['--seconds', '3']);
-    await ctl.setQuota({ pid: a.pid, device: 'gpu0', request: 0.3, limit: 0.3 });
-    const b = launch('b', ['--seconds', '3']);
-    await ctl.setQuota({ pid: b.pid, device: 'gpu0', request: 0.7, limit: 0.7 });
-    const [ra, rb] = await Promise.all([a.done, b.done]);
-    expect(ra.code).toBe(0);
-    expect(rb.code).toBe(0);
-    const s = steadyShares([readTrace(path.join(t.dir, 'a.trace')), readTrace(path.join(t.dir, 'b.trace'))], KERNEL_NS, 300e6);
-    console.log(`shares 0.3/0.7: share=${s.share.map((x) => x.toFixed(3))} used=${s.used.map((x) => x.toFixed(3))}`);
-    expect(Math.abs(s.share[0] - 0.3)).toBeLessThanOrEqual(0.05);
-    expect(Math.abs(s.share[1] - 0.7)).toBeLessThanOrEqual(0.05);
-    // never above the quota, and not starved below it
-    expect(s.used[0]).toBeLessThanOrEqual(0.33);
-    expect(s.used[1]).toBeLessThanOrEqual(0.73);
-    expect(s.used[0]).toBeGreaterThanOrEqual(0.25);
-    expect(s.used[1]).toBeGreaterThanOrEqual(0.6);
+    const m = await calibrated(async () => {
+      const a = launch('a', ['--seconds', '3']);
+      await ctl.setQuota({ pid: a.pid, device: 'gpu0', request: 0.3, limit: 0.3 });
+      const b = launch('b', ['--seconds', '3']);
+      await ctl.setQuota({ pid: b.pid, device: 'gpu0', request: 0.7, limit: 0.7 });
+      const [ra, rb] = await Promise.all([a.done, b.done]);
+      expect(ra.code).toBe(0);
+      expect(rb.code).toBe(0);
+      const s = steadyShares([readTrace(path.join(t.dir, 'a.trace')), readTrace(path.join(t.dir, 'b.trace'))], KERNEL_NS, 300e6);
+      const lost = [hostLost('a', ra.json[0]), hostLost('b', rb.json[0])];
+      console.log(`shares 0.3/0.7: share=${s.share.map((x) => x.toFixed(3))} used=${s.used.map((x) => x.toFixed(3))} host-lost=${lost.map((x) => x.toFixed(3))}`);
+      return { ...s, worst: Math.max(...lost) };
+    });
+    // never above the quota (tokend's guarantee on any host), the larger quota gets more
+    expect(m.used[0]).toBeLessThanOrEqual(0.33);
+    expect(m.used[1]).toBeLessThanOrEqual(0.73);
+    expect(m.used[1]).toBeGreaterThan(m.used[0]);
+    // and, when the host let both run, the shares and not starved below the quota
+    if (m.quiet) {
+      expect(Math.abs(m.share[0] - 0.3)).toBeLessThanOrEqual(0.05);
+      expect(Math.abs(m.share[1] - 0.7)).toBeLessThanOrEqual(0.05);
+      expect(m.used[0]).toBeGreaterThanOrEqual(0.25);
+      expect(m.used[1]).toBeGreaterThanOrEqual(0.6);
+    }
   });
 
   test('a quota change takes effect within 2 windows, both ways', async () => {
-    const ctl = createTokendControl(tokend.controlPath);
-    const a = launch('a', ['--seconds', '2.1']);
-    await ctl.setQuota({ pid: a.pid, device: 'gpu0', request: 0.8, limit: 0.8 });
-    await sleep(700);
-    const down = await ctl.setQuota({ pid: a.pid, device: 'gpu0', request: 0.2, limit: 0.2 });
-    await sleep(700);
-    const up = await ctl.setQuota({ pid: a.pid, device: 'gpu0', request: 0.8, limit: 0.8 });
-    expect((await a.done).code).toBe(0);
-    const tr = readTrace(path.join(t.dir, 'a.trace'));
+    const m = await calibrated(async () => {
+      const ctl = createTokendControl(tokend.controlPath);
+      const a = launch('a', ['--seconds', '2.1']);
+      await ctl.setQuota({ pid: a.pid, device: 'gpu0', request: 0.8, limit: 0.8 });
+      await sleep(700);
+      const down = await ctl.setQuota({ pid: a.pid, device: 'gpu0', request: 0.2, limit: 0.2 });
+      await sleep(700);
+      const up = await ctl.setQuota({ pid: a.pid, device: 'gpu0', request: 0.8, limit: 0.8 });
+      const r = await a.done;
+      expect(r.code).toBe(0);
+      return { tr: readTrace(path.join(t.dir, 'a.trace')), down, up, worst: hostLost('a', r.json[0]) };
+    });
+    const { tr, down, up } = m;
     const span = 2 * WINDOW_MS * 1e6;
     const rDown = reactionNs(tr, down.monoNs, KERNEL_NS, span, (f) => f <= 0.2 + 0.1, up.monoNs);
     const rUp = firstReachNs(tr, up.monoNs, KERNEL_NS, span, (f) => f >= 0.8 - 0.15);
-    console.log(`reaction: down ${(rDown / 1e6).toFixed(1)} ms, up ${(rUp / 1e6).toFixed(1)} ms`);
+    const upBusy = busyFraction(tr, up.monoNs + span, tr[tr.length - 1], KERNEL_NS);
+    console.log(`reaction: down ${(rDown / 1e6).toFixed(1)} ms, up ${(rUp / 1e6).toFixed(1)} ms, then used ${upBusy.toFixed(3)}, host-lost ${m.worst.toFixed(3)}`);
     expect(rDown).toBeLessThanOrEqual(2 * WINDOW_MS * 1e6);
     expect(rUp).toBeLessThanOrEqual(2 * WINDOW_MS * 1e6);
     expect(busyFraction(tr, down.monoNs + span, up.monoNs, KERNEL_NS)).toBeLessThanOrEqual(0.23);
-    expect(busyFraction(tr, up.monoNs + span, tr[tr.length - 1], KERNEL_NS)).toBeGreaterThanOrEqual(0.6);
+    // after the raise: above the old quota on any host, most of the new one on a quiet host
+    expect(upBusy).toBeGreaterThanOrEqual(m.quiet ? 0.6 : 0.3);
   });
 
   test('killing tokend fails open within the timeout; a new tokend is found again', async () => {
-    const ctl = createTokendControl(tokend.controlPath);
     const timeoutMs = 150;
-    const a = launch('a', ['--seconds', '2'], { TL_TIMEOUT_MS: String(timeoutMs) });
-    await ctl.setQuota({ pid: a.pid, device: 'gpu0', request: 0.1, limit: 0.1 });
-    await sleep(500);
-    const killedAt = monoNs();
-    process.kill(tokend.pid, 'SIGKILL');
-    await sleep(700);
-    const restartedAt = monoNs(); // before the new tokend opens its socket
-    tokend = await startTokend({ dir: t.dir, windowMs: WINDOW_MS, defaultLimit: 0.1 });
-    expect((await a.done).code).toBe(0);
-    const tr = readTrace(path.join(t.dir, 'a.trace'));
+    const m = await calibrated(async () => {
+      const ctl = createTokendControl(tokend.controlPath);
+      const a = launch('a', ['--seconds', '2'], { TL_TIMEOUT_MS: String(timeoutMs) });
+      await ctl.setQuota({ pid: a.pid, device: 'gpu0', request: 0.1, limit: 0.1 });
+      await sleep(500);
+      const killedAt = monoNs();
+      process.kill(tokend.pid, 'SIGKILL');
+      await sleep(700);
+      const restartedAt = monoNs(); // before the new tokend opens its socket
+      tokend = await startTokend({ dir: t.dir, windowMs: WINDOW_MS, defaultLimit: 0.1 });
+      const r = await a.done;
+      expect(r.code).toBe(0);
+      const tr = readTrace(path.join(t.dir, 'a.trace'));
+      const openBusy = busyFraction(tr, killedAt + (timeoutMs + 100) * 1e6, restartedAt, KERNEL_NS);
+      const lost = hostLost('a', r.json[0]);
+      console.log(`fail-open: busy ${openBusy.toFixed(3)} while open, host-lost ${lost.toFixed(3)}`);
+      return { tr, killedAt, restartedAt, openBusy, stats: readStats(path.join(t.dir, 'a.stats')), worst: lost };
+    });
+    const { tr, killedAt, restartedAt } = m;
     const span = 2 * WINDOW_MS * 1e6;
     expect(busyFraction(tr, killedAt - 300e6, killedAt, KERNEL_NS)).toBeLessThanOrEqual(0.15);
     const open = firstReachNs(tr, killedAt, KERNEL_NS, span, (f) => f >= 0.5, restartedAt); // 5x the quota
     console.log(`fail-open after ${(open / 1e6).toFixed(1)} ms (timeout ${timeoutMs} ms)`);
     expect(open).toBeLessThanOrEqual((timeoutMs + 2 * WINDOW_MS + 30) * 1e6);
-    // and it stays open (unlimited) until tokend is back
-    expect(busyFraction(tr, killedAt + (timeoutMs + 100) * 1e6, restartedAt, KERNEL_NS)).toBeGreaterThanOrEqual(0.6);
+    // and it stays open (unlimited) until tokend is back: well above the quota of 0.1 on any
+    // host, most of the device when the host let it run
+    expect(m.openBusy).toBeGreaterThanOrEqual(m.quiet ? 0.6 : 0.3);
     const back = reactionNs(tr, restartedAt, KERNEL_NS, span, (f) => f <= 0.2);
     expect(back).toBeLessThanOrEqual(300e6);
-    const s = readStats(path.join(t.dir, 'a.stats'));
-    expect(s.failopen).toBe(1);
-    expect(s.disconnects).toBeGreaterThanOrEqual(1);
-    expect(s.connects).toBeGreaterThanOrEqual(2);
+    expect(m.stats.failopen).toBe(1);
+    expect(m.stats.disconnects).toBeGreaterThanOrEqual(1);
+    expect(m.stats.connects).toBeGreaterThanOrEqual(2);
   });
 
   test('TL_FAIL=closed keeps waiting while tokend is gone', async () => {
@@ -149,7 +178,8 @@ d('limiter time quotas (stub driver, 1 ms kernels, 20 ms window)', () => {
     const used = busyFraction(tr, tr[0] + 300e6, tr[tr.length - 1], KERNEL_NS);
     console.log(`16 threads at 0.5: used ${used.toFixed(3)}`);
     // 16 threads racing one budget overshoot a little (each may take one kernel past zero);
-    // the ±5% share target is asserted with two processes above
+    // the ±5% share target is asserted with two processes above. 16 runnable threads keep the
+    // budget used on a busy host too (0.51-0.55 measured beside stress-ng --cpu 2).
     expect(used).toBeLessThanOrEqual(0.6);
     expect(used).toBeGreaterThanOrEqual(0.4);
     expect(readStats(path.join(t.dir, 'a.stats')).launches).toBe(Number(r.json[0].kernels));
@@ -177,14 +207,19 @@ d('limiter time quotas (stub driver, 1 ms kernels, 20 ms window)', () => {
 
   test('graph launches are metered (4 nodes of 250 us per graph)', async () => {
     const ctl = createTokendControl(tokend.controlPath);
-    const a = launch('a', ['--seconds', '1.5', '--mode', 'graph']);
-    await ctl.setQuota({ pid: a.pid, device: 'gpu0', request: 0.3, limit: 0.3 });
-    expect((await a.done).code).toBe(0);
-    const tr = readTrace(path.join(t.dir, 'a.trace'));
-    const used = busyFraction(tr, tr[0] + 300e6, tr[tr.length - 1], KERNEL_NS);
-    console.log(`graphs at 0.3: used ${used.toFixed(3)}`);
-    expect(used).toBeLessThanOrEqual(0.34);
-    expect(used).toBeGreaterThanOrEqual(0.24);
-    expect(readStats(path.join(t.dir, 'a.stats')).graph_launches).toBeGreaterThan(100);
+    const m = await calibrated(async () => {
+      const a = launch('a', ['--seconds', '1.5', '--mode', 'graph']);
+      await ctl.setQuota({ pid: a.pid, device: 'gpu0', request: 0.3, limit: 0.3 });
+      const r = await a.done;
+      expect(r.code).toBe(0);
+      const tr = readTrace(path.join(t.dir, 'a.trace'));
+      const used = busyFraction(tr, tr[0] + 300e6, tr[tr.length - 1], KERNEL_NS);
+      const lost = hostLost('a', r.json[0]);
+      console.log(`graphs at 0.3: used ${used.toFixed(3)}, host-lost ${lost.toFixed(3)}`);
+      return { used, graphs: readStats(path.join(t.dir, 'a.stats')).graph_launches, worst: lost };
+    });
+    expect(m.used).toBeLessThanOrEqual(0.34);
+    if (m.quiet) expect(m.used).toBeGreaterThanOrEqual(0.24);
+    expect(m.graphs).toBeGreaterThan(100);
   });
 });
