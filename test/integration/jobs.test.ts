@@ -146,6 +146,9 @@ describe('training jobs API', () => {
     expect(rec.progress!.epoch).toBe(4);
     expect(rec.progress!.accuracy!).toBeGreaterThan(0.8);
     expect(rec.allocations[0]).toEqual(expect.objectContaining({ workers: expect.any(Number), reason: expect.any(String) }));
+    // reasons in this node's words, times relative: no GPUs on a CPU node, no raw Unix timestamps
+    expect([...rec.reasons, ...rec.allocations.map((a) => a.reason)].join('\n')).not.toMatch(/GPU|\b1[6-9]\d{8}\b/);
+    expect(rec.allocations.map((a) => a.reason).join('\n')).toMatch(/worker slot/);
     // the CLI's progress bar replays the same stream
     // (async: the gateway answering it runs in this process)
     const child = spawn(process.execPath, [join(ROOT, 'bin/mlfaas'), 'jobs', 'watch', id, '--gateway', p.gw.url]);
@@ -160,6 +163,10 @@ describe('training jobs API', () => {
   }, 90000);
 
   it('predicts the completion of a real short job on the order of what happens (not at the deadline)', async () => {
+    // the counter-offer for the same job, were its deadline 1 s: the earliest deadline that can be guaranteed
+    const no = await submit({ function: 'digits-train', length: 20, deadline: 1, batch_size: 32 });
+    expect(no.status).toBe(409);
+    const earliest = ((await no.json()) as { earliestFeasibleDeadlineSeconds: number }).earliestFeasibleDeadlineSeconds;
     // 20 epochs of the small MLP take seconds; the guaranteed plan alone would say "just before the deadline"
     const res = await submit({ function: 'digits-train', length: 20, deadline: 600, batch_size: 32 });
     expect(res.status).toBe(201);
@@ -170,11 +177,13 @@ describe('training jobs API', () => {
     expect(rec.state).toBe('completed');
     const predicted = (Date.parse(body.plan.predictedCompletion) - t0) / 1000;
     const actual = (Date.parse(rec.finishedAt!) - t0) / 1000;
-    console.log(`digits-train mlp 20 epochs: predicted ${predicted.toFixed(2)} s, actual ${actual.toFixed(2)} s (launch ${rec.launchSeconds?.toFixed(2)} s, exit ${rec.exitSeconds?.toFixed(2)} s)`);
+    console.log(`digits-train mlp 20 epochs: predicted ${predicted.toFixed(2)} s, actual ${actual.toFixed(2)} s, earliest feasible deadline ${earliest} s (launch ${rec.launchSeconds?.toFixed(2)} s, exit ${rec.exitSeconds?.toFixed(2)} s, first allocation after ${((Date.parse(rec.allocations[0].time) - t0) / 1000).toFixed(2)} s)`);
     // within a factor 2 either way plus 5 s: a shared, busy machine can be slower or faster
     // than when the profile ran; the old forecast (≈ 600 s) fails both by far
     expect(predicted).toBeLessThanOrEqual(2 * actual + 5);
     expect(actual).toBeLessThanOrEqual(2 * predicted + 5);
+    expect(earliest).toBeLessThanOrEqual(2 * actual + 5);
+    expect(actual).toBeLessThanOrEqual(2 * earliest + 5);
     expect(Date.parse(body.plan.guaranteedCompletion)).toBeLessThanOrEqual(Date.parse(rec.deadline!));
   }, 120000);
 
