@@ -1,5 +1,6 @@
 import { invalid } from '../errors';
 import { checkDnsLabel, DEFAULT_NAMESPACE, splitQualified } from '../lib/names';
+import { parseRfc3339 } from '../lib/rfc3339';
 import { checkDatasetName, checkModelName } from '../lib/training-names';
 
 /** A validated `POST /system/jobs` body. Times are absolute epoch ms. */
@@ -31,30 +32,6 @@ function posInt(v: unknown, field: string, max = 1e9): number {
 
 /** Latest deadline accepted: 10 years from now (s). */
 export const MAX_DEADLINE_SECONDS = 10 * 365.25 * 24 * 3600;
-
-const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?([Zz]|([+-])(\d{2}):(\d{2}))$/;
-
-/**
- * Epoch ms of an RFC3339 date-time, or undefined unless every part is in range (month 1-12, a
- * day the month has, 00:00:00-23:59:59, offset ±23:59). `Date.parse` alone would take
- * `2024-02-30` as 1 March and answer NaN for others.
- */
-export function parseRfc3339(v: string): number | undefined {
-  const m = RFC3339.exec(v);
-  if (!m) return undefined;
-  const [y, mo, d, h, mi, s] = m.slice(1, 7).map(Number);
-  if (mo < 1 || mo > 12 || d < 1 || d > new Date(Date.UTC(y, mo, 0)).getUTCDate() || h > 23 || mi > 59 || s > 59) return undefined;
-  let off = 0;
-  if (m[9]) {
-    const oh = Number(m[10]);
-    const om = Number(m[11]);
-    if (oh > 23 || om > 59) return undefined;
-    off = (m[9] === '-' ? -1 : 1) * (oh * 60 + om);
-  }
-  const ms = m[7] ? Math.floor(Number(m[7]) * 1000) : 0;
-  const t = Date.UTC(y, mo - 1, d, h, mi, s, ms) - off * 60_000;
-  return Number.isFinite(t) ? t : undefined;
-}
 
 /** RFC3339 time, or seconds from `now` (a number), in (now, now + 10 years]. Epoch ms. */
 function when(v: unknown, field: string, nowMs: number): number {

@@ -1,6 +1,5 @@
 import { invalid } from '../errors';
 import { checkDnsLabel, DEFAULT_NAMESPACE } from '../lib/names';
-import { checkDatasetName } from '../lib/training-names';
 
 /** The body faas-cli sends to POST/PUT /system/functions (OpenFaaS `FunctionDeployment`). */
 export interface FunctionDeployment {
@@ -152,8 +151,8 @@ export function parseMlSpec(labels: Record<string, string>, annotations: Record<
   };
   const model = get(ML_KEYS.model).value;
   if (model !== undefined) spec.model = model;
-  const dataset = get(ML_KEYS.dataset);
-  if (dataset.value !== undefined) spec.dataset = checkDatasetName(dataset.value, dataset.field);
+  const dataset = get(ML_KEYS.dataset).value;
+  if (dataset !== undefined) spec.dataset = dataset;
   const sloMs = numField(slo.value, slo.field, 0, 3_600_000);
   if (sloMs !== undefined) spec.sloLatencyMs = sloMs;
   const mb = intField(batch.value, batch.field, 1);

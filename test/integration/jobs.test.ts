@@ -90,11 +90,16 @@ describe('training jobs API', () => {
     expect(((await res.json()) as { error: { field: string } }).error.field).toBe(field);
   });
 
-  it('the mlfaas.dataset label is confined the same way, at deploy', async () => {
-    const bad = { service: 'evil-train', image: 'mlfaas/digits-train:0.1.0', annotations: { 'mlfaas.dataset': '../../../../etc/shadow' } };
-    const res = await p.json('POST', '/system/functions', bad);
+  it('the mlfaas.dataset label is confined the same way before it reaches the harness', async () => {
+    // a relative name (deploy accepts it), but a symlink out of the dataset store
+    const dep = { service: 'escape-train', image: 'mlfaas/digits-train:0.1.0', annotations: { 'mlfaas.dataset': 'escape.csv' } };
+    expect((await p.json('POST', '/system/functions', dep)).status).toBe(202);
+    const res = await submit({ function: 'escape-train', length: 1 }, '?dryRun=true');
     expect(res.status).toBe(400);
-    expect(((await res.json()) as { error: { field: string } }).error.field).toBe('annotations.mlfaas.dataset');
+    const err = ((await res.json()) as { error: { field: string; message: string } }).error;
+    expect(err.field).toBe('annotations.mlfaas.dataset');
+    expect(err.message).toMatch(/outside the dataset store/);
+    expect((await p.json('DELETE', '/system/functions', { functionName: 'escape-train' })).status).toBe(202);
   });
 
   it('a dataset in <dataDir>/datasets is found by name', async () => {
