@@ -76,7 +76,7 @@ export class TrainingService {
     // correction, pop-up counters) keep it
     this.policy = getPolicy(opts.policy);
     this.noun = slotNounOf(provider.info());
-    this.lease = new Lease(redis, 'mlfaas:training-lock', 5000, () => this.lead(), () => this.suspendAll(), (e) =>
+    this.lease = new Lease(redis, 'mlfaas:training-lock', 5000, () => this.takeLead(), () => this.suspendAll(), (e) =>
       process.stderr.write(`[mlfaas] training lease: ${e.message}\n`),
     );
   }
@@ -90,11 +90,9 @@ export class TrainingService {
   }
 
   private async lead(): Promise<void> {
-    this.suspending = false;
-    await this.markOrphans().catch((e: Error) => process.stderr.write(`[mlfaas] training: marking orphaned jobs: ${e.message}\n`));
     this.workerConn = this.redis.duplicate();
     this.workerConn.on('error', () => undefined);
-    this.worker = new Worker(TRAINING_QUEUE, (j, token) => this.run(j, token), {
+    this.worker = new Worker(TRAINING_QUEUE, (j) => this.run(j), {
       connection: this.workerConn,
       concurrency: 1000, // admission, not the queue, limits work: every admitted job is active
       lockDuration: this.opts.lockMs,
@@ -104,6 +102,13 @@ export class TrainingService {
     this.worker.on('error', () => undefined);
     this.timer = setInterval(() => void this.round(), this.opts.slotSeconds * 1000);
     this.timer.unref();
+  }
+
+  /** On taking the lease: say which jobs have no process, then run the queue. */
+  private async takeLead(): Promise<void> {
+    this.suspending = false;
+    await this.markOrphans().catch((e: Error) => process.stderr.write(`[mlfaas] training: marking orphaned jobs: ${e.message}\n`));
+    await this.lead();
   }
 
   /** The training function's image directory, or a 4xx naming the function. */
@@ -230,7 +235,7 @@ export class TrainingService {
   }
 
   /** BullMQ processor: one admitted job from admission (or restart) to its end. */
-  private async run(j: Job, token?: string): Promise<string> {
+  private async run(j: Job): Promise<string> {
     const id = (j.data as { id: string }).id;
     let end: string;
     try {
@@ -244,7 +249,7 @@ export class TrainingService {
     // A clean stop hands the job back to the queue, so the next scheduler resumes it at once
     // rather than after this lock expires. If that fails (Redis away, lock lost), the job stays
     // active and the stalled-job check resumes it after MLFAAS_TRAINING_LOCK_MS, as after a crash.
-    if (token) await j.moveToWait(token).catch(() => undefined);
+    if (j.token) await j.moveToWait(j.token).catch(() => undefined);
     throw new WaitingError();
   }
 
