@@ -70,6 +70,12 @@ export class JobStore {
     throw new Error(`job ${id}: too much contention updating its record`);
   }
 
+  /** Seconds until the BullMQ lock a scheduler holds on the job expires (0: none held). */
+  async lockSecondsLeft(id: string): Promise<number> {
+    const ms = await this.redis.pttl(`${this.queue.toKey(id)}:lock`);
+    return ms > 0 ? Math.ceil(ms / 1000) : 0;
+  }
+
   /** No process runs the job now: state `resuming`, workers 0, with the reason as an allocation and events. */
   async markResuming(id: string, reason: string): Promise<void> {
     const time = new Date().toISOString();

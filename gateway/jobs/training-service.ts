@@ -294,13 +294,15 @@ export class TrainingService {
    * gone: it lost the lease and stopped them, or died). A clean stop already said `resuming`.
    */
   private async markOrphans(): Promise<void> {
-    const reason =
-      'no process runs it: the training service that ran it stopped without a clean shutdown; ' +
-      `it resumes from its last checkpoint once that service's lock expires (MLFAAS_TRAINING_LOCK_MS, ${Math.round(this.opts.lockMs / 1000)} s)`;
     for (const r of await this.store.list()) {
-      if (!TERMINAL.has(r.state) && (r.workers > 0 || r.state === 'running')) await this.store.markResuming(r.id, reason).catch(() => undefined);
+      if (TERMINAL.has(r.state) || (r.workers === 0 && r.state !== 'running')) continue;
+      const left = await this.store.lockSecondsLeft(r.id);
+      const when = left > 0 ? `once that service's lock on it expires (in ${left} s)` : 'now';
+      const reason = `no process runs it: the training service that ran it stopped without a clean shutdown; it resumes from its last checkpoint ${when}`;
+      await this.store.markResuming(r.id, reason).catch(() => undefined);
     }
   }
+
 
   /** Final state, once: a cancel recorded by any gateway is never overwritten. */
   private async finishRecord(id: string, end: Exclude<RunnerEnd, 'suspended'>, error?: string): Promise<void> {

@@ -265,13 +265,14 @@ describe('training jobs API', () => {
     expect(await eventually(async () => (await job(id)).state === 'resuming', 20000, 100)).toBe(true);
     const rec = await job(id);
     expect(rec.workers).toBe(0);
-    expect(rec.allocations.at(-1)!.reason).toMatch(/without a clean shutdown.*lock expires/);
+    expect(rec.allocations.at(-1)!.reason).toMatch(/without a clean shutdown.*lock on it expires \(in \d+ s\)/);
     const before = rec.progress?.epoch ?? 0;
-    expect(await eventually(async () => ((await job(id)).progress?.epoch ?? 0) > before, 90000, 250)).toBe(true);
+    // ~30 s on an idle machine; generous for a busy one
+    expect(await eventually(async () => ((await job(id)).progress?.epoch ?? 0) > before, 150000, 250)).toBe(true);
     console.log(`after SIGKILL: resumed ${((Date.now() - killedAt) / 1000).toFixed(1)} s after the kill (lock 30 s)`);
     expect((await job(id)).state).toBe('running');
     expect((await p.json('DELETE', `/system/jobs/${id}`, undefined)).status).toBe(200);
-  }, 180000);
+  }, 300000);
 
   async function record(id: string): Promise<JobRecord> {
     const { connectRedis } = await import('../../gateway/lib/redis-server');
