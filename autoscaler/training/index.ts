@@ -1,5 +1,6 @@
 export * from './types';
 export { admit, planRounds } from './admit';
+export { forecast, type Forecast } from './forecast';
 export { getPolicy, policyNames, UnknownPolicyError } from './registry';
 export { gpusAt, roundsOf, gpuSeconds } from './plan';
 export { levelsOf, throughputAt, curveFromRow } from './curve';

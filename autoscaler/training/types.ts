@@ -54,6 +54,14 @@ export interface TrainingJob {
   readonly waitingRounds?: number;
   /** Gradient noise scale φ reported by the runtime (FaPES / Pollux statistical efficiency). */
   readonly gradientNoiseScale?: number;
+  /**
+   * Seconds from (re)starting the job's process to its first iteration (process start, data
+   * load), as the live system's profile run measured it; absent = 0 (the simulator charges its
+   * own overheads).
+   */
+  readonly launchSeconds?: Seconds;
+  /** Seconds from the last iteration to the process's exit (final checkpoint, evaluation); absent = 0. */
+  readonly exitSeconds?: Seconds;
 }
 
 /** Cluster shape: a topology tree switch → node → GPU, all nodes alike. */
@@ -91,6 +99,12 @@ export interface SchedulerState {
   readonly jobs: readonly TrainingJob[];
   /** GPUs taken away from training this round (e.g. reclaimed by inference); default 0. */
   readonly unavailableGpus?: number;
+  /**
+   * True when the caller runs a round as soon as a job ends (the live service), so a job's GPUs
+   * are free from its completion on; false (the simulator, ElasticFlow's model): they are held to
+   * the end of that slot.
+   */
+  readonly roundOnCompletion?: boolean;
 }
 
 /** Answer of the admission phase; the API maps it to 201 (admitted) or 409 (not). */
@@ -101,6 +115,8 @@ export type AdmissionDecision =
       readonly reason: string;
       /** Earliest absolute deadline (s) that could be guaranteed now (the 409 counter-offer); null if none (e.g. the job cannot run on this cluster). */
       readonly earliestFeasibleDeadline: Seconds | null;
+      /** The admitted job that would miss its deadline if this one were admitted; absent when the new job's own deadline is what fails. */
+      readonly wouldBreak?: string;
     };
 
 /** One round's allocation: GPUs per job for the coming round, with reasons. */

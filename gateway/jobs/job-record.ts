@@ -1,5 +1,11 @@
-/** Lifecycle: admitted → running ⇄ waiting (0 workers this round) → completed | cancelled | failed. */
-export type JobState = 'admitted' | 'running' | 'waiting' | 'completed' | 'cancelled' | 'failed';
+import type { TrainingJob } from '../../autoscaler/training/types';
+
+/**
+ * Lifecycle: admitted → running ⇄ waiting (0 workers this round) → completed | cancelled | failed.
+ * `resuming`: no process runs it because the training service stopped (or the process holding it
+ * died); workers 0 until a scheduler picks it up again and relaunches it from its checkpoint.
+ */
+export type JobState = 'admitted' | 'running' | 'waiting' | 'resuming' | 'completed' | 'cancelled' | 'failed';
 
 export const TERMINAL: ReadonlySet<JobState> = new Set(['completed', 'cancelled', 'failed']);
 
@@ -53,6 +59,9 @@ export interface JobRecord {
   checkpointDir: string;
   /** Training examples per epoch (from the profile run). */
   trainExamples: number;
+  /** s from launching its process to the first iteration, and from the last iteration to exit (measured by the profile run). */
+  launchSeconds?: number;
+  exitSeconds?: number;
   /** Iterations/s at 1, 2, 4… workers (the scaling curve used). */
   curve: { gpus: number[]; iterPerSec: number[] };
   finishedAt?: string;
@@ -64,4 +73,26 @@ export interface JobEvent {
   type: 'state' | 'progress' | 'allocation' | 'log';
   time: string;
   data: Record<string, unknown>;
+}
+
+/** The scheduler's view of a record (epoch seconds; progress as done iterations). */
+export function toTrainingJob(r: JobRecord): TrainingJob {
+  const deadline = r.deadline ? Date.parse(r.deadline) / 1000 : undefined;
+  return {
+    id: r.id,
+    model: r.model,
+    submitTime: Date.parse(r.submittedAt) / 1000,
+    iterations: r.iterations,
+    doneIterations: Math.min(r.progress?.step ?? 0, r.iterations),
+    ...(deadline ? { deadline } : {}),
+    ...(r.softDeadline ? { softDeadline: Date.parse(r.softDeadline) / 1000 } : {}),
+    batchSize: r.batchSize,
+    learningRate: r.learningRate,
+    maxGpus: r.maxWorkers,
+    curve: r.curve,
+    currentGpus: r.workers,
+    ...(r.progress?.gradNoiseScale ? { gradientNoiseScale: r.progress.gradNoiseScale } : {}),
+    ...(r.launchSeconds !== undefined ? { launchSeconds: r.launchSeconds } : {}),
+    ...(r.exitSeconds !== undefined ? { exitSeconds: r.exitSeconds } : {}),
+  };
 }

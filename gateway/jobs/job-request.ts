@@ -1,5 +1,7 @@
 import { invalid } from '../errors';
 import { checkDnsLabel, DEFAULT_NAMESPACE, splitQualified } from '../lib/names';
+import { parseRfc3339 } from '../lib/rfc3339';
+import { checkDatasetName, checkModelName } from '../lib/training-names';
 
 /** A validated `POST /system/jobs` body. Times are absolute epoch ms. */
 export interface JobRequest {
@@ -28,19 +30,26 @@ function posInt(v: unknown, field: string, max = 1e9): number {
   return v;
 }
 
-/** RFC3339 time, or seconds from `now` (a number). Must lie in the future. */
+/** Latest deadline accepted: 10 years from now (s). */
+export const MAX_DEADLINE_SECONDS = 10 * 365.25 * 24 * 3600;
+
+/** RFC3339 time, or seconds from `now` (a number), in (now, now + 10 years]. Epoch ms. */
 function when(v: unknown, field: string, nowMs: number): number {
   let t: number;
   if (typeof v === 'number') {
-    if (!(v > 0 && Number.isFinite(v))) throw invalid(field, `seconds from now must be positive, got ${v}`);
+    if (!Number.isFinite(v) || v <= 0 || v > MAX_DEADLINE_SECONDS) {
+      throw invalid(field, `seconds from now must be a number in (0, ${MAX_DEADLINE_SECONDS}] (10 years), got ${v}`);
+    }
     t = nowMs + v * 1000;
   } else if (typeof v === 'string') {
-    if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/.test(v)) throw invalid(field, `"${v}" is not an RFC3339 time or a number of seconds`);
-    t = Date.parse(v);
+    const p = parseRfc3339(v);
+    if (p === undefined) throw invalid(field, `${JSON.stringify(v)} is not a valid RFC3339 time (e.g. 2030-01-31T12:00:00Z) or a number of seconds from now`);
+    t = p;
   } else {
     throw invalid(field, 'must be an RFC3339 time or a number of seconds from now');
   }
-  if (!(t > nowMs)) throw invalid(field, `${new Date(t).toISOString()} is not in the future`);
+  if (!(t > nowMs)) throw invalid(field, `${new Date(t).toISOString()} is not in the future (now is ${new Date(nowMs).toISOString()})`);
+  if (t > nowMs + MAX_DEADLINE_SECONDS * 1000) throw invalid(field, `${new Date(t).toISOString()} is more than 10 years from now`);
   return t;
 }
 
@@ -48,6 +57,7 @@ function when(v: unknown, field: string, nowMs: number): number {
 export function parseJobRequest(body: unknown, nowMs: number): JobRequest {
   if (!isObj(body)) throw invalid('body', 'must be a JSON object');
   if (typeof body.function !== 'string' || body.function === '') throw invalid('function', 'the training function name is required');
+  if (body.namespace !== undefined && typeof body.namespace !== 'string') throw invalid('namespace', 'must be a string');
   const ref = splitQualified(body.function, typeof body.namespace === 'string' && body.namespace ? body.namespace : DEFAULT_NAMESPACE);
   checkDnsLabel(ref.name, 'function');
   checkDnsLabel(ref.namespace, 'namespace');
@@ -63,17 +73,13 @@ export function parseJobRequest(body: unknown, nowMs: number): JobRequest {
   if (hasLen) req.epochs = posInt(body.length, 'length', 100000);
   if (hasIter) req.iterations = posInt(body.iterations, 'iterations');
   if (body.learning_rate !== undefined) {
-    if (typeof body.learning_rate !== 'number' || !(body.learning_rate > 0 && body.learning_rate < 100)) {
+    if (typeof body.learning_rate !== 'number' || !Number.isFinite(body.learning_rate) || !(body.learning_rate > 0 && body.learning_rate < 100)) {
       throw invalid('learning_rate', `must be a number in (0, 100), got ${JSON.stringify(body.learning_rate)}`);
     }
     req.learningRate = body.learning_rate;
   }
-  for (const k of ['model', 'dataset'] as const) {
-    if (body[k] !== undefined) {
-      if (typeof body[k] !== 'string' || body[k] === '') throw invalid(k, 'must be a non-empty string');
-      req[k] = body[k] as string;
-    }
-  }
+  if (body.model !== undefined) req.model = checkModelName(body.model, 'model');
+  if (body.dataset !== undefined) req.dataset = checkDatasetName(body.dataset, 'dataset');
   if (body.deadline !== undefined && body.deadline !== null) req.deadlineMs = when(body.deadline, 'deadline', nowMs);
   if (body.soft_deadline !== undefined && body.soft_deadline !== null) req.softDeadlineMs = when(body.soft_deadline, 'soft_deadline', nowMs);
   if (body.max_workers !== undefined) req.maxWorkers = posInt(body.max_workers, 'max_workers', 1024);

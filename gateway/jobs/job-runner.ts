@@ -2,7 +2,8 @@ import { ChildProcess } from 'node:child_process';
 import { JobProgress, JobRecord } from './job-record';
 import { exited, HarnessLine, spawnHarness } from './harness';
 
-export type RunnerEnd = 'completed' | 'failed' | 'cancelled';
+/** How a run ended; `suspended`: stopped for a shutdown (checkpoint kept), to be resumed by the next scheduler. */
+export type RunnerEnd = 'completed' | 'failed' | 'cancelled' | 'suspended';
 
 export interface RunnerHooks {
   progress(p: JobProgress): void;
@@ -27,6 +28,7 @@ export class JobRunner {
     private readonly rec: JobRecord,
     private readonly dir: string,
     private readonly hooks: RunnerHooks,
+    /** Added to the harness's environment (the resolved `DATASET` path). */
     private readonly extraEnv: Record<string, string> = {},
   ) {
     this.ended = new Promise((r) => (this.resolveEnd = r));
@@ -57,7 +59,6 @@ export class JobRunner {
       MODEL: r.model,
       JOB_ID: r.id,
     };
-    if (r.dataset) env.DATASET = r.dataset;
     let done = false;
     const child = spawnHarness(
       this.dir,
@@ -104,10 +105,12 @@ export class JobRunner {
     await this.stopProcess();
   }
 
-  /** Stops the process for a platform shutdown (checkpoint kept; the job resumes on restart). */
+  /** Stops the process for a platform shutdown (checkpoint kept; the job resumes on restart); the run ends as `suspended`. */
   async suspend(): Promise<void> {
-    this.finished = this.finished ?? 'cancelled';
+    const first = !this.finished;
+    this.finished = this.finished ?? 'suspended';
     await this.stopProcess();
+    if (first) this.resolveEnd('suspended');
   }
 }
 

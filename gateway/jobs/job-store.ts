@@ -1,7 +1,7 @@
 import { Queue } from 'bullmq';
 import type Redis from 'ioredis';
 import { followStream, StreamEntry } from '../lib/follow-stream';
-import { JobEvent, JobProgress, JobRecord } from './job-record';
+import { JobEvent, JobProgress, JobRecord, TERMINAL } from './job-record';
 
 const RECORDS = 'mlfaas:jobs';
 /** Progress lives apart from the record: the runtime's reports never race the scheduler's writes. */
@@ -70,6 +70,29 @@ export class JobStore {
       }
     }
     throw new Error(`job ${id}: too much contention updating its record`);
+  }
+
+  /** Seconds until the BullMQ lock a scheduler holds on the job expires (0: none held). */
+  async lockSecondsLeft(id: string): Promise<number> {
+    const ms = await this.redis.pttl(`${this.queue.toKey(id)}:lock`);
+    return ms > 0 ? Math.ceil(ms / 1000) : 0;
+  }
+
+  /** No process runs the job now: state `resuming`, workers 0, with the reason as an allocation and events. */
+  async markResuming(id: string, reason: string): Promise<void> {
+    const time = new Date().toISOString();
+    let changed = false;
+    await this.update(id, (r) => {
+      if (TERMINAL.has(r.state) || r.state === 'resuming') return;
+      changed = true;
+      r.state = 'resuming';
+      r.workers = 0;
+      r.allocations.push({ time, workers: 0, reason });
+    });
+    if (changed) {
+      await this.event(id, { type: 'state', time, data: { state: 'resuming', reason } });
+      await this.event(id, { type: 'allocation', time, data: { workers: 0, gpus: [], reason } });
+    }
   }
 
   async event(id: string, e: JobEvent): Promise<void> {

@@ -2,39 +2,65 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ProfileSample } from '../../autoscaler/training/profile';
+import { ErrorCode, PlatformError } from '../errors';
 import { exited, HarnessLine, spawnHarness } from './harness';
 
 export interface ModelProfile {
+  /** Iterations/s at 1 and 2 workers, from the wall time of a whole epoch as a job runs it. */
   samples: ProfileSample[];
   trainExamples: number;
+  /** s from spawning the process to its first iteration (process start, data load, worker threads); the larger of the two runs. */
+  launchSeconds: number;
+  /** s from the last epoch's report to the process's exit (final checkpoint, evaluation); the larger of the two runs. */
+  exitSeconds: number;
 }
 
+/** Epochs a profile run trains: the first pays warm-up, the second is the one measured. */
+export const PROFILE_EPOCHS = 2;
+
 /**
- * The first job of a model runs a short profile: one epoch at 1 and at 2 workers (no checkpoint
- * kept, no noise-scale pass), measuring iterations/s at the job's batch size. Bounded by
- * `timeoutMs` per run.
+ * The first job of a model runs a short profile: two epochs at 1 and at 2 workers with the job's
+ * own settings (checkpoint every epoch, noise-scale pass), timed from outside. The second epoch's
+ * wall time (report to report: training, evaluation, noise pass, checkpoint) gives the
+ * iterations/s a job will really see; spawn to first report minus one epoch gives the launch
+ * cost, last report to exit the exit cost. Bounded by `timeoutMs` per run. A run that fails is a
+ * 400: the job as submitted cannot run (the harness's own message says why).
  */
 export async function profileModel(dir: string, env: Record<string, string>, batchSize: number, timeoutMs = 60_000): Promise<ModelProfile> {
   const samples: ProfileSample[] = [];
   let trainExamples = 0;
+  let launchSeconds = 0;
+  let exitSeconds = 0;
   for (const gpus of [1, 2] as const) {
     const ckpt = mkdtempSync(join(tmpdir(), 'mlfaas-profile-'));
-    let eps = 0;
+    const reports: Array<{ at: number; step: number }> = [];
+    const text: string[] = [];
+    const t0 = performance.now();
     const child = spawnHarness(
       dir,
-      { ...env, EPOCHS: '1', WORKERS: String(gpus), BATCH_SIZE: String(batchSize), CHECKPOINT_DIR: ckpt, GNS_MAX_BATCHES: '0', CHECKPOINT_EVERY: '1000' },
+      { ...env, EPOCHS: String(PROFILE_EPOCHS), WORKERS: String(gpus), BATCH_SIZE: String(Math.max(batchSize, gpus)), CHECKPOINT_DIR: ckpt },
       (l: HarnessLine) => {
         if (l.type === 'start') trainExamples = Number(l.trainExamples) || trainExamples;
-        if (l.type === 'progress') eps = Number(l.examplesPerSec) || 0;
+        if (l.type === 'progress') reports.push({ at: performance.now(), step: Number(l.step) || 0 });
       },
-      () => undefined,
+      (t) => text.push(t) > 20 && text.shift(),
     );
     const t = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
     const code = await exited(child);
+    const tExit = performance.now();
     clearTimeout(t);
     rmSync(ckpt, { recursive: true, force: true });
-    if (code !== 0 || !(eps > 0)) throw new Error(`profile run at ${gpus} worker(s) failed (exit ${code})`);
-    samples.push({ gpus, iterPerSec: eps / batchSize });
+    const [a, b] = reports;
+    if (code !== 0 || !b || !(b.step > a.step) || !(b.at > a.at)) {
+      const fatal = text.find((l) => l.includes('fatal:')) ?? text.filter((l) => /Error/.test(l)).pop() ?? text.pop() ?? '';
+      const msg = fatal.replace(/^\[ml-training\]\s*(fatal:\s*)?/, '').slice(0, 300);
+      const field = /\bMODEL\b|createModel/.test(msg) ? 'model' : /DATASET|dataset|ENOENT/.test(msg) ? 'dataset' : 'function';
+      throw new PlatformError(ErrorCode.Validation, `the training function cannot run this job: its profile run at ${gpus} worker(s) exited ${code}${msg ? `: ${msg}` : ''}`, field);
+    }
+    const epochS = (b.at - a.at) / 1000;
+    samples.push({ gpus, iterPerSec: (b.step - a.step) / epochS });
+    launchSeconds = Math.max(launchSeconds, (a.at - t0) / 1000 - epochS);
+    exitSeconds = Math.max(exitSeconds, (tExit - b.at) / 1000);
   }
-  return { samples, trainExamples };
+  return { samples, trainExamples, launchSeconds, exitSeconds };
 }

@@ -1,19 +1,22 @@
 import { randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { Job, Worker } from 'bullmq';
+import { Job, WaitingError, Worker } from 'bullmq';
 import type Redis from 'ioredis';
-import { admit, getPolicy, planRounds } from '../../autoscaler/training';
+import { admit, forecast, getPolicy } from '../../autoscaler/training';
 import { curveFromProfile } from '../../autoscaler/training/profile';
-import type { Placement, SchedulerState, TrainingJob, TrainingPolicy } from '../../autoscaler/training/types';
+import type { Placement, SchedulerState, TrainingPolicy } from '../../autoscaler/training/types';
 import { ErrorCode, functionNotFound, PlatformError } from '../errors';
+import { checkModelName } from '../lib/training-names';
 import { Lease } from '../lib/lease';
 import { patientDuplicate } from '../lib/redis-health';
 import type { FunctionProvider } from '../providers/function-provider';
 import type { ImageStore } from '../providers/local/image-store';
+import { admittedReason, inNodeWords, rejectionBody, SlotNoun, slotNounOf } from './admission-answer';
+import { datasetStoreDir, resolveDataset } from './dataset-store';
 import { JobRequest } from './job-request';
-import { JobRecord, TERMINAL } from './job-record';
-import { JobRunner } from './job-runner';
+import { JobRecord, TERMINAL, toTrainingJob } from './job-record';
+import { JobRunner, RunnerEnd } from './job-runner';
 import { JobStore, TRAINING_QUEUE } from './job-store';
 import { ModelProfile, profileModel } from './profile-run';
 
@@ -37,6 +40,8 @@ export interface SubmitResult {
 
 const iso = (s: number) => new Date(s * 1000).toISOString();
 const ADMIT_LOCK = 'mlfaas:training-admit-lock';
+/** Profiles by function|model|dataset|batch (v2: wall-time curve with launch and exit costs). */
+const PROFILES = 'mlfaas:training-profiles:v2';
 
 /**
  * Training jobs on the local node: deadline admission and goodput-planned elastic allocation by a
@@ -54,6 +59,11 @@ export class TrainingService {
   private rounds: Promise<void> = Promise.resolve();
   private readonly policy: TrainingPolicy;
   private admitting: Promise<void> = Promise.resolve();
+  private suspending = false;
+  /** Jobs picked up whose record has not been written by a round yet (a resumed job says `resuming` until then). */
+  private readonly unreported = new Set<string>();
+  /** What a worker slot is called on this node, from the provider. */
+  private readonly noun: SlotNoun;
 
   constructor(
     private readonly redis: Redis,
@@ -66,7 +76,8 @@ export class TrainingService {
     // one instance for the service's life: policies with memory across rounds (FaPES's progress
     // correction, pop-up counters) keep it
     this.policy = getPolicy(opts.policy);
-    this.lease = new Lease(redis, 'mlfaas:training-lock', 5000, () => this.lead(), () => this.suspendAll(), (e) =>
+    this.noun = slotNounOf(provider.info());
+    this.lease = new Lease(redis, 'mlfaas:training-lock', 5000, () => this.takeLead(), () => this.suspendAll(), (e) =>
       process.stderr.write(`[mlfaas] training lease: ${e.message}\n`),
     );
   }
@@ -93,6 +104,13 @@ export class TrainingService {
     this.timer.unref();
   }
 
+  /** On taking the lease: say which jobs have no process, then run the queue. */
+  private async takeLead(): Promise<void> {
+    this.suspending = false;
+    await this.markOrphans().catch((e: Error) => process.stderr.write(`[mlfaas] training: marking orphaned jobs: ${e.message}\n`));
+    await this.lead();
+  }
+
   /** The training function's image directory, or a 4xx naming the function. */
   private async imageDir(fn: string, namespace: string): Promise<string> {
     const s = await this.provider.get({ name: fn, namespace });
@@ -103,39 +121,25 @@ export class TrainingService {
     return m.dir;
   }
 
-  private async profile(dir: string, req: JobRequest, model: string): Promise<ModelProfile> {
-    const key = `${req.namespace}/${req.function}|${model}|${req.dataset ?? ''}|${req.batchSize}`;
-    const cached = await this.redis.hget('mlfaas:training-profiles', key);
+  private async profile(dir: string, req: JobRequest, model: string, datasetName: string | undefined, datasetPath: string | undefined): Promise<ModelProfile> {
+    const key = `${req.namespace}/${req.function}|${model}|${datasetName ?? ''}|${req.batchSize}`;
+    const cached = await this.redis.hget(PROFILES, key);
     if (cached) return JSON.parse(cached) as ModelProfile;
     const env: Record<string, string> = { MODEL: model, LEARNING_RATE: String(req.learningRate) };
-    if (req.dataset) env.DATASET = req.dataset;
+    if (datasetPath) env.DATASET = datasetPath;
     const p = await profileModel(dir, env, req.batchSize);
-    await this.redis.hset('mlfaas:training-profiles', key, JSON.stringify(p));
+    await this.redis.hset(PROFILES, key, JSON.stringify(p));
     return p;
   }
 
-  private toJob(r: JobRecord): TrainingJob {
-    const deadline = r.deadline ? Date.parse(r.deadline) / 1000 : undefined;
-    return {
-      id: r.id,
-      model: r.model,
-      submitTime: Date.parse(r.submittedAt) / 1000,
-      iterations: r.iterations,
-      doneIterations: Math.min(r.progress?.step ?? 0, r.iterations),
-      ...(deadline ? { deadline } : {}),
-      ...(r.softDeadline ? { softDeadline: Date.parse(r.softDeadline) / 1000 } : {}),
-      batchSize: r.batchSize,
-      learningRate: r.learningRate,
-      maxGpus: r.maxWorkers,
-      curve: r.curve,
-      currentGpus: r.workers,
-      ...(r.progress?.gradNoiseScale ? { gradientNoiseScale: r.progress.gradNoiseScale } : {}),
-    };
+  /** The dataset name's real path in the function's image or the dataset store (400 otherwise). */
+  private datasetPath(dir: string, name: string, field = 'dataset'): string {
+    return resolveDataset(name, { image: join(dir, 'function'), store: datasetStoreDir(this.opts.dataDir) }, field);
   }
-
   private async state(): Promise<SchedulerState> {
     const live = (await this.store.list()).filter((r) => !TERMINAL.has(r.state));
-    return { cluster: this.cluster, slotSeconds: this.opts.slotSeconds, jobs: live.map((r) => this.toJob(r)) };
+    // a job's end runs a round at once (runOnce), so its slots are free from its completion on
+    return { cluster: this.cluster, slotSeconds: this.opts.slotSeconds, roundOnCompletion: true, jobs: live.map((r) => toTrainingJob(r)) };
   }
 
   /**
@@ -163,10 +167,14 @@ export class TrainingService {
 
   private async admitOne(req: JobRequest, dryRun: boolean): Promise<SubmitResult> {
     const dir = await this.imageDir(req.function, req.namespace);
-    const fn = await this.provider.get({ name: req.function, namespace: req.namespace });
-    const model = req.model ?? fn!.annotations['mlfaas.model'] ?? 'default';
-    const dataset = req.dataset ?? fn!.annotations['mlfaas.dataset'];
-    const prof = await this.profile(dir, { ...req, dataset }, model);
+    const fn = (await this.provider.get({ name: req.function, namespace: req.namespace }))!;
+    const label = (k: string) => (k in fn.annotations ? { value: fn.annotations[k], field: `annotations.${k}` } : k in fn.labels ? { value: fn.labels[k], field: `labels.${k}` } : undefined);
+    const fnModel = label('mlfaas.model');
+    const model = req.model ?? (fnModel ? checkModelName(fnModel.value, fnModel.field) : 'default');
+    const fnDataset = label('mlfaas.dataset');
+    const dataset = req.dataset ?? fnDataset?.value;
+    const datasetPath = dataset === undefined ? undefined : this.datasetPath(dir, dataset, req.dataset !== undefined ? 'dataset' : fnDataset!.field);
+    const prof = await this.profile(dir, req, model, dataset, datasetPath);
     const stepsPerEpoch = Math.max(1, Math.ceil(prof.trainExamples / req.batchSize));
     const epochs = req.epochs ?? Math.ceil(req.iterations! / stepsPerEpoch);
     const maxWorkers = Math.min(req.maxWorkers ?? this.opts.slots, this.opts.slots);
@@ -194,22 +202,32 @@ export class TrainingService {
       reasons: [],
       checkpointDir: join(this.opts.dataDir, 'checkpoints', id),
       trainExamples: prof.trainExamples,
+      launchSeconds: prof.launchSeconds,
+      exitSeconds: prof.exitSeconds,
       curve: { gpus: [...curve.gpus], iterPerSec: [...curve.iterPerSec] },
     };
-    const d = admit(this.toJob(rec), await this.state(), nowS, this.opts.policy);
+    const job = toTrainingJob(rec);
+    const st = await this.state();
+    const d = admit(job, st, nowS, this.opts.policy);
     if (!d.admitted) {
-      return {
-        status: 409,
-        body: {
-          error: { code: 'deadline_infeasible', message: d.reason, field: 'deadline' },
-          earliestFeasibleDeadline: d.earliestFeasibleDeadline === null ? null : iso(d.earliestFeasibleDeadline),
-        },
-      };
+      const alone = forecast(getPolicy(this.opts.policy), { ...st, jobs: [job] }, nowS).completion[id];
+      return { status: 409, body: rejectionBody(d, { job, admitted: st.jobs, now: nowS, capacity: this.opts.slots, noun: this.noun, alone }) };
     }
-    rec.plannedRounds = planRounds(d, 10);
-    rec.predictedCompletion = iso(d.plan.predictedCompletion);
-    rec.reasons.push(d.reason);
-    const body = { id, state: 'admitted', dryRun, plan: { slotSeconds: this.opts.slotSeconds, workersPerRound: rec.plannedRounds, predictedCompletion: rec.predictedCompletion }, reason: d.reason, job: rec };
+    // what the live loop will do (a fresh policy instance: the live one's memory stays untouched)
+    const f = forecast(getPolicy(this.opts.policy), { ...st, jobs: [...st.jobs, job] }, nowS);
+    const predicted = f.completion[id];
+    rec.plannedRounds = f.workersPerRound[id] ?? [];
+    if (predicted !== undefined) rec.predictedCompletion = iso(predicted);
+    const reason = admittedReason(job, d, predicted, nowS, this.noun);
+    rec.reasons.push(reason);
+    const plan = {
+      slotSeconds: this.opts.slotSeconds,
+      workersPerRound: rec.plannedRounds,
+      predictedCompletion: rec.predictedCompletion ?? null,
+      predictedSeconds: predicted === undefined ? null : Math.ceil(predicted - nowS),
+      ...(job.deadline !== undefined ? { guaranteedCompletion: iso(d.plan.predictedCompletion + (job.launchSeconds ?? 0) + (job.exitSeconds ?? 0)) } : {}),
+    };
+    const body = { id, state: 'admitted', dryRun, plan, reason, job: rec };
     if (dryRun) return { status: 200, body };
     mkdirSync(rec.checkpointDir, { recursive: true });
     await this.store.create(rec);
@@ -219,40 +237,75 @@ export class TrainingService {
   /** BullMQ processor: one admitted job from admission (or restart) to its end. */
   private async run(j: Job): Promise<string> {
     const id = (j.data as { id: string }).id;
+    let end: string;
     try {
-      return await this.runOnce(id);
+      end = await this.runOnce(id);
     } catch (e) {
       // a job that cannot run must not stay "live" and block admission forever
       await this.finishRecord(id, 'failed', (e as Error).message).catch(() => undefined);
       throw e;
     }
+    if (end !== 'suspended') return end;
+    // A clean stop hands the job back to the queue, so the next scheduler resumes it at once
+    // rather than after this lock expires. If that fails (Redis away, lock lost), the job stays
+    // active and the stalled-job check resumes it after MLFAAS_TRAINING_LOCK_MS, as after a crash.
+    if (j.token) await j.moveToWait(j.token).catch(() => undefined);
+    throw new WaitingError();
   }
 
   private async runOnce(id: string): Promise<string> {
     const rec = await this.store.get(id);
     if (!rec || TERMINAL.has(rec.state)) return rec?.state ?? 'missing';
     const dir = await this.imageDir(rec.function, rec.namespace);
+    // resolved again at every launch: the store may have changed since admission
+    const env: Record<string, string> = rec.dataset ? { DATASET: this.datasetPath(dir, rec.dataset) } : {};
     const runner = new JobRunner(rec, dir, {
       progress: (p) => {
         void this.store.setProgress(id, p).catch(() => undefined);
         void this.store.event(id, { type: 'progress', time: new Date().toISOString(), data: { ...p } }).catch(() => undefined);
       },
       log: (t) => void this.store.event(id, { type: 'log', time: new Date().toISOString(), data: { text: t } }).catch(() => undefined),
-    });
+    }, env);
     this.runners.set(id, runner);
+    this.unreported.add(id);
+    if (this.suspending) void runner.suspend(); // a shutdown began while this job was being picked up
     await this.store.update(id, (r) => (r.workers = 0));
     void this.round();
     const end = await runner.ended;
     this.runners.delete(id);
-    if (end === 'cancelled' && (await this.store.get(id))?.state !== 'cancelled') return 'suspended';
+    this.unreported.delete(id);
+    if (end === 'suspended') {
+      await this.store.markResuming(id, 'the training service stopped: the job checkpointed and resumes from its checkpoint when a training service runs again');
+      return 'suspended';
+    }
+    if (end === 'cancelled') {
+      // stopped because its record ended elsewhere (cancelled by any gateway, or already final)
+      const state = (await this.store.get(id))?.state ?? 'missing';
+      if (state !== 'cancelled') return state;
+    }
     await this.finishRecord(id, end);
     void this.round();
     if (end === 'failed') throw new Error('training process failed 3 times');
     return end;
   }
 
+  /**
+   * On taking the lead: jobs recorded as holding workers have no process (any earlier holder is
+   * gone: it lost the lease and stopped them, or died). A clean stop already said `resuming`.
+   */
+  private async markOrphans(): Promise<void> {
+    for (const r of await this.store.list()) {
+      if (TERMINAL.has(r.state) || (r.workers === 0 && r.state !== 'running')) continue;
+      const left = await this.store.lockSecondsLeft(r.id);
+      const when = left > 0 ? `once that service's lock on it expires (in ${left} s)` : 'now';
+      const reason = `no process runs it: the training service that ran it stopped without a clean shutdown; it resumes from its last checkpoint ${when}`;
+      await this.store.markResuming(r.id, reason).catch(() => undefined);
+    }
+  }
+
+
   /** Final state, once: a cancel recorded by any gateway is never overwritten. */
-  private async finishRecord(id: string, end: 'completed' | 'failed' | 'cancelled', error?: string): Promise<void> {
+  private async finishRecord(id: string, end: Exclude<RunnerEnd, 'suspended'>, error?: string): Promise<void> {
     let changed = false;
     await this.store.update(id, (r) => {
       if (TERMINAL.has(r.state)) return;
@@ -282,12 +335,16 @@ export class TrainingService {
     const nowS = this.now();
     const d = p.allocation.allocate({ ...st, jobs: running }, nowS);
     this.placement = p.placement.place(d.gpus, this.cluster, this.placement);
+    let predicted: Record<string, number> | undefined;
     for (const j of running) {
       const n = d.gpus[j.id] ?? 0;
       const runner = this.runners.get(j.id)!;
-      const plan = d.plans?.[j.id];
-      const reason = d.reasons[j.id] ?? d.reason;
-      if (runner.workers !== n) {
+      const reason = inNodeWords(d.reasons[j.id] ?? d.reason, this.noun);
+      if (runner.workers !== n || this.unreported.has(j.id)) {
+        this.unreported.delete(j.id);
+        // the forecast plays this allocation forward (relaunch costs included) from the same state
+        predicted ??= forecast(getPolicy(this.opts.policy), { ...st, jobs: running }, nowS).completion;
+        const done = predicted[j.id];
         const time = new Date(nowS * 1000).toISOString();
         let live = true;
         await this.store.update(j.id, (r) => {
@@ -299,7 +356,7 @@ export class TrainingService {
           r.workers = n;
           r.state = n > 0 ? 'running' : 'waiting';
           r.allocations.push({ time, workers: n, reason });
-          if (plan) r.predictedCompletion = iso(plan.predictedCompletion);
+          if (done !== undefined) r.predictedCompletion = iso(done);
         });
         if (!live) continue;
         await this.store.event(j.id, { type: 'allocation', time, data: { workers: n, gpus: this.placement[j.id] ?? [], reason } });
@@ -319,11 +376,22 @@ export class TrainingService {
     return updated;
   }
 
+  /**
+   * Stops every job's process (each checkpoints), records the jobs as `resuming` and hands them
+   * back to the queue (see `run`), then closes the worker: bounded, whatever hangs.
+   */
   private async suspendAll(): Promise<void> {
+    this.suspending = true;
     if (this.timer) clearInterval(this.timer);
     await Promise.all([...this.runners.values()].map((r) => r.suspend()));
+    const w = this.worker;
+    if (w) {
+      let t: NodeJS.Timeout | undefined;
+      const graceful = await Promise.race([w.close().then(() => true), new Promise<boolean>((r) => (t = setTimeout(() => r(false), 10_000)))]);
+      clearTimeout(t);
+      if (!graceful) await w.close(true).catch(() => undefined);
+    }
     this.runners.clear();
-    await this.worker?.close(true);
     this.workerConn?.disconnect();
     this.worker = undefined;
   }

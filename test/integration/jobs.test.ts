@@ -4,18 +4,20 @@
  * progress, cancel, and resuming after the whole platform restarts.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildFunction } from '../../gateway/cli/build';
 import { readStack } from '../../gateway/cli/stack';
 import { sseData } from '../../gateway/cli/jobs';
 import { JobEvent, JobRecord } from '../../gateway/jobs/job-record';
+import { gatewayProcess } from '../helpers/gateway-process';
 import { eventually, testGateway, testRedis, TestPlatform } from '../helpers/platform';
 
 const ROOT = join(__dirname, '../..');
 // one worker slot: a deadline job must take it from a best-effort one
 const ENV = { MLFAAS_TRAINING_SLOT_S: '1', MLFAAS_TRAINING_SLOTS: '1', MLFAAS_TRAINING_LOCK_MS: '1500' };
+const TERMINAL_DONE = (s: string) => s === 'completed' || s === 'failed' || s === 'cancelled';
 
 /** Reads an SSE stream until `until` returns true or the stream ends. */
 async function sse(url: string, until: (e: JobEvent) => boolean, timeoutMs: number): Promise<JobEvent[]> {
@@ -53,6 +55,8 @@ describe('training jobs API', () => {
     buildFunction(fn, stack.file, p.cfg.templatesDir, p.images);
     const dep = { service: 'digits-train', image: fn.image, labels: {}, annotations: fn.annotations };
     expect((await p.json('POST', '/system/functions', dep)).status).toBe(202);
+    mkdirSync(join(dataDir, 'datasets'), { recursive: true });
+    symlinkSync('/etc/hostname', join(dataDir, 'datasets', 'escape.csv'));
   }, 60000);
   afterAll(async () => {
     await p?.stop();
@@ -68,11 +72,42 @@ describe('training jobs API', () => {
     { name: 'deadline garbage', body: { function: 'digits-train', length: 3, deadline: 'tomorrow' }, field: 'deadline' },
     { name: 'negative learning rate', body: { function: 'digits-train', length: 3, learning_rate: -1 }, field: 'learning_rate' },
     { name: 'batch size zero', body: { function: 'digits-train', length: 3, batch_size: 0 }, field: 'batch_size' },
+    // the bad-input probe's 500s: invalid times, and paths that reached the harness
+    { name: 'deadline month 13', body: { function: 'digits-train', length: 3, deadline: '2024-13-45T99:99:99Z' }, field: 'deadline' },
+    { name: 'deadline 1e13 s', body: { function: 'digits-train', length: 3, deadline: 1e13 }, field: 'deadline' },
+    { name: 'deadline 1e300 s', body: { function: 'digits-train', length: 3, deadline: 1e300 }, field: 'deadline' },
+    { name: 'deadline -5 s', body: { function: 'digits-train', length: 3, deadline: -5 }, field: 'deadline' },
+    { name: 'soft deadline 1e13 s', body: { function: 'digits-train', length: 3, soft_deadline: 1e13 }, field: 'soft_deadline' },
+    { name: 'dataset /etc/passwd', body: { function: 'digits-train', length: 3, dataset: '/etc/passwd' }, field: 'dataset' },
+    { name: 'dataset ../../../../../etc/hostname', body: { function: 'digits-train', length: 3, dataset: '../../../../../etc/hostname' }, field: 'dataset' },
+    { name: 'dataset missing from the store', body: { function: 'digits-train', length: 3, dataset: 'data/missing.csv' }, field: 'dataset' },
+    { name: 'dataset a symlink out of the store', body: { function: 'digits-train', length: 3, dataset: 'escape.csv' }, field: 'dataset' },
+    { name: 'model ../../../../etc/passwd', body: { function: 'digits-train', length: 3, model: '../../../../etc/passwd' }, field: 'model' },
+    { name: 'a model the function does not know', body: { function: 'digits-train', length: 3, model: 'resnet' }, field: 'model' },
   ])('400 for $name', async ({ body, field }) => {
     const res = await submit(body);
     expect(res.status).toBe(400);
     expect(((await res.json()) as { error: { field: string } }).error.field).toBe(field);
   });
+
+  it('the mlfaas.dataset label is confined the same way before it reaches the harness', async () => {
+    // a relative name (deploy accepts it), but a symlink out of the dataset store
+    const dep = { service: 'escape-train', image: 'mlfaas/digits-train:0.1.0', annotations: { 'mlfaas.dataset': 'escape.csv' } };
+    expect((await p.json('POST', '/system/functions', dep)).status).toBe(202);
+    const res = await submit({ function: 'escape-train', length: 1 }, '?dryRun=true');
+    expect(res.status).toBe(400);
+    const err = ((await res.json()) as { error: { field: string; message: string } }).error;
+    expect(err.field).toBe('annotations.mlfaas.dataset');
+    expect(err.message).toMatch(/outside the dataset store/);
+    expect((await p.json('DELETE', '/system/functions', { functionName: 'escape-train' })).status).toBe(202);
+  });
+
+  it('a dataset in <dataDir>/datasets is found by name', async () => {
+    mkdirSync(join(dataDir, 'datasets', 'digits'), { recursive: true });
+    copyFileSync(join(ROOT, 'functions/digits-classify/data/digits.csv'), join(dataDir, 'datasets', 'digits', 'all.csv'));
+    const res = await submit({ function: 'digits-train', length: 2, dataset: 'digits/all.csv' }, '?dryRun=true');
+    expect(res.status).toBe(200);
+  }, 60000);
 
   it('404 for an unknown function and 400 for an inference function', async () => {
     expect((await submit({ function: 'ghost', length: 1 })).status).toBe(404);
@@ -93,6 +128,13 @@ describe('training jobs API', () => {
     const why = (await no.json()) as { error: { code: string; field: string }; earliestFeasibleDeadline: string };
     expect(why.error).toEqual(expect.objectContaining({ code: 'deadline_infeasible', field: 'deadline' }));
     expect(Date.parse(why.earliestFeasibleDeadline)).toBeGreaterThan(Date.now() + 2000);
+    // nothing else is admitted: too soon even alone, said in RFC3339 and seconds, in this node's words
+    const msg = (why.error as unknown as { message: string }).message;
+    expect(msg).toMatch(/too soon: even alone with all 1 worker slot the job needs \d+ s/);
+    expect(msg).toMatch(/earliest deadline that can be guaranteed now is \d{4}-\d\d-\d\dT\S+Z \(\d+ s from now\)/);
+    expect(msg).not.toMatch(/GPU|admitted job|\b1[6-9]\d{8}\b/);
+    const secs = (why as unknown as { earliestFeasibleDeadlineSeconds: number }).earliestFeasibleDeadlineSeconds;
+    expect(Math.abs(Date.now() + secs * 1000 - Date.parse(why.earliestFeasibleDeadline))).toBeLessThan(30_000);
   }, 60000);
 
   it('trains an admitted job for real, streaming progress over SSE', async () => {
@@ -109,6 +151,9 @@ describe('training jobs API', () => {
     expect(rec.progress!.epoch).toBe(4);
     expect(rec.progress!.accuracy!).toBeGreaterThan(0.8);
     expect(rec.allocations[0]).toEqual(expect.objectContaining({ workers: expect.any(Number), reason: expect.any(String) }));
+    // reasons in this node's words, times relative: no GPUs on a CPU node, no raw Unix timestamps
+    expect([...rec.reasons, ...rec.allocations.map((a) => a.reason)].join('\n')).not.toMatch(/GPU|\b1[6-9]\d{8}\b/);
+    expect(rec.allocations.map((a) => a.reason).join('\n')).toMatch(/worker slot/);
     // the CLI's progress bar replays the same stream
     // (async: the gateway answering it runs in this process)
     const child = spawn(process.execPath, [join(ROOT, 'bin/mlfaas'), 'jobs', 'watch', id, '--gateway', p.gw.url]);
@@ -121,6 +166,31 @@ describe('training jobs API', () => {
     expect(cli.stderr).toMatch(/\[#+\] 100% epoch 4\/4/);
     expect(cli.stderr).toMatch(new RegExp(`${id}: completed`));
   }, 90000);
+
+  it('predicts the completion of a real short job on the order of what happens (not at the deadline)', async () => {
+    // the counter-offer for the same job, were its deadline 1 s: the earliest deadline that can be guaranteed
+    const no = await submit({ function: 'digits-train', length: 20, deadline: 1, batch_size: 32 });
+    expect(no.status).toBe(409);
+    const earliest = ((await no.json()) as { earliestFeasibleDeadlineSeconds: number }).earliestFeasibleDeadlineSeconds;
+    // 20 epochs of the small MLP take seconds; the guaranteed plan alone would say "just before the deadline"
+    const res = await submit({ function: 'digits-train', length: 20, deadline: 600, batch_size: 32 });
+    expect(res.status).toBe(201);
+    const body = (await res.json()) as { id: string; plan: { predictedCompletion: string; guaranteedCompletion: string }; job: JobRecord };
+    const t0 = Date.parse(body.job.submittedAt);
+    expect(await eventually(async () => TERMINAL_DONE((await job(body.id)).state), 90000, 100)).toBe(true);
+    const rec = await job(body.id);
+    expect(rec.state).toBe('completed');
+    const predicted = (Date.parse(body.plan.predictedCompletion) - t0) / 1000;
+    const actual = (Date.parse(rec.finishedAt!) - t0) / 1000;
+    console.log(`digits-train mlp 20 epochs: predicted ${predicted.toFixed(2)} s, actual ${actual.toFixed(2)} s, earliest feasible deadline ${earliest} s (launch ${rec.launchSeconds?.toFixed(2)} s, exit ${rec.exitSeconds?.toFixed(2)} s, first allocation after ${((Date.parse(rec.allocations[0].time) - t0) / 1000).toFixed(2)} s)`);
+    // within a factor 2 either way plus 5 s: a shared, busy machine can be slower or faster
+    // than when the profile ran; the old forecast (≈ 600 s) fails both by far
+    expect(predicted).toBeLessThanOrEqual(2 * actual + 5);
+    expect(actual).toBeLessThanOrEqual(2 * predicted + 5);
+    expect(earliest).toBeLessThanOrEqual(2 * actual + 5);
+    expect(actual).toBeLessThanOrEqual(2 * earliest + 5);
+    expect(Date.parse(body.plan.guaranteedCompletion)).toBeLessThanOrEqual(Date.parse(rec.deadline!));
+  }, 120000);
 
   it('preempts a best-effort job for a deadline job (checkpoint), resumes it after, and cancels keeping the checkpoint', async () => {
     const long = await submit({ function: 'digits-train', model: 'mlp-wide', length: 400, batch_size: 32 });
@@ -150,9 +220,19 @@ describe('training jobs API', () => {
     expect(await eventually(async () => ((await job(id)).progress?.epoch ?? 0) >= 2, 60000, 200)).toBe(true);
     await p.stop(); // checkpoints on SIGTERM; the job stays admitted in Redis
     const epochAtStop = (JSON.parse((await redis_get(id))!) as { epoch: number }).epoch;
+    // no process runs it now, and the record says so (it said "running, workers 1" before)
+    const stopped = await record(id);
+    expect(stopped).toEqual(expect.objectContaining({ state: 'resuming', workers: 0 }));
+    expect(stopped.allocations.at(-1)).toEqual(expect.objectContaining({ workers: 0, reason: expect.stringMatching(/training service stopped/) }));
     const restartedAt = new Date().toISOString();
-    p = await testGateway(redis.url, ENV, dataDir);
-    const done = await eventually(async () => (await job(id)).state === 'completed', 90000, 500);
+    // a clean stop handed the job back to the queue: it resumes long before a 120 s lock would expire
+    const t0 = Date.now();
+    p = await testGateway(redis.url, { ...ENV, MLFAAS_TRAINING_LOCK_MS: '120000' }, dataDir);
+    expect(await eventually(async () => ((await job(id)).progress?.epoch ?? 0) > epochAtStop, 60000, 200)).toBe(true);
+    expect(Date.now() - t0).toBeLessThan(100_000);
+    console.log(`clean restart: progress past epoch ${epochAtStop} ${((Date.now() - t0) / 1000).toFixed(1)} s after the new gateway started (lock 120 s)`);
+    // generous: 60 epochs of the wide MLP take ~40 s on an idle machine, twice that on a busy one
+    const done = await eventually(async () => (await job(id)).state === 'completed', 150000, 500);
     expect(done).toBe(true);
     const rec = await job(id);
     expect(rec.progress!.epoch).toBe(60);
@@ -163,7 +243,46 @@ describe('training jobs API', () => {
     );
     expect(after.length).toBeGreaterThan(0);
     expect(Math.min(...after.map((e) => e.data.epoch as number))).toBeGreaterThan(epochAtStop);
-  }, 180000);
+  }, 300000);
+
+  it('after the training service dies (SIGKILL), the job says resuming with workers 0 until the lock expires, then resumes', async () => {
+    const res = await submit({ function: 'digits-train', model: 'mlp-wide', length: 300, batch_size: 32 });
+    const id = ((await res.json()) as { id: string }).id;
+    await p.stop();
+    // a real gateway process runs the job; it is killed without a chance to say anything
+    const child = await gatewayProcess({ ...ENV, MLFAAS_REDIS_URL: redis.url, MLFAAS_DATA_DIR: dataDir, MLFAAS_TRAINING_LOCK_MS: '30000' });
+    try {
+      expect(await eventually(async () => (await record(id)).workers === 1 && ((JSON.parse((await redis_get(id)) ?? '{}') as { epoch?: number }).epoch ?? 0) >= 1, 60000, 200)).toBe(true);
+    } finally {
+      child.child.kill('SIGKILL');
+      await new Promise((r) => (child.child.exitCode !== null ? r(null) : child.child.once('exit', r)));
+    }
+    expect((await record(id)).state).toBe('running'); // what the dead process left
+    const killedAt = Date.now();
+    p = await testGateway(redis.url, ENV, dataDir);
+    // once this gateway holds the training lease (≤ 5 s, the dead one's lease) and before the
+    // dead one's 30 s job lock expires: no process, and the record says so
+    expect(await eventually(async () => (await job(id)).state === 'resuming', 20000, 100)).toBe(true);
+    const rec = await job(id);
+    expect(rec.workers).toBe(0);
+    expect(rec.allocations.at(-1)!.reason).toMatch(/without a clean shutdown.*lock on it expires \(in \d+ s\)/);
+    const before = rec.progress?.epoch ?? 0;
+    // ~30 s on an idle machine; generous for a busy one
+    expect(await eventually(async () => ((await job(id)).progress?.epoch ?? 0) > before, 150000, 250)).toBe(true);
+    console.log(`after SIGKILL: resumed ${((Date.now() - killedAt) / 1000).toFixed(1)} s after the kill (lock 30 s)`);
+    expect((await job(id)).state).toBe('running');
+    expect((await p.json('DELETE', `/system/jobs/${id}`, undefined)).status).toBe(200);
+  }, 300000);
+
+  async function record(id: string): Promise<JobRecord> {
+    const { connectRedis } = await import('../../gateway/lib/redis-server');
+    const r = connectRedis(redis.url);
+    try {
+      return JSON.parse((await r.hget('mlfaas:jobs', id))!) as JobRecord;
+    } finally {
+      r.disconnect();
+    }
+  }
 
   async function redis_get(id: string): Promise<string | null> {
     const { connectRedis } = await import('../../gateway/lib/redis-server');

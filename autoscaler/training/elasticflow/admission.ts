@@ -6,7 +6,7 @@
 import { alignUp } from '../board';
 import { levelsOf } from '../curve';
 import type { AdmissionDecision, AdmissionPhase, SchedulerState, Seconds, TrainingJob } from '../types';
-import { capacityOf, edfPass, toFillJob, type ElasticFlowOptions } from './edf-pass';
+import { capacityOf, edfPass, overheadOf, toFillJob, type ElasticFlowOptions } from './edf-pass';
 import { earliestPlan } from './filling';
 
 /** Would `job` with deadline `deadline` be admitted? Returns the plan if so. */
@@ -44,7 +44,7 @@ export function earliestFeasibleDeadline(
   const base = edfPass(state.jobs, state, now, opts);
   const last = earliestPlan(base.board, toFillJob(job, cap, 0), state.slotSeconds);
   if (!last) return null;
-  let lo = Math.ceil(last.predictedCompletion + safety);
+  let lo = Math.ceil(last.predictedCompletion + safety + overheadOf(job));
   if (tryAdmit(job, lo, state, now, opts).ok) return lo;
   // Upper bound: later than every admitted deadline, so the new job is planned last.
   const latest = state.jobs.reduce((m, j) => Math.max(m, j.deadline ?? -Infinity), -Infinity);
@@ -80,15 +80,15 @@ export function admitElasticFlow(
     return {
       admitted: true,
       plan: r.plan,
-      reason: `minimum satisfactory share ${Math.max(0, ...gpus)} GPUs finishes at ${Math.ceil(r.plan.predictedCompletion)} ≤ deadline ${job.deadline}`,
+      reason: `minimum satisfactory share ${Math.max(0, ...gpus)} GPUs finishes ${Math.ceil(r.plan.predictedCompletion - now)} s from now ≤ deadline ${Math.round(job.deadline - now)} s from now`,
     };
   }
   const earliest = earliestFeasibleDeadline(job, state, now, opts);
   const why =
     r.blame === job.id
-      ? `deadline ${job.deadline} cannot be met with the GPUs left by admitted jobs`
+      ? `deadline in ${Math.round(job.deadline - now)} s cannot be met with the GPUs left by admitted jobs`
       : `admitting it would make admitted job ${r.blame} miss its deadline`;
-  return { admitted: false, reason: why, earliestFeasibleDeadline: earliest };
+  return { admitted: false, reason: why, earliestFeasibleDeadline: earliest, ...(r.blame === job.id ? {} : { wouldBreak: r.blame }) };
 }
 
 export function elasticFlowAdmission(opts: ElasticFlowOptions = {}): AdmissionPhase {

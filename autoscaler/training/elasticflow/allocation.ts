@@ -32,7 +32,7 @@ export function allocateElasticFlow(state: SchedulerState, now: Seconds, opts: E
     const g = first && first.from <= now ? first.gpus : 0;
     gpus[id] = g;
     used += g;
-    reasons[id] = `minimum satisfactory share ${g} GPUs (plan finishes ${Math.ceil(plan.predictedCompletion)})`;
+    reasons[id] = `minimum satisfactory share ${g} GPUs (plan finishes ${Math.ceil(plan.predictedCompletion - now)} s from now)`;
     for (const s of plan.steps) if (s.from > now) { nextDecisionAt = Math.min(nextDecisionAt, s.from); break; }
   }
   const lost = new Set(pass.infeasible);
@@ -43,7 +43,7 @@ export function allocateElasticFlow(state: SchedulerState, now: Seconds, opts: E
   for (const j of active) {
     const g = gpus[j.id] ?? 0;
     const extra = g - (before[j.id] ?? 0);
-    if (lost.has(j.id)) reasons[j.id] = `deadline ${j.deadline} no longer satisfiable: best-effort, ${g} GPUs from the left-over`;
+    if (lost.has(j.id)) reasons[j.id] = `deadline ${Math.round(j.deadline! - now)} s from now no longer satisfiable: best-effort, ${g} GPUs from the left-over`;
     else if (j.deadline === undefined) reasons[j.id] = `${j.softDeadline !== undefined ? 'soft-deadline' : 'best-effort'}: ${g} GPUs from the left-over`;
     else if (extra > 0) reasons[j.id] += `, +${extra} by marginal return`;
   }

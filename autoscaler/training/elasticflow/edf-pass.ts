@@ -30,11 +30,19 @@ export function capacityOf(state: SchedulerState): number {
   return Math.max(0, state.cluster.nodes * state.cluster.gpusPerNode - (state.unavailableGpus ?? 0));
 }
 
+/**
+ * Seconds a job's plan must leave before its deadline besides `safety`: its process launch (when
+ * it is not running yet) and its exit after the last iteration.
+ */
+export function overheadOf(job: TrainingJob): Seconds {
+  return ((job.currentGpus ?? 0) > 0 ? 0 : job.launchSeconds ?? 0) + (job.exitSeconds ?? 0);
+}
+
 export function toFillJob(job: TrainingJob, cap: number, safety: number, deadline = job.deadline): FillJob {
   return {
     id: job.id,
     need: remainingIterations(job),
-    deadline: deadline === undefined ? Infinity : deadline - safety,
+    deadline: deadline === undefined ? Infinity : deadline - safety - overheadOf(job),
     levels: levelsOf(job, cap),
     curve: job.curve,
   };
@@ -70,7 +78,7 @@ export function edfPass(
       infeasible.push(job.id);
       continue;
     }
-    reservePlan(board, plan);
+    reservePlan(board, plan, state.roundOnCompletion);
     plans.set(job.id, plan);
   }
   return { board, plans, infeasible };

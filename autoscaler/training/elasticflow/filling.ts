@@ -111,7 +111,10 @@ export function earliestPlan(b: Board, job: FillJob, slot: Seconds): Plan | null
   return forwardPlan(b, { ...job, deadline: Infinity }, top, top, b.now, slot);
 }
 
-/** Reserves a plan on the board until its completion rounded up to the slot grid. */
-export function reservePlan(b: Board, plan: Plan): void {
-  reserve(b, plan.steps, alignUp(b.now, plan.predictedCompletion, plan.slotSeconds));
+/**
+ * Reserves a plan on the board until its completion rounded up to the slot grid, or until the
+ * completion itself when a round runs as soon as a job ends (`untilCompletion`).
+ */
+export function reservePlan(b: Board, plan: Plan, untilCompletion = false): void {
+  reserve(b, plan.steps, untilCompletion ? plan.predictedCompletion : alignUp(b.now, plan.predictedCompletion, plan.slotSeconds));
 }
