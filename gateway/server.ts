@@ -130,6 +130,7 @@ export async function startGateway(cfg: Config, redisTarget: string): Promise<Ga
     slots: cfg.training.slots,
     dataDir: cfg.dataDir,
     lockMs: cfg.training.lockMs,
+    isolation: isolation?.isolation,
   });
   if (cfg.agent) await training.start();
   let port = cfg.port;

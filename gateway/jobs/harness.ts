@@ -1,24 +1,92 @@
 import { ChildProcess, spawn } from 'node:child_process';
-import { join } from 'node:path';
+import { chownSync, existsSync, lstatSync, readdirSync } from 'node:fs';
+import { join, relative } from 'node:path';
 import { createInterface } from 'node:readline';
 import { REPO_ROOT } from '../config';
 import { childEnv, tiedToParent } from '../lib/process';
+import { Cgroups } from '../providers/local/cgroups';
+import { readableImage, SANDBOX_PATHS, SandboxPlan, sandboxArgv } from '../providers/local/sandbox';
 
 /** One JSON line of the ml-training harness (see templates/ml-training/README.md). */
 export type HarnessLine = { type: string } & Record<string, unknown>;
 
+/** How a training process is confined (as replicas are: see `providers/local/sandbox.ts`). */
+export interface HarnessSandbox {
+  /** The training function's own uid. */
+  uid: number;
+  cgroups?: Cgroups;
+  /** `<dataDir>/datasets`, bound read-only at /var/openfaas/datasets when the job's data is there. */
+  datasetsDir: string;
+  /** Names the process's cgroup. */
+  id: string;
+}
+
+const inside = (parent: string, p: string) => {
+  const r = relative(parent, p);
+  return r === '' || (!r.startsWith('..') && !r.startsWith('/'));
+};
+
+function chownTree(p: string, uid: number): void {
+  const st = lstatSync(p);
+  if (!st.isSymbolicLink() && st.uid !== uid) chownSync(p, uid, uid);
+  if (st.isDirectory()) for (const e of readdirSync(p)) chownTree(join(p, e), uid);
+}
+
+/**
+ * The harness's command, working directory and environment in its sandbox: its image read-only
+ * at /var/openfaas/function, its checkpoint directory (made its own) writable at
+ * /var/openfaas/run, its dataset read-only from the image or the dataset store; paths in the
+ * environment rewritten to those.
+ */
+function confine(dir: string, env: Record<string, string>, sb: HarnessSandbox): { argv: string[]; env: Record<string, string> } {
+  const ckpt = env.CHECKPOINT_DIR;
+  const binds: SandboxPlan['binds'] = [
+    { src: REPO_ROOT, dst: SANDBOX_PATHS.platform, readOnly: true },
+    { src: dir, dst: SANDBOX_PATHS.function, readOnly: true },
+  ];
+  readableImage(dir);
+  const out: Record<string, string> = { ...env, NODE_PATH: join(SANDBOX_PATHS.platform, 'node_modules'), HOME: SANDBOX_PATHS.run };
+  if (ckpt) {
+    chownTree(ckpt, sb.uid);
+    binds.push({ src: ckpt, dst: SANDBOX_PATHS.run, readOnly: false });
+    out.CHECKPOINT_DIR = SANDBOX_PATHS.run;
+  }
+  if (env.DATASET) {
+    if (inside(dir, env.DATASET)) {
+      out.DATASET = join(SANDBOX_PATHS.function, relative(dir, env.DATASET));
+    } else if (existsSync(sb.datasetsDir) && inside(sb.datasetsDir, env.DATASET)) {
+      readableImage(sb.datasetsDir);
+      binds.push({ src: sb.datasetsDir, dst: SANDBOX_PATHS.datasets, readOnly: true });
+      out.DATASET = join(SANDBOX_PATHS.datasets, relative(sb.datasetsDir, env.DATASET));
+    } else {
+      throw new Error(`dataset ${env.DATASET} is neither in the function's image nor in the dataset store`);
+    }
+  }
+  const cgroupProcs = sb.cgroups?.create(sb.id, {}) ?? [];
+  const plan: SandboxPlan = { uid: sb.uid, gid: sb.uid, cgroupProcs, binds, cwd: SANDBOX_PATHS.function };
+  return { argv: sandboxArgv(plan, [process.execPath, 'index.js']), env: out };
+}
+
 /**
  * Starts the ml-training harness (`node index.js`) of an image directory with `env`; every JSON
- * line on stdout goes to `onLine`, other output to `onText`. The process dies with its parent.
+ * line on stdout goes to `onLine`, other output to `onText`. The process dies with its parent;
+ * with `sandbox`, it runs confined as its function's own user.
  */
-export function spawnHarness(dir: string, env: Record<string, string>, onLine: (l: HarnessLine) => void, onText: (t: string) => void): ChildProcess {
-  const argv = [process.execPath, 'index.js'];
-  const cmd = tiedToParent(argv);
-  const child = spawn(cmd[0], cmd.slice(1), {
-    cwd: dir,
-    env: childEnv({ NODE_PATH: join(REPO_ROOT, 'node_modules'), ...env }),
+export function spawnHarness(
+  dir: string,
+  env: Record<string, string>,
+  onLine: (l: HarnessLine) => void,
+  onText: (t: string) => void,
+  sandbox?: HarnessSandbox,
+): ChildProcess {
+  const base = childEnv({ NODE_PATH: join(REPO_ROOT, 'node_modules'), ...env });
+  const { argv, env: finalEnv } = sandbox ? confine(dir, base, sandbox) : { argv: tiedToParent([process.execPath, 'index.js']), env: base };
+  const child = spawn(argv[0], argv.slice(1), {
+    cwd: sandbox ? '/' : dir,
+    env: finalEnv,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  if (sandbox?.cgroups) child.once('exit', () => void sandbox.cgroups!.remove(sandbox.id));
   createInterface({ input: child.stdout! }).on('line', (l) => {
     if (l.startsWith('{')) {
       try {

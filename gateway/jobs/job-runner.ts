@@ -1,6 +1,6 @@
 import { ChildProcess } from 'node:child_process';
 import { JobProgress, JobRecord } from './job-record';
-import { exited, HarnessLine, spawnHarness } from './harness';
+import { exited, HarnessLine, HarnessSandbox, spawnHarness } from './harness';
 
 /** How a run ended; `suspended`: stopped for a shutdown (checkpoint kept), to be resumed by the next scheduler. */
 export type RunnerEnd = 'completed' | 'failed' | 'cancelled' | 'suspended';
@@ -30,6 +30,8 @@ export class JobRunner {
     private readonly hooks: RunnerHooks,
     /** Added to the harness's environment (the resolved `DATASET` path). */
     private readonly extraEnv: Record<string, string> = {},
+    /** Confinement of the training processes (own uid, mount namespace, cgroup); absent = none. */
+    private readonly sandbox?: Omit<HarnessSandbox, 'id'>,
   ) {
     this.ended = new Promise((r) => (this.resolveEnd = r));
   }
@@ -68,6 +70,7 @@ export class JobRunner {
         if (l.type === 'done') done = true;
       },
       (t) => this.hooks.log(t),
+      this.sandbox && { ...this.sandbox, id: `train-${r.id.slice(0, 8)}-${n}` },
     );
     this.child = child;
     void exited(child).then((code) => {

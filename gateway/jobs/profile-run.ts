@@ -1,9 +1,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import type { ProfileSample } from '../../autoscaler/training/profile';
 import { ErrorCode, PlatformError } from '../errors';
-import { exited, HarnessLine, spawnHarness } from './harness';
+import { exited, HarnessLine, HarnessSandbox, spawnHarness } from './harness';
 
 export interface ModelProfile {
   /** Iterations/s at 1 and 2 workers, from the wall time of a whole epoch as a job runs it. */
@@ -26,7 +26,13 @@ export const PROFILE_EPOCHS = 2;
  * cost, last report to exit the exit cost. Bounded by `timeoutMs` per run. A run that fails is a
  * 400: the job as submitted cannot run (the harness's own message says why).
  */
-export async function profileModel(dir: string, env: Record<string, string>, batchSize: number, timeoutMs = 60_000): Promise<ModelProfile> {
+export async function profileModel(
+  dir: string,
+  env: Record<string, string>,
+  batchSize: number,
+  timeoutMs = 60_000,
+  sandbox?: Omit<HarnessSandbox, 'id'>,
+): Promise<ModelProfile> {
   const samples: ProfileSample[] = [];
   let trainExamples = 0;
   let launchSeconds = 0;
@@ -44,6 +50,7 @@ export async function profileModel(dir: string, env: Record<string, string>, bat
         if (l.type === 'progress') reports.push({ at: performance.now(), step: Number(l.step) || 0 });
       },
       (t) => text.push(t) > 20 && text.shift(),
+      sandbox && { ...sandbox, id: `profile-${basename(ckpt)}` },
     );
     const t = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
     const code = await exited(child);

@@ -19,6 +19,8 @@ import { JobRecord, TERMINAL, toTrainingJob } from './job-record';
 import { JobRunner, RunnerEnd } from './job-runner';
 import { JobStore, TRAINING_QUEUE } from './job-store';
 import { ModelProfile, profileModel } from './profile-run';
+import type { HarnessSandbox } from './harness';
+import type { Isolation } from '../providers/local/replica';
 
 export interface TrainingOptions {
   /** Registered training policy (`elasticflow` by default). */
@@ -30,6 +32,8 @@ export interface TrainingOptions {
   dataDir: string;
   /** BullMQ lock: a dead scheduler's jobs resume after this, ms. */
   lockMs: number;
+  /** Confine training processes as replicas are (own uid, mount namespace, cgroup); absent = none. */
+  isolation?: Isolation;
 }
 
 /** What `POST /system/jobs` answers. */
@@ -127,9 +131,16 @@ export class TrainingService {
     if (cached) return JSON.parse(cached) as ModelProfile;
     const env: Record<string, string> = { MODEL: model, LEARNING_RATE: String(req.learningRate) };
     if (datasetPath) env.DATASET = datasetPath;
-    const p = await profileModel(dir, env, req.batchSize);
+    const p = await profileModel(dir, env, req.batchSize, undefined, await this.sandbox(req.function, req.namespace));
     await this.redis.hset(PROFILES, key, JSON.stringify(p));
     return p;
+  }
+
+  /** How this function's training processes are confined, or undefined (no isolation here). */
+  private async sandbox(fn: string, namespace: string): Promise<Omit<HarnessSandbox, 'id'> | undefined> {
+    const iso = this.opts.isolation;
+    if (!iso) return undefined;
+    return { uid: await iso.uidFor({ name: fn, namespace }), cgroups: iso.cgroups, datasetsDir: datasetStoreDir(this.opts.dataDir) };
   }
 
   /** The dataset name's real path in the function's image or the dataset store (400 otherwise). */
@@ -265,7 +276,7 @@ export class TrainingService {
         void this.store.event(id, { type: 'progress', time: new Date().toISOString(), data: { ...p } }).catch(() => undefined);
       },
       log: (t) => void this.store.event(id, { type: 'log', time: new Date().toISOString(), data: { text: t } }).catch(() => undefined),
-    }, env);
+    }, env, await this.sandbox(rec.function, rec.namespace));
     this.runners.set(id, runner);
     this.unreported.add(id);
     if (this.suspending) void runner.suspend(); // a shutdown began while this job was being picked up

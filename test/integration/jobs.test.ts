@@ -3,8 +3,10 @@
  * data-parallel training of the digits MLP, elastic re-allocation through checkpoints, SSE
  * progress, cancel, and resuming after the whole platform restarts.
  */
+import { FUNCTION_UID_BASE } from '../../gateway/providers/local/function-users';
+import { sandboxUnavailable } from '../../gateway/providers/local/sandbox';
 import { spawn } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildFunction } from '../../gateway/cli/build';
@@ -212,6 +214,12 @@ describe('training jobs API', () => {
     const rec = await job(longId);
     expect(rec.state).toBe('cancelled');
     expect(existsSync(rec.checkpointDir)).toBe(true);
+    // where the host can isolate, the training process ran as its function's own user: it wrote the checkpoints
+    if (!sandboxUnavailable()) {
+      const files = readdirSync(rec.checkpointDir);
+      expect(files.length).toBeGreaterThan(0);
+      for (const f of files) expect(statSync(join(rec.checkpointDir, f)).uid).toBeGreaterThanOrEqual(FUNCTION_UID_BASE);
+    }
   }, 150000);
 
   it('resumes an admitted job from its checkpoint after every platform process restarts', async () => {

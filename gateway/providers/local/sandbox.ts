@@ -13,6 +13,7 @@ export const SANDBOX_PATHS = {
   run: '/var/openfaas/run',
   platform: '/var/openfaas/platform',
   tokend: '/var/openfaas/tokend',
+  datasets: '/var/openfaas/datasets',
 } as const;
 
 export interface BindMount {
