@@ -6,7 +6,7 @@
  * its own secret stays readable at the OpenFaaS path and it sits in a cgroup of its own.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, utimesSync, writeFileSync } from 'node:fs';
 import { Cgroups } from '../../gateway/providers/local/cgroups';
 import { join } from 'node:path';
 import { FUNCTION_UID_BASE } from '../../gateway/providers/local/function-users';
@@ -141,6 +141,10 @@ describe('cgroups', () => {
       writeFileSync(busy[0], String(sleeper.pid));
       expect(existsSync(join(root, 'leftover-test'))).toBe(true);
       expect(procs.length).toBeGreaterThan(0);
+      Cgroups.detect();
+      expect(existsSync(join(root, 'leftover-test'))).toBe(true); // just made: maybe a live agent's
+      const old = new Date(Date.now() - 120_000);
+      for (const n of ['leftover-test', 'busy-test']) utimesSync(join(root, n), old, old);
       Cgroups.detect();
       expect(existsSync(join(root, 'leftover-test'))).toBe(false);
       expect(existsSync(join(root, 'busy-test'))).toBe(true);

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { canMakeDir } from './sandbox';
 
@@ -24,6 +24,7 @@ export function cpuCores(q: string): number {
 }
 
 const PERIOD_US = 100_000;
+const PRUNE_AFTER_MS = 60_000;
 
 /**
  * One cgroup per replica, under `mlfaas/` of each hierarchy this host lets root write:
@@ -79,7 +80,10 @@ export class Cgroups {
       for (const e of readdirSync(parent, { withFileTypes: true })) {
         if (!e.isDirectory()) continue;
         try {
-          if (readFileSync(join(parent, e.name, 'cgroup.procs'), 'utf8').trim() === '') rmdirSync(join(parent, e.name));
+          const d = join(parent, e.name);
+          // a group made in the last minute may be a live agent's, about to receive its process
+          if (Date.now() - statSync(d).mtimeMs < PRUNE_AFTER_MS) continue;
+          if (readFileSync(join(d, 'cgroup.procs'), 'utf8').trim() === '') rmdirSync(d);
         } catch {
           // busy or gone: leave it
         }
