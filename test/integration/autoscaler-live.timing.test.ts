@@ -2,12 +2,26 @@
  * The live inference autoscaler on the local platform: a load ramp against a real ONNX function.
  * HAS-GPU's hybrid policy must raise the replica's quota first, then add replicas, and give
  * capacity back after the cool-down once the load stops.
+ *
+ * The test is about the control loop's order of reactions, not about the profiler or this host's
+ * speed: the function's capability profile is seeded in Redis (the agent's format and key; deploy-
+ * time profiling is off), so the capability C the policy computes is what the test chose, and the
+ * offered load is set relative to that C. A profile measured on a busy host came out 10x too slow,
+ * and the policy then acted correctly on wrong numbers (never shrank the idle replica, or added one
+ * with no load). The replicas themselves still serve real requests under real quotas; how fast they
+ * do is not asserted.
+ *
+ * Checked that it fails when the mechanism is broken: with MLFAAS_AUTOSCALER_POLICY=static-share
+ * (horizontal only, no quota changes) or kpa it fails at the idle quota shrink; with the hybrid's
+ * vertical step removed (a local edit: replicas added without raising the quota) it fails at the
+ * order assertion.
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { LiveAutoscaler } from '../../autoscaler/live/live-autoscaler';
 import { buildFunction } from '../../gateway/cli/build';
 import { readStack } from '../../gateway/cli/stack';
+import { CapabilityProfile, profileKey } from '../../gateway/providers/local/profiler';
 import { tokendBinaryPath } from '../../gateway/providers/local/tokend-process';
 import { ScalingEvent } from '../../gateway/registry/scaling-events';
 import { eventually, testGateway, testRedis, TestPlatform } from '../helpers/platform';
@@ -15,18 +29,28 @@ import { eventually, testGateway, testRedis, TestPlatform } from '../helpers/pla
 const ROOT = join(__dirname, '../..');
 const maybe = existsSync(tokendBinaryPath()) ? describe : describe.skip;
 
-/** Open-loop load: `rps` requests per second for `ms`, each answered or not. */
-async function openLoop(url: string, rps: number, ms: number): Promise<{ sent: number; ok: number; stoppedAt: string }> {
+/** The policy under test; another registered name only to check that the test then fails. */
+const POLICY = process.env.MLFAAS_AUTOSCALER_POLICY || 'hybrid';
+/** Seeded batch-1 latency of one replica at quota 1, ms; at quota q it is this / q (a time quota). */
+const LATENCY_Q1_MS = 125;
+
+/**
+ * Open-loop load: `rps` requests per second for `ms` (sends catch up after a stalled event loop),
+ * each answered or not; requests still unanswered `drainMs` after the last send are abandoned (a
+ * replica slowed by a busy host must not hold the test). `rate` is what was actually offered.
+ */
+async function openLoop(url: string, rps: number, ms: number, drainMs = 5000): Promise<{ sent: number; ok: number; rate: number; stoppedAt: string }> {
   let sent = 0;
   let ok = 0;
   const inflight: Promise<void>[] = [];
+  const abort = new AbortController();
   const start = Date.now();
   while (Date.now() - start < ms) {
     const due = Math.floor(((Date.now() - start) / 1000) * rps);
     while (sent < due) {
       sent++;
       inflight.push(
-        fetch(url, { method: 'POST', body: '{"random":1}' })
+        fetch(url, { method: 'POST', body: '{"random":1}', signal: abort.signal })
           .then(async (r) => {
             await r.arrayBuffer();
             if (r.status === 200) ok++;
@@ -36,9 +60,12 @@ async function openLoop(url: string, rps: number, ms: number): Promise<{ sent: n
     }
     await new Promise((r) => setTimeout(r, 10));
   }
+  const rate = (sent * 1000) / (Date.now() - start);
   const stoppedAt = new Date().toISOString();
+  const timer = setTimeout(() => abort.abort(), drainMs);
   await Promise.all(inflight);
-  return { sent, ok, stoppedAt };
+  clearTimeout(timer);
+  return { sent, ok, rate, stoppedAt };
 }
 
 maybe('live inference autoscaler (hybrid policy, CPU device quotas through tokend)', () => {
@@ -55,7 +82,7 @@ maybe('live inference autoscaler (hybrid policy, CPU device quotas through token
 
   beforeAll(async () => {
     redis = await testRedis();
-    p = await testGateway(redis.url, { MLFAAS_PROFILE_SECONDS: '0.3' });
+    p = await testGateway(redis.url, { MLFAAS_PROFILE_SECONDS: '0' });
     const stack = readStack(join(ROOT, 'stack.yml'));
     const fn = stack.functions.find((f) => f.name === 'image-classify')!;
     buildFunction(fn, stack.file, p.cfg.templatesDir, p.images);
@@ -67,21 +94,30 @@ maybe('live inference autoscaler (hybrid policy, CPU device quotas through token
       annotations: { 'mlfaas.batch.max': '1', 'mlfaas.slo.latency_ms': '500' },
     };
     expect((await p.json('POST', '/system/functions', dep)).status).toBe(202);
-    const profile = await eventually(async () => {
-      const r = await p.get('/system/capability?function=img');
-      return r.status === 200 ? ((await r.json()) as { points: Array<{ quota: number; throughput: number }> }) : undefined;
-    }, 60000, 200);
-    expect(profile).toBeDefined();
+    const ready = await eventually(async () => ((await p.gw.provider.get(ref))?.availableReplicas ?? 0) >= 1, 60000, 200);
+    expect(ready).toBe(true);
+    // the capability profile the agent would measure at deploy, in its format and key, with known
+    // numbers: batch 1 (mlfaas.batch.max), quotas 1 / 0.5 / 0.25, latency growing like 1/quota
+    const seeded: CapabilityProfile = {
+      function: 'img.openfaas-fn',
+      version: 'seeded-by-test',
+      measuredAt: new Date().toISOString(),
+      device: 'cpu',
+      points: [1, 0.5, 0.25].map((quota) => ({ batch: 1, quota, smShare: 1, throughput: (1000 * quota) / LATENCY_Q1_MS, latencyMs: LATENCY_Q1_MS / quota })),
+    };
+    await p.gw.redis.set(profileKey(ref), JSON.stringify(seeded));
+    const profile = (await (await p.get('/system/capability?function=img')).json()) as CapabilityProfile;
+    expect(profile.version).toBe('seeded-by-test');
     // more than one replica at full quota can serve, so the policy must go horizontal
-    oneReplica = Math.max(...profile!.points.filter((x) => x.quota === 1).map((x) => x.throughput));
+    oneReplica = Math.max(...profile.points.filter((x) => x.quota === 1).map((x) => x.throughput));
     // The Kalman forecast's upper quantile has an absolute floor with no load (~4.7 req/s with the
-    // default noises 1 / 10), and an idle replica shrinks when R < β·C: on a busy host the profile
-    // measures C ~8 req/s instead of ~21 and the idle shrink could never happen. Scaling both noises
-    // by s² keeps the filter's gain (it depends on their ratio) and scales its band by s, so the
-    // test asserts the policy's order of actions, not this host's speed.
-    const s = Math.min(1, oneReplica / 30);
+    // default noises 1 / 10), and an idle replica shrinks when R < β·C, where C (what a replica
+    // carries within the SLO, 3.1 req/s for this profile) is below its raw throughput. Scaling both
+    // noises by s² keeps the filter's gain (it depends on their ratio) and scales its band by s:
+    // s = throughput / 200 puts the floor near 2% of the throughput, well under β·C.
+    const s = oneReplica / 200;
     autoscaler = new LiveAutoscaler(p.gw.redis, p.gw.provider, {
-      policy: 'hybrid',
+      policy: POLICY,
       params: { cooldownS: 3, processNoise: s * s, measurementNoise: 10 * s * s },
       intervalMs: 1000,
       defaultSloMs: 1000,
@@ -105,18 +141,25 @@ maybe('live inference autoscaler (hybrid policy, CPU device quotas through token
     expect(idleDown).toBe(true);
     expect((await p.gw.provider.get(ref))!.replicas).toBe(1);
 
+    // load at 1.5x what one replica at quota 1 serves by the seeded profile: the quota alone
+    // cannot carry it, so the policy raises the quota and then adds a replica
     const rampAt = new Date().toISOString();
-    const rate = Math.min(250, Math.max(20, Math.round(oneReplica * 1.5)));
-    ticks.push(`load ${rate} req/s (one replica at quota 1: ${oneReplica.toFixed(0)} req/s)`);
+    const rate = oneReplica * 1.5;
+    ticks.push(`load ${rate} req/s (one replica at quota 1: ${oneReplica.toFixed(0)} req/s by the seeded profile)`);
     const load = openLoop(`${p.gw.url}/function/img`, rate, 14000);
-    const upQuota = await eventually(async () => (await events()).find((e) => e.time >= rampAt && e.action === 'quota' && e.to! > e.from!), 6000, 200);
-    expect(upQuota).toBeDefined();
+    const upQuota = await eventually(async () => (await events()).find((e) => e.time >= rampAt && e.action === 'quota' && e.to! > e.from!), 12000, 200);
     const added = await eventually(async () => (await events()).find((e) => e.time >= rampAt && e.action === 'replicas' && e.to! > e.from!), 14000, 200);
     const result = await load;
+    ticks.push(`offered ${result.rate.toFixed(1)} req/s, ${result.ok}/${result.sent} answered 200`);
+    // the load generator shares the host: it must have offered more than one replica serves
+    // (sends catch up after a stall), else nothing below says anything about the policy
+    expect(result.rate).toBeGreaterThan(oneReplica * 1.2);
+    expect(upQuota).toBeDefined();
     expect(added).toBeDefined();
     // vertical first: the first quota raise comes no later than the first added replica
     expect(upQuota!.time <= added!.time).toBe(true);
-    expect(result.ok).toBeGreaterThan(result.sent * 0.3);
+    // the replicas served (how many is a speed of this host, not asserted)
+    expect(result.ok).toBeGreaterThan(0);
 
     // load gone: after the cool-down the autoscaler gives capacity back (quota or replicas)
     const stopAt = result.stoppedAt;
