@@ -78,7 +78,8 @@ maybe('live inference autoscaler (hybrid policy, CPU device quotas through token
   afterEach(() => {
     console.log(ticks.join('\n'));
   });
-  const events = async () => (await (await p.get('/system/scaling-events?function=img&limit=1000')).json()) as ScalingEvent[];
+  /** Scaling events, oldest first (the API lists newest first), so `find` gives the first of a kind. */
+  const events = async () => ((await (await p.get('/system/scaling-events?function=img&limit=1000')).json()) as ScalingEvent[]).reverse();
 
   beforeAll(async () => {
     redis = await testRedis();
@@ -118,7 +119,8 @@ maybe('live inference autoscaler (hybrid policy, CPU device quotas through token
     const s = oneReplica / 200;
     autoscaler = new LiveAutoscaler(p.gw.redis, p.gw.provider, {
       policy: POLICY,
-      params: { cooldownS: 3, processNoise: s * s, measurementNoise: 10 * s * s },
+      // another policy (only to check that the test fails) with its own defaults
+      params: POLICY === 'hybrid' ? { cooldownS: 3, processNoise: s * s, measurementNoise: 10 * s * s } : {},
       intervalMs: 1000,
       defaultSloMs: 1000,
       devices: ['cpu0', 'cpu1'],
@@ -164,7 +166,7 @@ maybe('live inference autoscaler (hybrid policy, CPU device quotas through token
     // load gone: after the cool-down the autoscaler gives capacity back (quota or replicas)
     const stopAt = result.stoppedAt;
     const down = await eventually(async () => (await events()).find((e) => e.time >= stopAt && e.to! < e.from!), 30000, 250);
-    if (!down) console.log(JSON.stringify((await events()).slice(0, 12), null, 1));
+    if (!down) console.log(JSON.stringify((await events()).slice(-12), null, 1));
     expect(down).toBeDefined();
     const all = await events();
     for (const e of all) expect(e.reason.length).toBeGreaterThan(3);

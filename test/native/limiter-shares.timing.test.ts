@@ -14,14 +14,16 @@
  * held to REF_QUOTA, and how much of that quota it reached is what this tokend and this host let a
  * quota-held client reach just then. Tokend's own missed windows (windowSeq in STATS against the
  * clock) and a limiter that failed open count as interference too. A disturbed measurement is
- * taken again; when every attempt was disturbed, a lower bound is asserted relative to the
- * reference's reach instead of the quiet-host figure.
+ * taken again. When every attempt was disturbed, a lower bound is asserted relative to the
+ * reference's reach instead of the quiet-host figure, but only if the last attempt's interference
+ * was seen independently of the grants (missed windows, time off a CPU): a reference short of its
+ * quota on an undisturbed host is tokend granting too little, and the quiet-host bound then fails.
  */
 import * as path from 'node:path';
 import { busyFraction, firstReachNs, reactionNs, steadyShares } from '../../bench/native/analysis';
 import { createTokendControl } from '../../gateway/providers/local/tokend-control';
 import { startTokend, type TokendProcess } from '../../gateway/providers/local/tokend-process';
-import { buildDir, calibrated, haveCuda, limiterEnv, make, monoNs, readStats, readTrace, sleep, start, tmp } from './helpers';
+import { buildDir, calibrated, haveCuda, INTERFERENCE, limiterEnv, make, monoNs, readStats, readTrace, sleep, start, tmp } from './helpers';
 
 const d = haveCuda ? describe : describe.skip;
 const WINDOW_MS = 20;
@@ -33,6 +35,10 @@ const REF_QUOTA = 0.5;
 /** Without a quiet attempt, a measured client reaches at least this part of what the reference
  * reached of its quota in the same interval. */
 const REACH = 0.75;
+/** The lower bound to assert: the quiet-host figure `quiet`, or relative to the reference's reach
+ * when the measurement was disturbed by something seen apart from the grants. */
+const lowerBound = (m: { quiet: boolean; disturbed: number; reach: number }, quiet: number, quota: number) =>
+  m.quiet || m.disturbed <= INTERFERENCE ? quiet : REACH * quota * m.reach;
 
 d('limiter time quotas (stub driver, 1 ms kernels, 20 ms window)', () => {
   let t: ReturnType<typeof tmp>;
@@ -65,8 +71,8 @@ d('limiter time quotas (stub driver, 1 ms kernels, 20 ms window)', () => {
    * Starts the reference client (gpu1, REF_QUOTA) for `seconds` beside a measurement, and notes
    * tokend's window count. `finish(lo, hi)`, after the measured programs ended, returns how much
    * of REF_QUOTA the reference used over [lo, hi) (default: its own run after 300 ms) (`reach`,
-   * 1 on a quiet host) and `worst`: the
-   * interference it and tokend saw (1 − reach, missed windows, a fail-open).
+   * 1 on a quiet host), `disturbed`: the interference seen independently of what tokend granted
+   * (tokend's missed windows, the reference off a CPU, a fail-open), and `worst`: that or 1 − reach.
    */
   const reference = async (seconds: string) => {
     const ctl = createTokendControl(tokend.controlPath);
@@ -83,9 +89,9 @@ d('limiter time quotas (stub driver, 1 ms kernels, 20 ms window)', () => {
         const tr = readTrace(path.join(t.dir, 'ref.trace'));
         const reach = busyFraction(tr, lo ?? tr[0] + 300e6, hi ?? tr[tr.length - 1], KERNEL_NS) / REF_QUOTA;
         const failopen = readStats(path.join(t.dir, 'ref.stats')).failopen;
-        const worst = Math.max(1 - reach, missed, hostLost('ref', out.json[0]), failopen > 0 ? 1 : 0);
+        const disturbed = Math.max(missed, hostLost('ref', out.json[0]), failopen > 0 ? 1 : 0);
         const note = `reference reach ${reach.toFixed(3)}, tokend missed ${missed.toFixed(3)}`;
-        return { reach, worst, note };
+        return { reach, disturbed, worst: Math.max(1 - reach, disturbed), note };
       },
     };
   };
@@ -105,7 +111,7 @@ d('limiter time quotas (stub driver, 1 ms kernels, 20 ms window)', () => {
       const cal = await ref.finish(s.lo, s.hi);
       const lost = [hostLost('a', ra.json[0]), hostLost('b', rb.json[0])];
       console.log(`shares 0.3/0.7: share=${s.share.map((x) => x.toFixed(3))} used=${s.used.map((x) => x.toFixed(3))} host-lost=${lost.map((x) => x.toFixed(3))}, ${cal.note}`);
-      return { ...s, reach: cal.reach, worst: Math.max(...lost, cal.worst) };
+      return { ...s, reach: cal.reach, disturbed: Math.max(...lost, cal.disturbed), worst: Math.max(...lost, cal.worst) };
     });
     // never above the quota (tokend's guarantee on any host), the larger quota gets more
     expect(m.used[0]).toBeLessThanOrEqual(0.33);
@@ -116,12 +122,9 @@ d('limiter time quotas (stub driver, 1 ms kernels, 20 ms window)', () => {
     if (m.quiet) {
       expect(Math.abs(m.share[0] - 0.3)).toBeLessThanOrEqual(0.05);
       expect(Math.abs(m.share[1] - 0.7)).toBeLessThanOrEqual(0.05);
-      expect(m.used[0]).toBeGreaterThanOrEqual(0.25);
-      expect(m.used[1]).toBeGreaterThanOrEqual(0.6);
-    } else {
-      expect(m.used[0]).toBeGreaterThanOrEqual(REACH * 0.3 * m.reach);
-      expect(m.used[1]).toBeGreaterThanOrEqual(REACH * 0.7 * m.reach);
     }
+    expect(m.used[0]).toBeGreaterThanOrEqual(lowerBound(m, 0.25, 0.3));
+    expect(m.used[1]).toBeGreaterThanOrEqual(lowerBound(m, 0.6, 0.7));
   });
 
   test('a quota change takes effect within 2 windows, both ways', async () => {
@@ -222,13 +225,13 @@ d('limiter time quotas (stub driver, 1 ms kernels, 20 ms window)', () => {
       const pids = new Set(st.clients.map((c) => c.pid));
       const roles = r.json.map((j) => ({ role: j.role, pid: Number(j.pid), used: (Number(j.kernels) * KERNEL_NS) / Number(j.elapsedNs) }));
       console.log(`fork: ${JSON.stringify(roles)}, ${cal.note}`);
-      return { roles, pids, reach: cal.reach, worst: cal.worst };
+      return { roles, pids, reach: cal.reach, disturbed: cal.disturbed, worst: cal.worst };
     });
     expect(m.roles).toHaveLength(2);
     for (const x of m.roles) {
       expect(m.pids.has(x.pid)).toBe(true);
       expect(x.used).toBeLessThanOrEqual(0.4);
-      expect(x.used).toBeGreaterThanOrEqual(m.quiet ? 0.2 : REACH * 0.2 * m.reach);
+      expect(x.used).toBeGreaterThanOrEqual(lowerBound(m, 0.2, 0.35));
     }
   });
 
@@ -244,12 +247,12 @@ d('limiter time quotas (stub driver, 1 ms kernels, 20 ms window)', () => {
       const used = busyFraction(tr, tr[0] + 300e6, tr[tr.length - 1], KERNEL_NS);
       const cal = await ref.finish(tr[0] + 300e6, tr[tr.length - 1]);
       console.log(`16 threads at 0.5: used ${used.toFixed(3)}, ${cal.note}`);
-      return { used, launches: readStats(path.join(t.dir, 'a.stats')).launches, kernels: Number(r.json[0].kernels), reach: cal.reach, worst: cal.worst };
+      return { used, launches: readStats(path.join(t.dir, 'a.stats')).launches, kernels: Number(r.json[0].kernels), reach: cal.reach, disturbed: cal.disturbed, worst: cal.worst };
     });
     // 16 threads racing one budget overshoot a little (each may take one kernel past zero);
     // the ±5% share target is asserted with two processes above.
     expect(m.used).toBeLessThanOrEqual(0.6);
-    expect(m.used).toBeGreaterThanOrEqual(m.quiet ? 0.4 : REACH * 0.5 * m.reach);
+    expect(m.used).toBeGreaterThanOrEqual(lowerBound(m, 0.4, 0.5));
     expect(m.launches).toBe(m.kernels);
   });
 
@@ -270,11 +273,11 @@ d('limiter time quotas (stub driver, 1 ms kernels, 20 ms window)', () => {
       const s = steadyShares([readTrace(path.join(t.dir, 'slo.trace')), readTrace(path.join(t.dir, 'be.trace'))], KERNEL_NS, 300e6);
       const cal = await ref.finish(s.lo, s.hi);
       console.log(`SLO 0.4/0.9 + best-effort 0.2/0.9: used ${s.used.map((x) => x.toFixed(3))}, SLO states ${[...states]}, ${cal.note}`);
-      return { ...s, states, reach: cal.reach, worst: cal.worst };
+      return { ...s, states, reach: cal.reach, disturbed: cal.disturbed, worst: cal.worst };
     });
     expect([...m.states].every((x) => ['EMERGENCY', 'RECOVERY', 'CONTENTION'].includes(x))).toBe(true);
     expect(m.states.size).toBeGreaterThan(0);
-    expect(m.used[0]).toBeGreaterThanOrEqual(m.quiet ? 0.4 - 0.05 : REACH * 0.4 * m.reach);
+    expect(m.used[0]).toBeGreaterThanOrEqual(lowerBound(m, 0.4 - 0.05, 0.4));
     expect(m.used[0] + m.used[1]).toBeLessThanOrEqual(1.02);
   });
 
@@ -291,10 +294,10 @@ d('limiter time quotas (stub driver, 1 ms kernels, 20 ms window)', () => {
       const cal = await ref.finish(tr[0] + 300e6, tr[tr.length - 1]);
       const lost = hostLost('a', r.json[0]);
       console.log(`graphs at 0.3: used ${used.toFixed(3)}, host-lost ${lost.toFixed(3)}, ${cal.note}`);
-      return { used, graphs: readStats(path.join(t.dir, 'a.stats')).graph_launches, reach: cal.reach, worst: Math.max(lost, cal.worst) };
+      return { used, graphs: readStats(path.join(t.dir, 'a.stats')).graph_launches, reach: cal.reach, disturbed: Math.max(lost, cal.disturbed), worst: Math.max(lost, cal.worst) };
     });
     expect(m.used).toBeLessThanOrEqual(0.34);
-    expect(m.used).toBeGreaterThanOrEqual(m.quiet ? 0.24 : REACH * 0.3 * m.reach);
+    expect(m.used).toBeGreaterThanOrEqual(lowerBound(m, 0.24, 0.3));
     expect(m.graphs).toBeGreaterThan(100);
   });
 });
