@@ -9,7 +9,7 @@ import { ProfileCapability } from '../inference/capability';
 import '../inference/index';
 import { createPolicy } from '../inference/registry';
 import type { Decision, InferencePolicy, Placement, PolicyParams } from '../inference/types';
-import { clusterView, defaultDevice, PlacedReplica, policySpec, toObservation } from './observation';
+import { clusterView, defaultDevice, PlacedReplica, policySpec, targetReplicas, toObservation } from './observation';
 import { PlacementBook } from './placements';
 
 /** The only clock in the autoscaler; tests pass their own. */
@@ -181,9 +181,11 @@ export class LiveAutoscaler {
     const fnId = `${f.name}.${f.namespace}`;
     // planned placements wait for the replicas the scale-up starts (at most the surplus asked for)
     if (d.add.length) this.pending.set(fnId, [...(this.pending.get(fnId) ?? []), ...d.add].slice(-Math.max(0, d.replicas - replicas.length)));
-    if (d.replicas !== f.replicas) {
-      await this.provider.scale(ref, d.replicas, d.remove);
-      await this.events.record(ref, { ...base, action: 'replicas', from: f.replicas, to: d.replicas });
+    const ml = parseMlSpec(f.labels, f.annotations);
+    const target = targetReplicas(d.replicas, replicas.length, f.replicas, ml.minScale, ml.maxScale);
+    if (target !== f.replicas) {
+      await this.provider.scale(ref, target, d.remove);
+      await this.events.record(ref, { ...base, action: 'replicas', from: f.replicas, to: target });
     }
     for (const [id, w] of Object.entries(d.weights)) {
       const last = this.weights.get(id);

@@ -100,3 +100,16 @@ export function policySpec(
     maxBatchSize: ml.maxBatchSize ?? 8,
   };
 }
+
+/**
+ * The desired count to write for a policy's decision. The policy counts the replicas it sees,
+ * which during a rolling update (or a drain) include old ones waiting to retire beyond the
+ * desired count; writing its count back as desired would start that many new ones, and those
+ * again (the reproduced runaway to 338 replicas). So the replicas seen beyond `desired` are
+ * taken off first; then the result is clamped to [min_scale, max_scale].
+ */
+export function targetReplicas(decided: number, observed: number, desired: number, minScale: number, maxScale: number): number {
+  const extra = Math.max(0, observed - desired);
+  const want = Math.max(0, Math.round(decided) - extra);
+  return Math.min(Math.max(want, minScale), maxScale);
+}
