@@ -39,10 +39,10 @@ export function basicAuth(cfg: AuthConfig) {
  * (deploy a function, read secrets) through the user's browser. Requests without `Origin`
  * (faas-cli, curl, the CLI) pass; `Origin: null` (sandboxed frames, file://) does not.
  */
-export function sameOriginOnly(allowed: (origin: string, host: string | undefined) => boolean) {
+export function sameOriginOnly(allowed: (origin: string) => boolean) {
   return (req: Request, _res: Response, next: NextFunction) => {
     const origin = req.headers.origin;
-    if (origin === undefined || allowed(origin, req.headers.host)) return next();
+    if (origin === undefined || allowed(origin)) return next();
     next(new PlatformError(ErrorCode.Forbidden, `cross-origin request from ${origin} refused: the control plane only answers its own origin`, 'Origin'));
   };
 }

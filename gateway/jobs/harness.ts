@@ -1,11 +1,11 @@
 import { ChildProcess, spawn } from 'node:child_process';
-import { chownSync, existsSync, lstatSync, readdirSync } from 'node:fs';
+import { chownSync, existsSync, lstatSync, readdirSync, realpathSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { createInterface } from 'node:readline';
 import { REPO_ROOT } from '../config';
 import { childEnv, tiedToParent } from '../lib/process';
 import { Cgroups } from '../providers/local/cgroups';
-import { readableImage, SANDBOX_PATHS, SandboxPlan, sandboxArgv } from '../providers/local/sandbox';
+import { imageBinds, platformPath, readableImage, SANDBOX_PATHS, SandboxPlan, sandboxArgv } from '../providers/local/sandbox';
 
 /** One JSON line of the ml-training harness (see templates/ml-training/README.md). */
 export type HarnessLine = { type: string } & Record<string, unknown>;
@@ -40,24 +40,22 @@ function chownTree(p: string, uid: number): void {
  */
 function confine(dir: string, env: Record<string, string>, sb: HarnessSandbox): { argv: string[]; env: Record<string, string> } {
   const ckpt = env.CHECKPOINT_DIR;
-  const binds: SandboxPlan['binds'] = [
-    { src: REPO_ROOT, dst: SANDBOX_PATHS.platform, readOnly: true },
-    { src: dir, dst: SANDBOX_PATHS.function, readOnly: true },
-  ];
-  readableImage(dir);
-  const out: Record<string, string> = { ...env, NODE_PATH: join(SANDBOX_PATHS.platform, 'node_modules'), HOME: SANDBOX_PATHS.run };
+  const binds = imageBinds(dir);
+  const out: Record<string, string> = { ...env, NODE_PATH: platformPath(join(REPO_ROOT, 'node_modules')), HOME: SANDBOX_PATHS.run };
   if (ckpt) {
     chownTree(ckpt, sb.uid);
     binds.push({ src: ckpt, dst: SANDBOX_PATHS.run, readOnly: false });
     out.CHECKPOINT_DIR = SANDBOX_PATHS.run;
   }
   if (env.DATASET) {
-    if (inside(dir, env.DATASET)) {
-      out.DATASET = join(SANDBOX_PATHS.function, relative(dir, env.DATASET));
-    } else if (existsSync(sb.datasetsDir) && inside(sb.datasetsDir, env.DATASET)) {
+    // resolveDataset hands over real paths: compare with the real paths of the roots
+    const real = (p: string) => (existsSync(p) ? realpathSync(p) : p);
+    if (inside(real(dir), env.DATASET)) {
+      out.DATASET = join(SANDBOX_PATHS.function, relative(real(dir), env.DATASET));
+    } else if (existsSync(sb.datasetsDir) && inside(real(sb.datasetsDir), env.DATASET)) {
       readableImage(sb.datasetsDir);
       binds.push({ src: sb.datasetsDir, dst: SANDBOX_PATHS.datasets, readOnly: true });
-      out.DATASET = join(SANDBOX_PATHS.datasets, relative(sb.datasetsDir, env.DATASET));
+      out.DATASET = join(SANDBOX_PATHS.datasets, relative(real(sb.datasetsDir), env.DATASET));
     } else {
       throw new Error(`dataset ${env.DATASET} is neither in the function's image nor in the dataset store`);
     }

@@ -6,20 +6,18 @@ import type Redis from 'ioredis';
 import { admit, forecast, getPolicy } from '../../autoscaler/training';
 import { curveFromProfile } from '../../autoscaler/training/profile';
 import type { Placement, SchedulerState, TrainingPolicy } from '../../autoscaler/training/types';
-import { ErrorCode, functionNotFound, PlatformError } from '../errors';
+import { ErrorCode, PlatformError } from '../errors';
 import { checkModelName } from '../lib/training-names';
 import { Lease } from '../lib/lease';
 import { patientDuplicate } from '../lib/redis-health';
 import type { FunctionProvider } from '../providers/function-provider';
 import type { ImageStore } from '../providers/local/image-store';
 import { admittedReason, inNodeWords, rejectionBody, SlotNoun, slotNounOf } from './admission-answer';
-import { datasetStoreDir, resolveDataset } from './dataset-store';
 import { JobRequest } from './job-request';
 import { JobRecord, TERMINAL, toTrainingJob } from './job-record';
 import { JobRunner, RunnerEnd } from './job-runner';
 import { JobStore, TRAINING_QUEUE } from './job-store';
-import { ModelProfile, profileModel } from './profile-run';
-import type { HarnessSandbox } from './harness';
+import { TrainingFunctions } from './training-functions';
 import type { Isolation } from '../providers/local/replica';
 
 export interface TrainingOptions {
@@ -44,8 +42,6 @@ export interface SubmitResult {
 
 const iso = (s: number) => new Date(s * 1000).toISOString();
 const ADMIT_LOCK = 'mlfaas:training-admit-lock';
-/** Profiles by function|model|dataset|batch (v2: wall-time curve with launch and exit costs). */
-const PROFILES = 'mlfaas:training-profiles:v2';
 
 /**
  * Training jobs on the local node: deadline admission and goodput-planned elastic allocation by a
@@ -68,11 +64,12 @@ export class TrainingService {
   private readonly unreported = new Set<string>();
   /** What a worker slot is called on this node, from the provider. */
   private readonly noun: SlotNoun;
+  private readonly functions: TrainingFunctions;
 
   constructor(
     private readonly redis: Redis,
-    private readonly provider: FunctionProvider,
-    private readonly images: ImageStore,
+    provider: FunctionProvider,
+    images: ImageStore,
     readonly store: JobStore,
     private readonly opts: TrainingOptions,
     private readonly now: () => number = () => Date.now() / 1000,
@@ -81,6 +78,7 @@ export class TrainingService {
     // correction, pop-up counters) keep it
     this.policy = getPolicy(opts.policy);
     this.noun = slotNounOf(provider.info());
+    this.functions = new TrainingFunctions(redis, provider, images, opts.dataDir, opts.isolation);
     this.lease = new Lease(redis, 'mlfaas:training-lock', 5000, () => this.takeLead(), () => this.suspendAll(), (e) =>
       process.stderr.write(`[mlfaas] training lease: ${e.message}\n`),
     );
@@ -115,38 +113,6 @@ export class TrainingService {
     await this.lead();
   }
 
-  /** The training function's image directory, or a 4xx naming the function. */
-  private async imageDir(fn: string, namespace: string): Promise<string> {
-    const s = await this.provider.get({ name: fn, namespace });
-    if (!s) throw functionNotFound(fn, namespace);
-    if (s.kind !== 'training') throw new PlatformError(ErrorCode.Validation, `${fn} is not a training function (its image is ${s.kind})`, 'function');
-    const m = this.images.find(s.image);
-    if (!m?.dir) throw new PlatformError(ErrorCode.ImageNotFound, `image ${s.image} of ${fn} is not in the store`, 'function');
-    return m.dir;
-  }
-
-  private async profile(dir: string, req: JobRequest, model: string, datasetName: string | undefined, datasetPath: string | undefined): Promise<ModelProfile> {
-    const key = `${req.namespace}/${req.function}|${model}|${datasetName ?? ''}|${req.batchSize}`;
-    const cached = await this.redis.hget(PROFILES, key);
-    if (cached) return JSON.parse(cached) as ModelProfile;
-    const env: Record<string, string> = { MODEL: model, LEARNING_RATE: String(req.learningRate) };
-    if (datasetPath) env.DATASET = datasetPath;
-    const p = await profileModel(dir, env, req.batchSize, undefined, await this.sandbox(req.function, req.namespace));
-    await this.redis.hset(PROFILES, key, JSON.stringify(p));
-    return p;
-  }
-
-  /** How this function's training processes are confined, or undefined (no isolation here). */
-  private async sandbox(fn: string, namespace: string): Promise<Omit<HarnessSandbox, 'id'> | undefined> {
-    const iso = this.opts.isolation;
-    if (!iso) return undefined;
-    return { uid: await iso.uidFor({ name: fn, namespace }), cgroups: iso.cgroups, datasetsDir: datasetStoreDir(this.opts.dataDir) };
-  }
-
-  /** The dataset name's real path in the function's image or the dataset store (400 otherwise). */
-  private datasetPath(dir: string, name: string, field = 'dataset'): string {
-    return resolveDataset(name, { image: join(dir, 'function'), store: datasetStoreDir(this.opts.dataDir) }, field);
-  }
   private async state(): Promise<SchedulerState> {
     const live = (await this.store.list()).filter((r) => !TERMINAL.has(r.state));
     // a job's end runs a round at once (runOnce), so its slots are free from its completion on
@@ -177,15 +143,14 @@ export class TrainingService {
   }
 
   private async admitOne(req: JobRequest, dryRun: boolean): Promise<SubmitResult> {
-    const dir = await this.imageDir(req.function, req.namespace);
-    const fn = (await this.provider.get({ name: req.function, namespace: req.namespace }))!;
+    const { dir, status: fn } = await this.functions.locate(req.function, req.namespace);
     const label = (k: string) => (k in fn.annotations ? { value: fn.annotations[k], field: `annotations.${k}` } : k in fn.labels ? { value: fn.labels[k], field: `labels.${k}` } : undefined);
     const fnModel = label('mlfaas.model');
     const model = req.model ?? (fnModel ? checkModelName(fnModel.value, fnModel.field) : 'default');
     const fnDataset = label('mlfaas.dataset');
     const dataset = req.dataset ?? fnDataset?.value;
-    const datasetPath = dataset === undefined ? undefined : this.datasetPath(dir, dataset, req.dataset !== undefined ? 'dataset' : fnDataset!.field);
-    const prof = await this.profile(dir, req, model, dataset, datasetPath);
+    const datasetPath = dataset === undefined ? undefined : this.functions.datasetPath(dir, dataset, req.dataset !== undefined ? 'dataset' : fnDataset!.field);
+    const prof = await this.functions.profile(dir, req, model, dataset, datasetPath);
     const stepsPerEpoch = Math.max(1, Math.ceil(prof.trainExamples / req.batchSize));
     const epochs = req.epochs ?? Math.ceil(req.iterations! / stepsPerEpoch);
     const maxWorkers = Math.min(req.maxWorkers ?? this.opts.slots, this.opts.slots);
@@ -267,16 +232,16 @@ export class TrainingService {
   private async runOnce(id: string): Promise<string> {
     const rec = await this.store.get(id);
     if (!rec || TERMINAL.has(rec.state)) return rec?.state ?? 'missing';
-    const dir = await this.imageDir(rec.function, rec.namespace);
+    const { dir } = await this.functions.locate(rec.function, rec.namespace);
     // resolved again at every launch: the store may have changed since admission
-    const env: Record<string, string> = rec.dataset ? { DATASET: this.datasetPath(dir, rec.dataset) } : {};
+    const env: Record<string, string> = rec.dataset ? { DATASET: this.functions.datasetPath(dir, rec.dataset) } : {};
     const runner = new JobRunner(rec, dir, {
       progress: (p) => {
         void this.store.setProgress(id, p).catch(() => undefined);
         void this.store.event(id, { type: 'progress', time: new Date().toISOString(), data: { ...p } }).catch(() => undefined);
       },
       log: (t) => void this.store.event(id, { type: 'log', time: new Date().toISOString(), data: { text: t } }).catch(() => undefined),
-    }, env, await this.sandbox(rec.function, rec.namespace));
+    }, env, await this.functions.sandbox(rec.function, rec.namespace));
     this.runners.set(id, runner);
     this.unreported.add(id);
     if (this.suspending) void runner.suspend(); // a shutdown began while this job was being picked up

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { chmodSync, chownSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Lease } from '../../lib/lease';
 import type Redis from 'ioredis';
@@ -118,8 +118,10 @@ export class LocalAgent {
       }
       want.add(name);
       const file = join(dir, name);
+      const bytes = Buffer.from(value, 'base64');
+      if (existsSync(file) && readFileSync(file).equals(bytes)) continue; // the 2 s sync rewrites only changes
       const tmp = `${file}.${randomBytes(4).toString('hex')}.tmp`;
-      writeFileSync(tmp, Buffer.from(value, 'base64'), { mode: 0o400 });
+      writeFileSync(tmp, bytes, { mode: 0o400 });
       if (uid !== undefined) chownSync(tmp, uid, uid);
       renameSync(tmp, file);
     }

@@ -124,11 +124,6 @@ export class Cgroups {
     }
   }
 
-  /** The cgroup a pid is in, for this hierarchy (tests and `describe`). */
-  static of(pid: number): string {
-    return readFileSync(`/proc/${pid}/cgroup`, 'utf8');
-  }
-
   /** Removes the replica's groups (after its processes exited; retried briefly). */
   async remove(id: string): Promise<void> {
     for (const d of this.dirs(id)) {

@@ -1,7 +1,7 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { chownSync, existsSync, mkdirSync, rmSync } from 'node:fs';
 import { get } from 'node:http';
-import { basename, dirname, join, relative } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { REPO_ROOT } from '../../config';
 import { childEnv, tiedToParent } from '../../lib/process';
@@ -12,7 +12,7 @@ import { KEPT_LINES, summarizeExit } from './exit-summary';
 import { freePort } from './free-port';
 import { Cgroups, cpuCores, memoryBytes } from './cgroups';
 import { IMAGE_DIR_ENV, ImageManifest } from './image-store';
-import { readableImage, SANDBOX_PATHS, SandboxPlan, sandboxArgv } from './sandbox';
+import { imageBinds, platformPath, SANDBOX_PATHS, SandboxPlan, sandboxArgv } from './sandbox';
 
 /** What a replica needs to know about its function, fixed for its lifetime. */
 export interface ReplicaPlan {
@@ -143,14 +143,13 @@ export class Replica {
   private async environment(): Promise<{ env: Record<string, string>; sandbox?: SandboxPlan }> {
     const { spec, manifest, ref } = this.plan;
     const iso = this.host.isolation;
-    const at = (hostPath: string) => (iso ? join(SANDBOX_PATHS.platform, relative(REPO_ROOT, hostPath)) : hostPath);
     const platform: Record<string, string> = {
       HOST: '127.0.0.1',
       MLFAAS_FUNCTION_NAME: ref.name,
       MLFAAS_NAMESPACE: ref.namespace,
       MLFAAS_REPLICA_ID: this.id,
     };
-    const env: Record<string, string> = { NODE_PATH: at(join(REPO_ROOT, 'node_modules')), ...childEnv(), ...spec.envVars };
+    const env: Record<string, string> = { NODE_PATH: (iso ? platformPath : (p: string) => p)(join(REPO_ROOT, 'node_modules')), ...childEnv(), ...spec.envVars };
     if (spec.ml.maxBatchSize) platform.MAX_BATCH_SIZE = String(spec.ml.maxBatchSize);
     if (spec.ml.model && !env.MODEL_PATH) env.MODEL = spec.ml.model;
     const fprocess = spec.envProcess || manifest.fprocess;
@@ -170,16 +169,9 @@ export class Replica {
     }
     const uid = await iso.uidFor(ref);
     chownSync(run, uid, uid);
-    const binds: SandboxPlan['binds'] = [
-      { src: REPO_ROOT, dst: SANDBOX_PATHS.platform, readOnly: true },
-      { src: run, dst: SANDBOX_PATHS.run, readOnly: false },
-    ];
+    const binds = [...imageBinds(manifest.dir), { src: run, dst: SANDBOX_PATHS.run, readOnly: false }];
     if (secretsDir) binds.push({ src: secretsDir, dst: SANDBOX_PATHS.secrets, readOnly: true });
-    if (manifest.dir) {
-      platform[IMAGE_DIR_ENV] = manifest.dir; // the store's collector sees the version in use
-      readableImage(manifest.dir);
-      binds.push({ src: manifest.dir, dst: SANDBOX_PATHS.function, readOnly: true });
-    }
+    if (manifest.dir) platform[IMAGE_DIR_ENV] = manifest.dir; // the store's collector sees the version in use
     const extra = { ...this.host.extraEnv };
     if (extra.MLFAAS_TOKEND_SOCKET) {
       binds.push({ src: dirname(extra.MLFAAS_TOKEND_SOCKET), dst: SANDBOX_PATHS.tokend, readOnly: false });
@@ -202,7 +194,7 @@ export class Replica {
 
   private spawn(env: Record<string, string>, sandbox?: SandboxPlan): void {
     const { manifest, spec } = this.plan;
-    const watchdog = sandbox ? join(SANDBOX_PATHS.platform, relative(REPO_ROOT, WATCHDOG)) : WATCHDOG;
+    const watchdog = sandbox ? platformPath(WATCHDOG) : WATCHDOG;
     const cmd =
       manifest.mode === 'classic'
         ? [process.execPath, '-r', 'tsx/cjs', watchdog]

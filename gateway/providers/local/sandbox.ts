@@ -1,5 +1,6 @@
 import { accessSync, chmodSync, constants, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, rmdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
+import { REPO_ROOT } from '../../config';
 
 /**
  * Where a sandboxed function process sees things (OpenFaaS's paths where OpenFaaS has one):
@@ -32,6 +33,22 @@ export interface SandboxPlan {
   binds: BindMount[];
   /** Working directory inside the sandbox. */
   cwd: string;
+}
+
+/** Where a file of the platform (under the repository root) is seen inside a sandbox. */
+export const platformPath = (hostPath: string) => join(SANDBOX_PATHS.platform, relative(REPO_ROOT, hostPath));
+
+/**
+ * The binds every function process has: the platform's code read-only (its runtime's
+ * node_modules, the classic watchdog) and its image read-only, made readable by its user.
+ */
+export function imageBinds(imageDir: string | undefined): BindMount[] {
+  const binds: BindMount[] = [{ src: REPO_ROOT, dst: SANDBOX_PATHS.platform, readOnly: true }];
+  if (imageDir) {
+    readableImage(imageDir);
+    binds.push({ src: imageDir, dst: SANDBOX_PATHS.function, readOnly: true });
+  }
+  return binds;
 }
 
 const sh = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;

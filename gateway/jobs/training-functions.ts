@@ -1,0 +1,61 @@
+import { join } from 'node:path';
+import type Redis from 'ioredis';
+import { ErrorCode, functionNotFound, PlatformError } from '../errors';
+import type { FunctionProvider, FunctionStatus } from '../providers/function-provider';
+import type { ImageStore } from '../providers/local/image-store';
+import type { Isolation } from '../providers/local/replica';
+import { datasetStoreDir, resolveDataset } from './dataset-store';
+import type { HarnessSandbox } from './harness';
+import { JobRequest } from './job-request';
+import { ModelProfile, profileModel } from './profile-run';
+
+/** Profiles by function|model|dataset|batch (v2: wall-time curve with launch and exit costs). */
+const PROFILES = 'mlfaas:training-profiles:v2';
+
+/**
+ * Where a training function's processes run from: its image, its datasets, its sandbox, and
+ * the cached profile of a model of it (what the training service needs of a function).
+ */
+export class TrainingFunctions {
+  constructor(
+    private readonly redis: Redis,
+    private readonly provider: FunctionProvider,
+    private readonly images: ImageStore,
+    private readonly dataDir: string,
+    private readonly isolation?: Isolation,
+  ) {}
+
+  /** The training function and its image directory, or a 4xx naming the function. */
+  async locate(fn: string, namespace: string): Promise<{ status: FunctionStatus; dir: string }> {
+    const s = await this.provider.get({ name: fn, namespace });
+    if (!s) throw functionNotFound(fn, namespace);
+    if (s.kind !== 'training') throw new PlatformError(ErrorCode.Validation, `${fn} is not a training function (its image is ${s.kind})`, 'function');
+    const m = this.images.find(s.image);
+    if (!m?.dir) throw new PlatformError(ErrorCode.ImageNotFound, `image ${s.image} of ${fn} is not in the store`, 'function');
+    return { status: s, dir: m.dir };
+  }
+
+  /** The dataset name's real path in the function's image or the dataset store (400 otherwise). */
+  datasetPath(dir: string, name: string, field = 'dataset'): string {
+    return resolveDataset(name, { image: join(dir, 'function'), store: datasetStoreDir(this.dataDir) }, field);
+  }
+
+  /** How this function's training processes are confined, or undefined (no isolation here). */
+  async sandbox(fn: string, namespace: string): Promise<Omit<HarnessSandbox, 'id'> | undefined> {
+    const iso = this.isolation;
+    if (!iso) return undefined;
+    return { uid: await iso.uidFor({ name: fn, namespace }), cgroups: iso.cgroups, datasetsDir: datasetStoreDir(this.dataDir) };
+  }
+
+  /** The model's profile at 1 and 2 workers: cached, or measured now by real runs. */
+  async profile(dir: string, req: JobRequest, model: string, datasetName: string | undefined, datasetPath: string | undefined): Promise<ModelProfile> {
+    const key = `${req.namespace}/${req.function}|${model}|${datasetName ?? ''}|${req.batchSize}`;
+    const cached = await this.redis.hget(PROFILES, key);
+    if (cached) return JSON.parse(cached) as ModelProfile;
+    const env: Record<string, string> = { MODEL: model, LEARNING_RATE: String(req.learningRate) };
+    if (datasetPath) env.DATASET = datasetPath;
+    const p = await profileModel(dir, env, req.batchSize, undefined, await this.sandbox(req.function, req.namespace));
+    await this.redis.hset(PROFILES, key, JSON.stringify(p));
+    return p;
+  }
+}
