@@ -1,4 +1,5 @@
 import { ProfileCapability } from '../inference/capability';
+import { EnforcedDims, restrictToEnforced } from '../inference/enforcement';
 import { FunctionSpec } from '../inference/types';
 import { SimFunction } from './engine';
 import { readRapp } from './latency-data';
@@ -16,6 +17,8 @@ export interface BuildOptions {
   maxBatchSize?: number;
   minScale?: number;
   maxScale?: number;
+  /** The dimensions the provider enforces (default both): policies and ground truth see only those. */
+  enforced?: EnforcedDims;
 }
 
 /**
@@ -23,7 +26,8 @@ export interface BuildOptions {
  * function name (the same latency surface the simulator uses for ground truth).
  */
 export function buildFunctions(trace: Trace, o: BuildOptions): { fns: SimFunction[]; capability: ProfileCapability } {
-  const rapp = readRapp(o.dataDir, [...new Set(o.models)]);
+  const read = readRapp(o.dataDir, [...new Set(o.models)]);
+  const rapp = o.enforced ? Object.fromEntries(Object.entries(read).map(([m, pts]) => [m, restrictToEnforced(pts, o.enforced!)])) : read;
   const profiles: Record<string, (typeof rapp)[string]> = {};
   const fns: SimFunction[] = trace.series.map((s, i) => {
     const model = o.models[i % o.models.length];

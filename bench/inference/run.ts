@@ -1,3 +1,4 @@
+import type { EnforcedDims } from '../../autoscaler/inference/enforcement';
 import { PolicyParams } from '../../autoscaler/inference/types';
 import { SimResult, simulate } from '../../autoscaler/sim/engine';
 import { buildFunctions } from '../../autoscaler/sim/setup';
@@ -35,11 +36,13 @@ export interface Scenario {
   params?: Record<string, PolicyParams>;
   /** Run only these labels (default: every policy). */
   only?: Array<{ label: string; policy: string; params?: PolicyParams }>;
+  /** Dimensions the provider enforces (default both). */
+  enforced?: EnforcedDims;
 }
 
 /** Runs every policy on one scenario (same seed, hence the same arrivals, for all). */
 export function runScenario(sc: Scenario, dataDir: string, record = false): Run[] {
-  const { fns, capability } = buildFunctions(sc.trace, { dataDir, models: sc.models, sloMult: sc.sloMult });
+  const { fns, capability } = buildFunctions(sc.trace, { dataDir, models: sc.models, sloMult: sc.sloMult, enforced: sc.enforced });
   return (sc.only ?? POLICIES).map((p) => ({
     suite: sc.suite,
     workload: sc.workload,
