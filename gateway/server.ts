@@ -28,12 +28,16 @@ import { tokendBinaryPath } from './providers/local/tokend-process';
 import { TokendSupervisor } from './providers/local/tokend-supervisor';
 import { parseInvocationPath, Invoker, trainingNotInvocable } from './proxy/invoker';
 import { readBody } from './proxy/read-body';
+import { slotNounOf } from './jobs/admission-answer';
+import { JobService } from './jobs/job-service';
 import { JobStore } from './jobs/job-store';
-import { TrainingService } from './jobs/training-service';
+import { TrainingFunctions } from './jobs/training-functions';
 import { jobRoutes } from './routes/jobs';
 import { FunctionRouter } from './proxy/router';
 import { ChangeFeed } from './registry/change-feed';
 import { Registry } from './registry/registry';
+import { startTrainingLoop } from '../autoscaler/live/start';
+import type { TrainingLoop } from '../autoscaler/live/training-loop';
 
 /** A running gateway (with its local provider, and the agent when enabled). */
 export interface Gateway {
@@ -47,7 +51,10 @@ export interface Gateway {
   tokend?: TokendSupervisor;
   router: FunctionRouter;
   asyncInvocations: AsyncInvocations;
-  training: TrainingService;
+  /** The training jobs API (admission, cancel, the job store). */
+  training: JobService;
+  /** The training round loop, when this gateway runs the agent (the jobs' processes are its children). */
+  trainingLoop?: TrainingLoop;
   /** Lines for the start-up log: auth (a generated password, once), isolation. */
   notices: string[];
   close(): Promise<void>;
@@ -124,15 +131,17 @@ export async function startGateway(cfg: Config, redisTarget: string): Promise<Ga
   });
   const asyncInvocations = new AsyncInvocations(redis, invoker, router, cfg.async);
   asyncInvocations.startWorker();
-  const training = new TrainingService(redis, provider, images, new JobStore(redis), {
+  const jobStore = new JobStore(redis);
+  const trainingFunctions = new TrainingFunctions(redis, provider, images, cfg.dataDir, isolation?.isolation);
+  const noun = slotNounOf(provider.info());
+  const trainingLoop = cfg.agent ? await startTrainingLoop(cfg, redis, jobStore, trainingFunctions, noun) : undefined;
+  const training = new JobService(redis, trainingFunctions, jobStore, {
     policy: cfg.training.policy,
     slotSeconds: cfg.training.slotSeconds,
     slots: cfg.training.slots,
     dataDir: cfg.dataDir,
-    lockMs: cfg.training.lockMs,
-    isolation: isolation?.isolation,
-  });
-  if (cfg.agent) await training.start();
+    noun,
+  }, trainingLoop);
   let port = cfg.port;
   const url = () => `http://${cfg.host}:${port}`;
   const creds = await resolveCredentials(cfg.auth, redis, cfg.dataDir, url);
@@ -189,7 +198,10 @@ export async function startGateway(cfg: Config, redisTarget: string): Promise<Ga
     await Promise.all([
       bounded('async worker', 5000, () => asyncInvocations.close(), log),
       // running jobs checkpoint on SIGTERM (the runner SIGKILLs after 15 s)
-      bounded('training service', 20_000, () => training.close(), log),
+      bounded('training service', 20_000, async () => {
+        await trainingLoop?.close();
+        await training.close();
+      }, log),
       bounded('open requests', 2000, () => closed, () => undefined),
     ]);
     server.closeAllConnections();
@@ -229,6 +241,7 @@ export async function startGateway(cfg: Config, redisTarget: string): Promise<Ga
     router,
     asyncInvocations,
     training,
+    trainingLoop,
     close,
   };
 }

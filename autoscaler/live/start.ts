@@ -1,8 +1,11 @@
 import { cpus } from 'node:os';
 import type Redis from 'ioredis';
 import type { Config } from '../../gateway/config';
+import type { SlotNoun } from '../../gateway/jobs/admission-answer';
 import type { FunctionProvider } from '../../gateway/providers/function-provider';
 import { LiveAutoscaler } from './live-autoscaler';
+import type { JobBook, JobLauncher } from './training-jobs';
+import { TrainingLoop } from './training-loop';
 
 /** The node's devices as the autoscaler sees them: one per core on a machine without a GPU. */
 export function localDevices(): string[] {
@@ -20,4 +23,21 @@ export async function startAutoscaler(cfg: Config, redis: Redis, provider: Funct
   });
   await a.start();
   return a;
+}
+
+/**
+ * Starts the training round loop with the configured policy (leader-elected in Redis). It belongs
+ * in the process that runs this node's agent: the jobs' processes are children of the loop,
+ * started from the node's image store in the agent's sandbox.
+ */
+export async function startTrainingLoop(cfg: Config, redis: Redis, book: JobBook, launcher: JobLauncher, noun: SlotNoun): Promise<TrainingLoop> {
+  const loop = new TrainingLoop(redis, book, launcher, {
+    policy: cfg.training.policy,
+    slotSeconds: cfg.training.slotSeconds,
+    slots: cfg.training.slots,
+    lockMs: cfg.training.lockMs,
+    noun,
+  });
+  await loop.start();
+  return loop;
 }

@@ -1,21 +1,14 @@
 import { ChildProcess } from 'node:child_process';
+import type { JobProcess, RunnerEnd, RunnerHooks } from '../../autoscaler/live/training-jobs';
 import { JobProgress, JobRecord } from './job-record';
 import { exited, HarnessLine, HarnessSandbox, spawnHarness } from './harness';
-
-/** How a run ended; `suspended`: stopped for a shutdown (checkpoint kept), to be resumed by the next scheduler. */
-export type RunnerEnd = 'completed' | 'failed' | 'cancelled' | 'suspended';
-
-export interface RunnerHooks {
-  progress(p: JobProgress): void;
-  log(text: string): void;
-}
 
 /**
  * Runs one job's training process at the scheduler's worker count. A change of count (or 0 to
  * wait) is SIGTERM → the harness checkpoints and exits → restart with the new `WORKERS`, which
  * resumes from the checkpoint with the local batch rescaled.
  */
-export class JobRunner {
+export class JobRunner implements JobProcess {
   workers = 0;
   private child?: ChildProcess;
   private finished?: RunnerEnd;

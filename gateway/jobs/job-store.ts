@@ -1,6 +1,7 @@
 import { Queue } from 'bullmq';
 import type Redis from 'ioredis';
 import { followStream, StreamEntry } from '../lib/follow-stream';
+import type { FinalState, JobBook } from '../../autoscaler/live/training-jobs';
 import { JobEvent, JobProgress, JobRecord, TERMINAL } from './job-record';
 
 const RECORDS = 'mlfaas:jobs';
@@ -11,10 +12,12 @@ export const TRAINING_QUEUE = 'mlfaas-training';
 
 /**
  * Job records in Redis (one hash), their event streams, and the BullMQ queue that holds every
- * admitted job until it ends, so a restart of every process finds and resumes them.
+ * admitted job until it ends, so a restart of every process finds and resumes them. The jobs API
+ * writes admissions and cancels here; the training round loop reads and records through it.
  */
-export class JobStore {
+export class JobStore implements JobBook {
   readonly queue: Queue;
+  readonly queueName = TRAINING_QUEUE;
 
   constructor(private readonly redis: Redis) {
     this.queue = new Queue(TRAINING_QUEUE, { connection: redis });
@@ -93,6 +96,20 @@ export class JobStore {
       await this.event(id, { type: 'state', time, data: { state: 'resuming', reason } });
       await this.event(id, { type: 'allocation', time, data: { workers: 0, gpus: [], reason } });
     }
+  }
+
+  /** Final state, once: a final state already recorded (a cancel by any gateway) is never overwritten. */
+  async finish(id: string, end: FinalState, error?: string): Promise<void> {
+    let changed = false;
+    await this.update(id, (r) => {
+      if (TERMINAL.has(r.state)) return;
+      changed = true;
+      r.state = end;
+      r.workers = 0;
+      r.finishedAt = new Date().toISOString();
+      if (error) r.error = error;
+    });
+    if (changed) await this.event(id, { type: 'state', time: new Date().toISOString(), data: { state: end, ...(error ? { error } : {}) } });
   }
 
   async event(id: string, e: JobEvent): Promise<void> {

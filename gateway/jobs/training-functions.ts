@@ -5,8 +5,11 @@ import type { FunctionProvider, FunctionStatus } from '../providers/function-pro
 import type { ImageStore } from '../providers/local/image-store';
 import type { Isolation } from '../providers/local/replica';
 import { datasetStoreDir, resolveDataset } from './dataset-store';
+import type { JobLauncher, RunnerHooks } from '../../autoscaler/live/training-jobs';
 import type { HarnessSandbox } from './harness';
+import type { JobRecord } from './job-record';
 import { JobRequest } from './job-request';
+import { JobRunner } from './job-runner';
 import { ModelProfile, profileModel } from './profile-run';
 
 /** Profiles by function|model|dataset|batch (v2: wall-time curve with launch and exit costs). */
@@ -14,9 +17,10 @@ const PROFILES = 'mlfaas:training-profiles:v2';
 
 /**
  * Where a training function's processes run from: its image, its datasets, its sandbox, and
- * the cached profile of a model of it (what the training service needs of a function).
+ * the cached profile of a model of it (what admission needs of a function), and the launcher of
+ * a job's process on this node (what the training round loop needs).
  */
-export class TrainingFunctions {
+export class TrainingFunctions implements JobLauncher {
   constructor(
     private readonly redis: Redis,
     private readonly provider: FunctionProvider,
@@ -57,5 +61,12 @@ export class TrainingFunctions {
     const p = await profileModel(dir, env, req.batchSize, undefined, await this.sandbox(req.function, req.namespace));
     await this.redis.hset(PROFILES, key, JSON.stringify(p));
     return p;
+  }
+
+  /** The job's process, not started yet: the function's image and dataset are resolved again at every launch (the store may have changed since admission). */
+  async launch(rec: JobRecord, hooks: RunnerHooks): Promise<JobRunner> {
+    const { dir } = await this.locate(rec.function, rec.namespace);
+    const env: Record<string, string> = rec.dataset ? { DATASET: this.datasetPath(dir, rec.dataset) } : {};
+    return new JobRunner(rec, dir, hooks, env, await this.sandbox(rec.function, rec.namespace));
   }
 }

@@ -3,7 +3,7 @@ import { invalid, notFound } from '../errors';
 import { parseJobRequest } from '../jobs/job-request';
 import { JobEvent, TERMINAL } from '../jobs/job-record';
 import { STREAM_ID } from '../lib/follow-stream';
-import type { TrainingService } from '../jobs/training-service';
+import type { JobService } from '../jobs/job-service';
 
 const ID = /^[0-9a-f-]{36}$/;
 
@@ -13,7 +13,7 @@ function jobId(raw: string): string {
 }
 
 /** `/system/jobs`: submit (201 plan | 409 earliest feasible deadline), list, get, cancel, SSE events. */
-export function jobRoutes(training: TrainingService): Router {
+export function jobRoutes(training: JobService): Router {
   const r = Router();
 
   r.post('/system/jobs', async (req, res) => {

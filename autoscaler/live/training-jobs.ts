@@ -1,0 +1,58 @@
+import type { JobEvent, JobProgress, JobRecord } from '../../gateway/jobs/job-record';
+
+/**
+ * The seam between the training round loop (`training-loop.ts`) and the gateway's jobs: the loop
+ * reads and records jobs through a `JobBook` (Redis: `gateway/jobs/job-store.ts`) and runs their
+ * processes through a `JobLauncher` (this node's images and sandbox: `gateway/jobs/training-functions.ts`
+ * with `job-runner.ts`), as the inference loop reads Redis and acts through the `FunctionProvider`.
+ */
+
+/** How a run ended; `suspended`: stopped for a shutdown (checkpoint kept), to be resumed by the next scheduler. */
+export type RunnerEnd = 'completed' | 'failed' | 'cancelled' | 'suspended';
+
+/** A run's final state in its record. */
+export type FinalState = Exclude<RunnerEnd, 'suspended'>;
+
+/** What a job's process reports while it runs. */
+export interface RunnerHooks {
+  progress(p: JobProgress): void;
+  log(text: string): void;
+}
+
+/** What the loop reads and writes of the jobs (records, events, the queue of admitted jobs). */
+export interface JobBook {
+  /** The BullMQ queue every admitted job waits in until it ends (the loop's worker takes from it). */
+  readonly queueName: string;
+  /** Every record, oldest submission first. */
+  list(): Promise<JobRecord[]>;
+  get(id: string): Promise<JobRecord | undefined>;
+  /** Atomic read-modify-write of one record: a cancel elsewhere and a round cannot undo each other. */
+  update(id: string, patch: (r: JobRecord) => void): Promise<JobRecord | undefined>;
+  event(id: string, e: JobEvent): Promise<void>;
+  setProgress(id: string, p: JobProgress): Promise<void>;
+  /** No process runs the job now: `resuming`, workers 0, with the reason. */
+  markResuming(id: string, reason: string): Promise<void>;
+  /** Final state, once: a final state already recorded (a cancel by any gateway) is kept. */
+  finish(id: string, end: FinalState, error?: string): Promise<void>;
+  /** Seconds until the queue lock another scheduler holds on the job expires (0: none held). */
+  lockSecondsLeft(id: string): Promise<number>;
+}
+
+/** One job's training process, run at the worker count the loop sets (0: stopped, checkpoint kept). */
+export interface JobProcess {
+  readonly workers: number;
+  /** Resolves once, when the run ends. */
+  readonly ended: Promise<RunnerEnd>;
+  /** Serialised: a change of count restarts the process from its checkpoint. */
+  setWorkers(n: number): Promise<void>;
+  /** Stops the process (checkpoint kept); the run ends as `cancelled`. */
+  cancel(): Promise<void>;
+  /** Stops the process for a shutdown (checkpoint kept); the run ends as `suspended`. */
+  suspend(): Promise<void>;
+}
+
+/** Starts nothing yet: resolves the job's function (image, dataset, sandbox) into a process to run. */
+export interface JobLauncher {
+  /** Throws (a `PlatformError`) when the job cannot run here: its function, image or dataset is gone. */
+  launch(rec: JobRecord, hooks: RunnerHooks): Promise<JobProcess>;
+}

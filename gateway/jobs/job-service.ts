@@ -1,0 +1,166 @@
+import { randomUUID } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type Redis from 'ioredis';
+import { admit, forecast, getPolicy } from '../../autoscaler/training';
+import { curveFromProfile } from '../../autoscaler/training/profile';
+import { ErrorCode, PlatformError } from '../errors';
+import { checkModelName } from '../lib/training-names';
+import { admittedReason, rejectionBody, SlotNoun } from './admission-answer';
+import { JobRequest } from './job-request';
+import { JobRecord, schedulerState, TERMINAL, toTrainingJob } from './job-record';
+import { JobStore } from './job-store';
+import type { TrainingFunctions } from './training-functions';
+
+export interface JobServiceOptions {
+  /** Registered training policy (`elasticflow` by default): admission plans as the round loop will. */
+  policy: string;
+  /** Scheduling round, s. */
+  slotSeconds: number;
+  /** Worker slots of the local node (the "GPUs" training jobs get; a power of two). */
+  slots: number;
+  dataDir: string;
+  /** What a worker slot is called on this node, from the provider. */
+  noun: SlotNoun;
+}
+
+/** The training round loop in this process, if it runs here (`autoscaler/live/training-loop.ts`). */
+export interface LocalTrainingLoop {
+  /** Stops the job's process if this process runs it. */
+  cancelLocal(id: string): Promise<void>;
+}
+
+/** What `POST /system/jobs` answers. */
+export interface SubmitResult {
+  status: 200 | 201 | 409;
+  body: Record<string, unknown>;
+}
+
+const iso = (s: number) => new Date(s * 1000).toISOString();
+const ADMIT_LOCK = 'mlfaas:training-admit-lock';
+
+/**
+ * The training jobs' HTTP side (`/system/jobs`): deadline admission with its plan or a
+ * counter-offer, cancel, and the store the reads go to. Admitted jobs wait in the store's queue;
+ * the training round loop (`autoscaler/live/training-loop.ts`) of whichever process holds the
+ * training lease runs them, so a gateway without the agent answers the API all the same.
+ */
+export class JobService {
+  private admitting: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly redis: Redis,
+    private readonly functions: TrainingFunctions,
+    readonly store: JobStore,
+    private readonly opts: JobServiceOptions,
+    /** The round loop when it runs in this process: a cancel stops the job's process before answering. */
+    private readonly loop?: LocalTrainingLoop,
+    private readonly now: () => number = () => Date.now() / 1000,
+  ) {}
+
+  /**
+   * Admission (and a dry run): 201 with the plan, or 409 with the earliest guaranteed deadline.
+   * Admissions run one at a time across gateways (Redis lock), so two concurrent submissions
+   * cannot both be promised the same free capacity.
+   */
+  async submit(req: JobRequest, dryRun: boolean): Promise<SubmitResult> {
+    const prev = this.admitting;
+    let release!: () => void;
+    this.admitting = new Promise<void>((r) => (release = r));
+    await prev;
+    const token = randomUUID();
+    try {
+      for (let i = 0; (await this.redis.set(ADMIT_LOCK, token, 'PX', 30_000, 'NX')) !== 'OK'; i++) {
+        if (i > 600) throw new PlatformError(ErrorCode.Internal, 'admission is busy; retry');
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      return await this.admitOne(req, dryRun);
+    } finally {
+      await this.redis.eval("if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0", 1, ADMIT_LOCK, token).catch(() => undefined);
+      release();
+    }
+  }
+
+  private async admitOne(req: JobRequest, dryRun: boolean): Promise<SubmitResult> {
+    const { dir, status: fn } = await this.functions.locate(req.function, req.namespace);
+    const label = (k: string) => (k in fn.annotations ? { value: fn.annotations[k], field: `annotations.${k}` } : k in fn.labels ? { value: fn.labels[k], field: `labels.${k}` } : undefined);
+    const fnModel = label('mlfaas.model');
+    const model = req.model ?? (fnModel ? checkModelName(fnModel.value, fnModel.field) : 'default');
+    const fnDataset = label('mlfaas.dataset');
+    const dataset = req.dataset ?? fnDataset?.value;
+    const datasetPath = dataset === undefined ? undefined : this.functions.datasetPath(dir, dataset, req.dataset !== undefined ? 'dataset' : fnDataset!.field);
+    const prof = await this.functions.profile(dir, req, model, dataset, datasetPath);
+    const stepsPerEpoch = Math.max(1, Math.ceil(prof.trainExamples / req.batchSize));
+    const epochs = req.epochs ?? Math.ceil(req.iterations! / stepsPerEpoch);
+    const maxWorkers = Math.min(req.maxWorkers ?? this.opts.slots, this.opts.slots);
+    const curve = curveFromProfile(prof.samples, maxWorkers);
+    const id = randomUUID();
+    const nowS = this.now();
+    const rec: JobRecord = {
+      id,
+      function: req.function,
+      namespace: req.namespace,
+      model,
+      ...(dataset ? { dataset } : {}),
+      epochs,
+      iterations: req.iterations ?? epochs * stepsPerEpoch,
+      batchSize: req.batchSize,
+      learningRate: req.learningRate,
+      maxWorkers,
+      submittedAt: iso(nowS),
+      ...(req.deadlineMs ? { deadline: new Date(req.deadlineMs).toISOString() } : {}),
+      ...(req.softDeadlineMs ? { softDeadline: new Date(req.softDeadlineMs).toISOString() } : {}),
+      state: 'admitted',
+      workers: 0,
+      plannedRounds: [],
+      allocations: [],
+      reasons: [],
+      checkpointDir: join(this.opts.dataDir, 'checkpoints', id),
+      trainExamples: prof.trainExamples,
+      launchSeconds: prof.launchSeconds,
+      exitSeconds: prof.exitSeconds,
+      curve: { gpus: [...curve.gpus], iterPerSec: [...curve.iterPerSec] },
+    };
+    const job = toTrainingJob(rec);
+    const st = schedulerState(await this.store.list(), this.opts.slots, this.opts.slotSeconds);
+    const d = admit(job, st, nowS, this.opts.policy);
+    if (!d.admitted) {
+      const alone = forecast(getPolicy(this.opts.policy), { ...st, jobs: [job] }, nowS).completion[id];
+      return { status: 409, body: rejectionBody(d, { job, admitted: st.jobs, now: nowS, capacity: this.opts.slots, noun: this.opts.noun, alone }) };
+    }
+    // what the round loop will do (a fresh policy instance: the loop's own memory stays untouched)
+    const f = forecast(getPolicy(this.opts.policy), { ...st, jobs: [...st.jobs, job] }, nowS);
+    const predicted = f.completion[id];
+    rec.plannedRounds = f.workersPerRound[id] ?? [];
+    if (predicted !== undefined) rec.predictedCompletion = iso(predicted);
+    const reason = admittedReason(job, d, predicted, nowS, this.opts.noun);
+    rec.reasons.push(reason);
+    const plan = {
+      slotSeconds: this.opts.slotSeconds,
+      workersPerRound: rec.plannedRounds,
+      predictedCompletion: rec.predictedCompletion ?? null,
+      predictedSeconds: predicted === undefined ? null : Math.ceil(predicted - nowS),
+      ...(job.deadline !== undefined ? { guaranteedCompletion: iso(d.plan.predictedCompletion + (job.launchSeconds ?? 0) + (job.exitSeconds ?? 0)) } : {}),
+    };
+    const body = { id, state: 'admitted', dryRun, plan, reason, job: rec };
+    if (dryRun) return { status: 200, body };
+    mkdirSync(rec.checkpointDir, { recursive: true });
+    await this.store.create(rec);
+    return { status: 201, body };
+  }
+
+  async cancel(id: string): Promise<JobRecord | undefined> {
+    const rec = await this.store.get(id);
+    if (!rec) return undefined;
+    if (TERMINAL.has(rec.state)) return rec;
+    await this.store.finish(id, 'cancelled');
+    const updated = await this.store.get(id);
+    await this.loop?.cancelLocal(id); // here if this process runs it; else the leader's next round
+    await (await this.store.queue.getJob(id))?.remove().catch(() => undefined);
+    return updated;
+  }
+
+  async close(): Promise<void> {
+    await this.store.close();
+  }
+}
