@@ -221,14 +221,39 @@ export class Cgroups {
     return file && existsSync(file) ? usageUs(this.version, readFileSync(file, 'utf8')) : undefined;
   }
 
-  /** Removes the replica's groups (after its processes exited; retried briefly). */
+  /**
+   * Removes the replica's groups once its main process exited. Whatever it left running in them
+   * (a classic watchdog's forked requests, a daemonised child) is SIGKILLed first: a stopped
+   * replica must not keep using the CPU, and a busy group cannot be removed.
+   */
   async remove(id: string): Promise<void> {
-    for (const d of this.dirs(id)) {
-      for (let i = 0; i < 20 && existsSync(d); i++) {
+    for (let i = 0; i < 40 && this.dirs(id).some((d) => existsSync(d)); i++) {
+      this.killAll(id);
+      for (const d of this.dirs(id)) {
         try {
-          rmdirSync(d);
+          if (existsSync(d)) rmdirSync(d);
         } catch {
-          await new Promise((r) => setTimeout(r, 50)); // EBUSY until the last task is reaped
+          // EBUSY until the last task is reaped
+        }
+      }
+      if (this.dirs(id).some((d) => existsSync(d))) await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+
+  /** SIGKILLs every process still in the replica's groups. */
+  private killAll(id: string): void {
+    for (const d of this.dirs(id)) {
+      let pids: number[] = [];
+      try {
+        pids = readFileSync(join(d, 'cgroup.procs'), 'utf8').split('\n').filter(Boolean).map(Number);
+      } catch {
+        continue; // gone
+      }
+      for (const pid of pids) {
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {
+          // already gone
         }
       }
     }
