@@ -98,6 +98,11 @@ maybe('kernel-enforced CPU share and quota (cgroup v' + cg?.version + ')', () =>
     expect(p.gw.provider.enforcement().temporal).toBe('cfs');
   });
 
+  test('the platform tells the replica how many cores its cpuset has (MLFAAS_CPU_CORES)', async () => {
+    const res = await fetch(`${p.gw.url}/function/burn`, { method: 'POST', body: 'echo $MLFAAS_CPU_CORES' });
+    expect((await res.text()).trim()).toBe(String(cg!.nodeCores.length));
+  });
+
   test('a replica not placed yet has every core of the node at quota 1', async () => {
     const all = cg!.nodeCores;
     const want = String(all.length * 100_000);

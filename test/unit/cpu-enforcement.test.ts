@@ -156,3 +156,16 @@ describe('tokend fallback and the declaration', () => {
     expect(enforcementOf(undefined, false).summary).toMatch(/WARNING: nothing enforced/);
   });
 });
+
+describe('ml-inference runtime threads follow the cpuset', () => {
+  const { parseConfig } = require('../../templates/ml-inference/config.js') as {
+    parseConfig(env: Record<string, string>, cwd: string): { intraOpThreads: number };
+  };
+  test('MLFAAS_CPU_CORES sets the intra-op threads; an explicit ORT_INTRA_OP_THREADS wins; neither: onnxruntime decides', () => {
+    expect(parseConfig({ MLFAAS_CPU_CORES: '1' }, '/img').intraOpThreads).toBe(1);
+    expect(parseConfig({ MLFAAS_CPU_CORES: '4' }, '/img').intraOpThreads).toBe(4);
+    expect(parseConfig({ MLFAAS_CPU_CORES: '4', ORT_INTRA_OP_THREADS: '2' }, '/img').intraOpThreads).toBe(2);
+    expect(parseConfig({}, '/img').intraOpThreads).toBe(0);
+    expect(() => parseConfig({ MLFAAS_CPU_CORES: 'x' }, '/img')).toThrow(/MLFAAS_CPU_CORES/);
+  });
+});
