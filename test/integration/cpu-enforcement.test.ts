@@ -185,6 +185,24 @@ maybe('kernel-enforced CPU share and quota (cgroup v' + cg?.version + ')', () =>
     expect(now.quota).toBe(1);
   }, 60000);
 
+  test('a crashed replica comes back in its placed cpuset, its runtime told one core', async () => {
+    const core = cg!.nodeCores[0];
+    const procs = join(cg!.version === 1 ? join(ROOT, 'cpu/mlfaas', id) : join(ROOT, 'mlfaas', id), 'cgroup.procs');
+    await p.gw.provider.setQuota(ref, id, 0.5);
+    expect(await eventually(() => f.quota() === '50000', 3000)).toBe(true);
+    for (const x of readFileSync(procs, 'utf8').split('\n').filter(Boolean)) process.kill(Number(x), 'SIGKILL');
+    const back = await eventually(async () => p.gw.agent!.local(ref).find((r) => r.state === 'ready' && !!r.pid && r.pid !== pid), 20000, 50);
+    expect(back).toBeDefined();
+    // the new process: same replica id and group, the placement and quota put back once ready
+    expect(await eventually(() => f.cpus() === String(core) && f.quota() === '50000', 5000)).toBe(true);
+    const cores = await eventually(async () => {
+      const res = await fetch(`${p.gw.url}/function/burn`, { method: 'POST', body: 'echo $MLFAAS_CPU_CORES' });
+      return res.status === 200 ? (await res.text()).trim() : undefined; // the router may still hold the old endpoint
+    }, 5000, 100);
+    expect(cores).toBe('1');
+    expect(readFileSync(`/proc/${back!.pid}/cgroup`, 'utf8')).toMatch(new RegExp(`cpuset:/mlfaas/${id}$`, 'm'));
+  }, 30000);
+
   test('without a placement the replica goes back to every core', async () => {
     await p.gw.redis.del(`mlfaas:autoscaler:placements:${ref.namespace}/${ref.name}`);
     await p.gw.provider.setQuota(ref, id, 0.5); // any change: the 2 s reconcile would do it too

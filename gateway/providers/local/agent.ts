@@ -101,7 +101,12 @@ export class LocalAgent {
       },
       writeSecrets: (ref, names, instance) => this.writeSecrets(ref, names, instance),
       isolation: opts.isolation,
-      cpuCores: () => this.nodeCores.length,
+      // a restarted replica keeps its placement: its new process sizes its threads to it
+      cpuCores: async (id) => {
+        const ref = this.owner.get(id);
+        const spot = ref ? (await this.placements.read(ref).catch(() => ({}) as Record<string, { gpu: string }>))[id] : undefined;
+        return coresOfDevice(spot?.gpu, this.nodeCores).length;
+      },
     };
   }
 

@@ -44,7 +44,7 @@ export interface ReplicaHost {
    * Cores in the replica's cpuset when it starts (`MLFAAS_CPU_CORES`: the runtime sizes its
    * thread pool to it); absent = every core the OS reports.
    */
-  cpuCores?(id: string): number;
+  cpuCores?(id: string): Promise<number>;
 }
 
 /** How this host confines function processes. */
@@ -154,7 +154,7 @@ export class Replica {
       MLFAAS_FUNCTION_NAME: ref.name,
       MLFAAS_NAMESPACE: ref.namespace,
       MLFAAS_REPLICA_ID: this.id,
-      MLFAAS_CPU_CORES: String(this.host.cpuCores?.(this.id) ?? cpus().length),
+      MLFAAS_CPU_CORES: String((await this.host.cpuCores?.(this.id)) ?? cpus().length),
     };
     const env: Record<string, string> = { NODE_PATH: (iso ? platformPath : (p: string) => p)(join(REPO_ROOT, 'node_modules')), ...childEnv(), ...spec.envVars };
     if (spec.ml.maxBatchSize) platform.MAX_BATCH_SIZE = String(spec.ml.maxBatchSize);
