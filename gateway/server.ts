@@ -17,7 +17,9 @@ import { failFastOptions, patientDuplicate, waitForRedis } from './lib/redis-hea
 import { connectRedis } from './lib/redis-server';
 import { GatewayMetrics } from './metrics/gateway-metrics';
 import { SecondWindow } from './metrics/second-window';
+import type { Enforcement } from './providers/function-provider';
 import { LocalAgent } from './providers/local/agent';
+import { cgroupCpuEnforcer, enforcementOf, tokendCpuEnforcer } from './providers/local/cpu-enforcer';
 import { Isolation } from './providers/local/replica';
 import { isolationFor } from './providers/local/isolation';
 import { ImageStore } from './providers/local/image-store';
@@ -84,6 +86,7 @@ export async function startGateway(cfg: Config, redisTarget: string): Promise<Ga
   let tokend: TokendSupervisor | undefined;
   let agentRegistry: Registry | undefined;
   let isolation: { isolation?: Isolation; describe: string } | undefined;
+  let enforcement: Enforcement | undefined;
   mkdirSync(cfg.dataDir, { recursive: true, mode: 0o700 });
   chmodSync(cfg.dataDir, 0o700); // secrets, Redis, images: the platform's alone
   if (cfg.agent) {
@@ -100,6 +103,17 @@ export async function startGateway(cfg: Config, redisTarget: string): Promise<Ga
     }
     const control = tokend ? createTokendControl(tokend.controlPath) : undefined;
     isolation = isolationFor(cfg, background);
+    const cgroups = isolation.isolation?.cgroups;
+    const nodeCores = cgroups?.nodeCores ?? cpus().map((_, i) => i);
+    // the kernel where cgroups are writable; else tokend's CPU device (all cores), voluntary
+    const cpu = cgroups
+      ? cgroupCpuEnforcer(cgroups)
+      : control
+        ? tokendCpuEnforcer(async (pid, share) => void (await control.setQuota({ pid, device: 'cpu', request: share, limit: share })), cpus().length)
+        : undefined;
+    enforcement = enforcementOf(cpu, !!cgroups?.hasMemory, cgroups ? undefined : isolation.isolation ? 'no writable cgroup hierarchy' : `isolation ${isolation.describe}`);
+    provider.declareEnforcement(enforcement);
+    if (enforcement.temporal !== 'cfs') platformLog(`enforcement: ${enforcement.summary}`);
     agentRegistry = new Registry(background, new ChangeFeed(background));
     agent = new LocalAgent(background, agentRegistry, images, logs, {
       isolation: isolation.isolation,
@@ -110,12 +124,8 @@ export async function startGateway(cfg: Config, redisTarget: string): Promise<Ga
       extraEnv: tokend ? { MLFAAS_TOKEND_SOCKET: tokend.socketPath } : {},
       readSecret: (ns, name) => provider.secrets.read(ns, name),
       profileSeconds: cfg.profileSeconds > 0 ? cfg.profileSeconds : undefined,
-      applyQuota: control
-        ? async (pid, quota) => {
-            const share = quota / cpus().length;
-            await control.setQuota({ pid, device: 'cpu', request: share, limit: share });
-          }
-        : undefined,
+      cpu,
+      nodeCores,
     });
     await agent.start();
   }
@@ -154,7 +164,7 @@ export async function startGateway(cfg: Config, redisTarget: string): Promise<Ga
     metrics,
     extra: [jobRoutes(training)],
     origins: () => ownOrigins(cfg.host, port, cfg.allowedOrigins),
-    info: { mlfaas: { isolation: isolationLine, auth: creds.auth.enabled ? 'basic' : 'off' } },
+    info: { mlfaas: { isolation: isolationLine, enforcement: provider.enforcement(), auth: creds.auth.enabled ? 'basic' : 'off' } },
   });
 
   const asyncHandler = async (req: IncomingMessage, res: ServerResponse) => {
@@ -233,7 +243,7 @@ export async function startGateway(cfg: Config, redisTarget: string): Promise<Ga
     url: url(),
     port,
     cfg: effective,
-    notices: [...creds.notices, `function isolation: ${isolationLine}`],
+    notices: [...creds.notices, `function isolation: ${isolationLine}`, `resource enforcement: ${(enforcement ?? provider.enforcement()).summary}`],
     redis,
     provider,
     agent,

@@ -35,6 +35,19 @@ export interface FunctionStatus {
   kind: string;
 }
 
+/**
+ * What a provider's nodes actually hold a replica to, per dimension (the policy plans only over
+ * enforced ones). `spatial`: which cores / SM share it may use; `temporal`: how much time of them;
+ * `memory`: its memory limit. `tokend` is voluntary: only a runtime that asks for tokens obeys it.
+ */
+export interface Enforcement {
+  spatial: 'cpuset' | 'mps' | 'none';
+  temporal: 'cfs' | 'tokend' | 'none';
+  memory: 'cgroup' | 'none';
+  /** One line for people: the mechanism, and the fallback when there is one. */
+  summary: string;
+}
+
 export interface LogLine {
   name: string;
   namespace: string;
@@ -76,6 +89,8 @@ export interface SecretStore {
  */
 export interface FunctionProvider {
   info(): ProviderInfo;
+  /** What this provider's nodes enforce on each replica (shown in `/system/info`). */
+  enforcement(): Enforcement;
   /** New function; Conflict if it exists, ImageNotFound (400) if the image cannot be run. */
   deploy(spec: FunctionSpec): Promise<void>;
   /** Rolling update of an existing function; NotFound if absent. */

@@ -17,7 +17,9 @@ const path = require('node:path');
  * @property {number} maxBodyBytes     Largest accepted request body, bytes.
  * @property {number} drainTimeoutMs   Longest SIGTERM drain before giving up, ms.
  * @property {number} reportIntervalMs Least time between two batch report lines on stdout, ms (0: none).
- * @property {number} intraOpThreads   onnxruntime intra-op threads (0: its default).
+ * @property {number} intraOpThreads   onnxruntime intra-op threads (0: its default): the cores of the
+ *                                     replica's cpuset (`MLFAAS_CPU_CORES`, set by the platform) unless
+ *                                     the function asks for a number (`ORT_INTRA_OP_THREADS`).
  * @property {boolean} watchParent     Exit when the parent process goes away.
  * @property {string | undefined} tokendSocket Token daemon socket, if any.
  */
@@ -61,7 +63,8 @@ function parseConfig(env, cwd) {
     maxBodyBytes: intVar(env, 'MAX_BODY_BYTES', 64 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
     drainTimeoutMs: intVar(env, 'DRAIN_TIMEOUT_MS', 9000, 0, 600_000),
     reportIntervalMs: intVar(env, 'REPORT_INTERVAL_MS', 10_000, 0, 3_600_000),
-    intraOpThreads: intVar(env, 'ORT_INTRA_OP_THREADS', 0, 0, 1024),
+    // more threads than cores in the cpuset only contend for them (and spin through the CFS quota)
+    intraOpThreads: intVar(env, 'ORT_INTRA_OP_THREADS', intVar(env, 'MLFAAS_CPU_CORES', 0, 0, 1024), 0, 1024),
     watchParent: env.MLFAAS_WATCH_PARENT !== '0',
     tokendSocket: env.MLFAAS_TOKEND_SOCKET || undefined,
   };

@@ -41,6 +41,16 @@ export function describeProvider(name: string, factory: () => Promise<ProviderHa
       expect(i.version).toEqual({ release: expect.any(String), sha: expect.any(String) });
     });
 
+    it('declares what it enforces on each replica', () => {
+      const e = p.enforcement();
+      expect(['cpuset', 'mps', 'none']).toContain(e.spatial);
+      expect(['cfs', 'tokend', 'none']).toContain(e.temporal);
+      expect(['cgroup', 'none']).toContain(e.memory);
+      expect(e.summary).toEqual(expect.any(String));
+      // a voluntary or absent mechanism is said loudly
+      if (e.temporal !== 'cfs') expect(e.summary).toMatch(/WARNING|no agent/);
+    });
+
     it('deploys, lists and gets a function with min_scale replicas', async () => {
       await p.deploy(spec('c-a', (b) => b.minScale(1).label('team', 'ml').env('GREETING', 'hi')));
       const s = await p.get(ref('c-a'));

@@ -1,6 +1,7 @@
 /**
  * Vertical scaling is real without a GPU: a replica's time quota set through the provider
- * reaches tokend's CPU device, and the ml-inference runtime's throughput follows it.
+ * reaches the kernel (CFS bandwidth of its cgroup; tokend's CPU device where cgroups are not
+ * writable), and the ml-inference runtime's throughput follows it.
  */
 import { join } from 'node:path';
 import { existsSync } from 'node:fs';
@@ -28,7 +29,7 @@ async function throughput(url: string, body: string, conc: number, ms: number): 
   return n / (ms / 1000);
 }
 
-maybe('replica time quotas through tokend (CPU device)', () => {
+maybe('replica time quotas (CFS, or the tokend fallback)', () => {
   let redis: Awaited<ReturnType<typeof testRedis>>;
   let p: TestPlatform;
   beforeAll(async () => {

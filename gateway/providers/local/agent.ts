@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { cpus } from 'node:os';
 import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Lease } from '../../lib/lease';
@@ -6,6 +7,10 @@ import type Redis from 'ioredis';
 import { FunctionRef, parseRefKey, refKey } from '../../lib/names';
 import { keys, replicaSettingsKey } from '../../registry/keys';
 import { FunctionRecord, Registry, ReplicaInfo } from '../../registry/registry';
+import { PlacementBook } from '../../../autoscaler/live/placements';
+import { CpuAllotment, CpuEnforcer } from './cpu-enforcer';
+import { coresOfDevice } from './cpu-values';
+import { cpuCores } from './cgroups';
 import { ImageStore } from './image-store';
 import { LogSink } from './log-sink';
 import { batchGrid, CapabilityProfile, monotone, profileKey, profileReplica, readProfile } from './profiler';
@@ -22,8 +27,13 @@ export interface AgentOptions {
   readSecret(namespace: string, name: string): Promise<string | undefined>;
   /** Confine replicas (own uid, mount namespace, cgroup); absent = plain child processes. */
   isolation?: Isolation;
-  /** Applies a replica's time quota (tokend's CPU device on this machine); absent = no limiter. */
-  applyQuota?(pid: number, quota: number): Promise<void>;
+  /**
+   * Puts each replica's cores (its placed device) and time quota into effect: cgroups where
+   * writable, else tokend; absent = nothing enforced.
+   */
+  cpu?: CpuEnforcer;
+  /** The node's cores (a replica not placed yet gets all of them); default: every core. */
+  nodeCores?: number[];
   /** Capability profiling of ml-inference functions at deploy (seconds per point); absent = off. */
   profileSeconds?: number;
 }
@@ -42,9 +52,11 @@ export class LocalAgent {
   private unsubscribe?: () => void;
   private readonly host: ReplicaHost;
   private readonly leaseMs: number;
-  private readonly applyQuota?: (pid: number, quota: number) => Promise<void>;
-  /** Quota last applied per replica (by id: a reused pid must not inherit it). */
-  private applied = new Map<string, number>();
+  private readonly cpu?: CpuEnforcer;
+  private readonly nodeCores: number[];
+  private readonly placements: PlacementBook;
+  /** Allotment last applied per replica process (by id: a reused pid must not inherit it). */
+  private applied = new Map<string, string>();
   /** Replica pids being profiled (their quota belongs to the profiler meanwhile). */
   private profiling = new Set<number>();
   private profiled = new Set<string>();
@@ -62,7 +74,9 @@ export class LocalAgent {
     this.lease = new Lease(redis, keys.agentLock, this.leaseMs, () => this.lead(), () => this.stopAll(false), (e) =>
       process.stderr.write(`[mlfaas] agent lease: ${e.message}\n`),
     );
-    this.applyQuota = opts.applyQuota;
+    this.cpu = opts.cpu;
+    this.nodeCores = opts.nodeCores ?? cpus().map((_, i) => i);
+    this.placements = new PlacementBook(redis);
     this.readSecret = opts.readSecret;
     this.profileSeconds = opts.profileSeconds;
     this.host = {
@@ -87,6 +101,12 @@ export class LocalAgent {
       },
       writeSecrets: (ref, names, instance) => this.writeSecrets(ref, names, instance),
       isolation: opts.isolation,
+      // a restarted replica keeps its placement: its new process sizes its threads to it
+      cpuCores: async (id) => {
+        const ref = this.owner.get(id);
+        const spot = ref ? (await this.placements.read(ref).catch(() => ({}) as Record<string, { gpu: string }>))[id] : undefined;
+        return coresOfDevice(spot?.gpu, this.nodeCores).length;
+      },
     };
   }
 
@@ -262,15 +282,22 @@ export class LocalAgent {
       if (existing?.version === version) return;
       this.profiling.add(pid);
       const info = r.info();
-      const apply = this.applyQuota;
-      const quotas = apply ? [1, 0.5, 0.25] : [1];
+      const cpu = this.cpu;
+      const quotas = cpu ? [1, 0.5, 0.25] : [1];
+      // the autoscaler's device is one core: profile on the placed one (else the first), so that
+      // "quota q" in the profile means what it means once the replica is placed
+      const spot = (await this.placements.read(ref))[r.id];
+      const cores = coresOfDevice(spot?.gpu, this.nodeCores).slice(0, 1);
       const points = await profileReplica(
         { socket: info.socket, url: info.url },
         { batches: batchGrid(rec.spec.ml.maxBatchSize ?? 8), quotas, seconds: this.profileSeconds! },
         async (q) => {
-          if (apply) await apply(pid, q);
+          if (cpu) await cpu.apply({ id: r.id, pid, cores, quota: q, limitCores: limitOf(r) });
         },
-        r.quota,
+        async () => {
+          // back to the replica's own allotment (its placement and quota) at the next enforce
+          this.applied.delete(`${r.id}:${pid}`);
+        },
       );
       const profile: CapabilityProfile = { function: refKey(ref), version, measuredAt: new Date().toISOString(), device: 'cpu', points: monotone(points) };
       await this.redis.set(profileKey(ref), JSON.stringify(profile));
@@ -282,23 +309,38 @@ export class LocalAgent {
       })
       .finally(() => {
         this.profiling.delete(pid);
-        this.applied.set(`${r.id}:${pid}`, r.quota);
+        this.applied.delete(`${r.id}:${pid}`);
+        void this.reconcile(refKey(ref));
       });
   }
 
-  /** Pushes autoscaler-set quotas of this function's running replicas to the limiter. */
+  /**
+   * Puts this function's running replicas' CPU allotments into effect: the cores of the device
+   * the autoscaler placed each on (all of the node's until placed) and its quota (1 until set).
+   */
   private async enforceQuotas(ref: FunctionRef): Promise<void> {
-    if (!this.applyQuota) return;
-    const settings = await this.redis.hgetall(replicaSettingsKey(ref));
+    if (!this.cpu) return;
+    const [settings, book] = await Promise.all([this.redis.hgetall(replicaSettingsKey(ref)), this.placements.read(ref)]);
     for (const r of this.local(ref)) {
       const pid = r.pid;
       if (!pid || r.state !== 'ready' || this.profiling.has(pid)) continue;
-      const quota = settings[r.id] ? ((JSON.parse(settings[r.id]) as { quota?: number }).quota ?? 1) : 1;
-      if (this.applied.get(`${r.id}:${pid}`) === quota) continue;
-      await this.applyQuota(pid, quota);
-      this.applied.set(`${r.id}:${pid}`, quota);
-      r.quota = quota;
+      const a = this.allotment(r, pid, book, settings);
+      const sig = `${a.cores.join(',')}@${a.quota}/${a.limitCores ?? ''}`;
+      if (this.applied.get(`${r.id}:${pid}`) === sig) continue;
+      try {
+        await this.cpu.apply(a);
+      } catch (e) {
+        this.logs.push(ref, r.id, `cpu allotment ${sig} failed: ${(e as Error).message}`);
+        continue;
+      }
+      this.applied.set(`${r.id}:${pid}`, sig);
+      r.quota = a.quota;
     }
+  }
+
+  private allotment(r: Replica, pid: number, book: Record<string, { gpu: string }>, settings: Record<string, string>): CpuAllotment {
+    const quota = settings[r.id] ? ((JSON.parse(settings[r.id]) as { quota?: number }).quota ?? 1) : 1;
+    return { id: r.id, pid, cores: coresOfDevice(book[r.id]?.gpu, this.nodeCores), quota, limitCores: limitOf(r) };
   }
 
   /**
@@ -335,6 +377,12 @@ export class LocalAgent {
     await this.stopAll(false);
     await this.lease.close();
   }
+}
+
+/** The function's `limits.cpu`, cores (a cap on the replica's bandwidth), if it has one. */
+function limitOf(r: Replica): number | undefined {
+  const l = r.plan.spec.limits?.cpu;
+  return l ? cpuCores(l) : undefined;
 }
 
 function rank(r: Replica): number {

@@ -1,5 +1,7 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmdirSync, statSync, writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
 import { join } from 'node:path';
+import { CFS_PERIOD_US, cpuFiles, cpuMaxLine, cpusetList, parseCpuList, usageUs } from './cpu-values';
 import { canMakeDir } from './sandbox';
 
 /** Limits the kernel enforces on one replica's cgroup. */
@@ -23,51 +25,101 @@ export function cpuCores(q: string): number {
   return q.endsWith('m') ? Number(q.slice(0, -1)) / 1000 : Number(q);
 }
 
-const PERIOD_US = 100_000;
 const PRUNE_AFTER_MS = 60_000;
+
+/** Parent dirs (`…/cpu/mlfaas`, … or the v2 `…/mlfaas`) of the hierarchies the platform uses. */
+interface Parents {
+  cpu?: string;
+  memory?: string;
+  /** v1 `cpuset` hierarchy: the spatial share. */
+  cpuset?: string;
+  /** v1 `cpuacct` hierarchy (apart from `cpu` on some hosts): CPU time used, for measurement. */
+  cpuacct?: string;
+  unified?: string;
+}
+
+const read = (f: string) => readFileSync(f, 'utf8').trim();
+
+/** Makes `dir` and, for a v1 cpuset group, fills its cpus/mems from the parent (empty ones refuse tasks). */
+function makeCpusetDir(dir: string, parent: string): void {
+  mkdirSync(dir, { recursive: true });
+  for (const f of ['cpuset.mems', 'cpuset.cpus']) {
+    const own = join(dir, f);
+    if (!existsSync(own) || read(own) === '') writeFileSync(own, read(join(parent, f)));
+  }
+}
 
 /**
  * One cgroup per replica, under `mlfaas/` of each hierarchy this host lets root write:
- * cgroup v1 (`cpu`, `memory` mounted apart) or v2 (one unified tree with those controllers).
+ * cgroup v1 (`cpu`, `cpuset`, `cpuacct`, `memory` mounted apart) or v2 (one unified tree with
+ * those controllers). The CPU dimensions are the spatial share (`cpuset.cpus`) and the temporal
+ * quota (CFS bandwidth); both change live, the replica keeps running.
  */
 export class Cgroups {
   private constructor(
     readonly version: 1 | 2,
-    /** Parent dirs (`…/cpu/mlfaas`, `…/memory/mlfaas`, or the v2 `…/mlfaas`). */
-    private readonly parents: { cpu?: string; memory?: string; unified?: string },
+    private readonly parents: Parents,
+    /** The cores this node lets the platform use (the root cpuset). */
+    readonly nodeCores: number[],
   ) {}
 
   /** What this host offers, or undefined (then replicas run without a cgroup of their own). */
   static detect(root = '/sys/fs/cgroup'): Cgroups | undefined {
     const v1cpu = join(root, 'cpu');
-    const v1mem = join(root, 'memory');
-    if (existsSync(join(v1cpu, 'cpu.cfs_quota_us'))) {
-      const cpu = join(v1cpu, 'mlfaas');
-      const memory = join(v1mem, 'mlfaas');
-      try {
-        mkdirSync(cpu, { recursive: true });
-        if (existsSync(join(v1mem, 'memory.limit_in_bytes'))) mkdirSync(memory, { recursive: true });
-      } catch {
-        return undefined;
-      }
-      if (!canMakeDir(cpu)) return undefined;
-      return new Cgroups(1, { cpu, memory: existsSync(memory) ? memory : undefined }).pruned();
-    }
+    if (existsSync(join(v1cpu, 'cpu.cfs_quota_us'))) return Cgroups.detectV1(root);
     const controllers = join(root, 'cgroup.controllers');
     if (existsSync(controllers)) {
       const have = readFileSync(controllers, 'utf8').split(/\s+/);
       if (!have.includes('cpu')) return undefined;
+      const want = ['cpu', 'cpuset', 'memory'].filter((c) => have.includes(c)).map((c) => `+${c}`).join(' ');
       const unified = join(root, 'mlfaas');
       try {
-        writeFileSync(join(root, 'cgroup.subtree_control'), `+cpu${have.includes('memory') ? ' +memory' : ''}`);
+        writeFileSync(join(root, 'cgroup.subtree_control'), want);
         mkdirSync(unified, { recursive: true });
-        writeFileSync(join(unified, 'cgroup.subtree_control'), `+cpu${have.includes('memory') ? ' +memory' : ''}`);
+        writeFileSync(join(unified, 'cgroup.subtree_control'), want);
       } catch {
         return undefined;
       }
-      return new Cgroups(2, { unified }).pruned();
+      const eff = [join(root, 'cpuset.cpus.effective'), join(root, 'cpuset.cpus')].find((f) => existsSync(f) && read(f));
+      return new Cgroups(2, { unified }, nodeCoresFrom(eff)).pruned();
     }
     return undefined;
+  }
+
+  private static detectV1(root: string): Cgroups | undefined {
+    const at = (h: string) => join(root, h);
+    const parents: Parents = { cpu: join(at('cpu'), 'mlfaas') };
+    try {
+      mkdirSync(parents.cpu!, { recursive: true });
+      if (existsSync(join(at('memory'), 'memory.limit_in_bytes'))) mkdirSync((parents.memory = join(at('memory'), 'mlfaas')), { recursive: true });
+    } catch {
+      return undefined;
+    }
+    if (!canMakeDir(parents.cpu!)) return undefined;
+    // optional hierarchies: without them the replica still has its CFS quota
+    try {
+      if (existsSync(join(at('cpuset'), 'cpuset.cpus'))) makeCpusetDir((parents.cpuset = join(at('cpuset'), 'mlfaas')), at('cpuset'));
+    } catch {
+      parents.cpuset = undefined;
+    }
+    try {
+      const acct = at('cpuacct');
+      if (existsSync(join(acct, 'cpuacct.usage')) && realpathSync(acct) !== realpathSync(at('cpu'))) mkdirSync((parents.cpuacct = join(acct, 'mlfaas')), { recursive: true });
+    } catch {
+      parents.cpuacct = undefined;
+    }
+    const eff = parents.cpuset ? join(at('cpuset'), 'cpuset.cpus') : undefined;
+    return new Cgroups(1, parents, nodeCoresFrom(eff)).pruned();
+  }
+
+  /** Whether replicas get a cpuset (the spatial share) on this host. */
+  get hasCpuset(): boolean {
+    return this.version === 1 ? !!this.parents.cpuset : true;
+  }
+
+  /** Whether `limits.memory` reaches a memory cgroup on this host. */
+  get hasMemory(): boolean {
+    return this.version === 1 ? !!this.parents.memory : existsSync(join(this.parents.unified!, 'memory.max'));
   }
 
   /**
@@ -75,8 +127,7 @@ export class Cgroups {
    * the replicas themselves died with it). A group that still holds a process is kept.
    */
   private pruned(): this {
-    for (const parent of [this.parents.cpu, this.parents.memory, this.parents.unified]) {
-      if (!parent) continue;
+    for (const parent of this.parentDirs()) {
       for (const e of readdirSync(parent, { withFileTypes: true })) {
         if (!e.isDirectory()) continue;
         try {
@@ -92,48 +143,130 @@ export class Cgroups {
     return this;
   }
 
-  private dirs(id: string): string[] {
+  private parentDirs(): string[] {
     const p = this.parents;
-    return [p.cpu, p.memory, p.unified].filter((d): d is string => !!d).map((d) => join(d, id));
+    // cpu first: callers (and tests) take the first procs file as the CPU group
+    return [p.cpu, p.cpuset, p.cpuacct, p.memory, p.unified].filter((d): d is string => !!d);
   }
 
-  /** Creates the replica's groups with its limits; returns the `cgroup.procs` files to join. */
+  private dirs(id: string): string[] {
+    return this.parentDirs().map((d) => join(d, id));
+  }
+
+  /** The files holding a replica's CPU dimensions and usage (read back by tests and tools). */
+  files(id: string): { quota: string; period?: string; cpus?: string; usage?: string } {
+    const f = cpuFiles(this.version);
+    const p = this.parents;
+    if (this.version === 2) {
+      const d = join(p.unified!, id);
+      return { quota: join(d, f.quota), cpus: join(d, f.cpus), usage: join(d, f.usage) };
+    }
+    const d = join(p.cpu!, id);
+    return {
+      quota: join(d, f.quota),
+      period: join(d, f.period!),
+      cpus: p.cpuset ? join(p.cpuset, id, f.cpus) : undefined,
+      usage: p.cpuacct ? join(p.cpuacct, id, f.usage) : undefined,
+    };
+  }
+
+  /**
+   * Creates the replica's groups with its limits and every core of the node (the autoscaler
+   * narrows the cpuset once it places the replica); returns the `cgroup.procs` files to join.
+   */
   create(id: string, limits: CgroupLimits): string[] {
-    const dirs = this.dirs(id);
-    for (const d of dirs) mkdirSync(d, { recursive: true });
+    const p = this.parents;
+    for (const d of this.dirs(id)) {
+      if (p.cpuset && d.startsWith(p.cpuset + '/')) makeCpusetDir(d, p.cpuset);
+      else mkdirSync(d, { recursive: true });
+    }
+    if (this.hasCpuset) this.setCpuset(id, this.nodeCores);
     this.setCpu(id, limits.cpuCores);
     if (limits.memoryBytes !== undefined) {
-      if (this.version === 1 && this.parents.memory) {
-        writeFileSync(join(this.parents.memory, id, 'memory.limit_in_bytes'), String(limits.memoryBytes));
+      if (this.version === 1 && p.memory) {
+        writeFileSync(join(p.memory, id, 'memory.limit_in_bytes'), String(limits.memoryBytes));
       } else if (this.version === 2) {
-        writeFileSync(join(this.parents.unified!, id, 'memory.max'), String(limits.memoryBytes));
+        writeFileSync(join(p.unified!, id, 'memory.max'), String(limits.memoryBytes));
       }
     }
-    return dirs.map((d) => join(d, 'cgroup.procs'));
+    return this.dirs(id).map((d) => join(d, 'cgroup.procs'));
   }
 
   /** CFS bandwidth for the replica, in cores; undefined = unlimited. Takes effect at once. */
   setCpu(id: string, cores: number | undefined): void {
-    const quota = cores === undefined ? -1 : Math.max(1000, Math.round(cores * PERIOD_US));
+    this.setCfsQuotaUs(id, cores === undefined ? undefined : Math.max(1000, Math.round(cores * CFS_PERIOD_US)));
+  }
+
+  /** CFS quota per period, µs; undefined = unlimited. */
+  setCfsQuotaUs(id: string, quotaUs: number | undefined): void {
+    const f = this.files(id);
     if (this.version === 1) {
-      const d = join(this.parents.cpu!, id);
-      writeFileSync(join(d, 'cpu.cfs_period_us'), String(PERIOD_US));
-      writeFileSync(join(d, 'cpu.cfs_quota_us'), String(quota));
+      writeFileSync(f.period!, String(CFS_PERIOD_US));
+      writeFileSync(f.quota, String(quotaUs ?? -1));
     } else {
-      writeFileSync(join(this.parents.unified!, id, 'cpu.max'), `${quota < 0 ? 'max' : quota} ${PERIOD_US}`);
+      writeFileSync(f.quota, cpuMaxLine(quotaUs));
     }
   }
 
-  /** Removes the replica's groups (after its processes exited; retried briefly). */
+  /** The replica's cpuset (its spatial share), changed live; the kernel migrates its threads. */
+  setCpuset(id: string, cores: readonly number[]): void {
+    const file = this.files(id).cpus;
+    if (!file) throw new Error('no cpuset hierarchy on this host');
+    writeFileSync(file, cpusetList(cores));
+  }
+
+  /** CPU time the replica's group used so far, µs (undefined: no accounting on this host). */
+  usageUs(id: string): number | undefined {
+    const file = this.files(id).usage;
+    return file && existsSync(file) ? usageUs(this.version, readFileSync(file, 'utf8')) : undefined;
+  }
+
+  /**
+   * Removes the replica's groups once its main process exited. Whatever it left running in them
+   * (a classic watchdog's forked requests, a daemonised child) is SIGKILLed first: a stopped
+   * replica must not keep using the CPU, and a busy group cannot be removed.
+   */
   async remove(id: string): Promise<void> {
-    for (const d of this.dirs(id)) {
-      for (let i = 0; i < 20 && existsSync(d); i++) {
+    for (let i = 0; i < 40 && this.dirs(id).some((d) => existsSync(d)); i++) {
+      this.killAll(id);
+      for (const d of this.dirs(id)) {
         try {
-          rmdirSync(d);
+          if (existsSync(d)) rmdirSync(d);
         } catch {
-          await new Promise((r) => setTimeout(r, 50)); // EBUSY until the last task is reaped
+          // EBUSY until the last task is reaped
+        }
+      }
+      if (this.dirs(id).some((d) => existsSync(d))) await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+
+  /** SIGKILLs every process still in the replica's groups. */
+  private killAll(id: string): void {
+    for (const d of this.dirs(id)) {
+      let pids: number[] = [];
+      try {
+        pids = readFileSync(join(d, 'cgroup.procs'), 'utf8').split('\n').filter(Boolean).map(Number);
+      } catch {
+        continue; // gone
+      }
+      for (const pid of pids) {
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {
+          // already gone
         }
       }
     }
   }
+}
+
+/** The node's usable cores from a root cpuset file, or every core the OS reports. */
+function nodeCoresFrom(file: string | undefined): number[] {
+  try {
+    const cores = file ? parseCpuList(read(file)) : [];
+    if (cores.length) return cores;
+  } catch {
+    // fall through
+  }
+  return cpus().map((_, i) => i);
 }

@@ -6,7 +6,8 @@ import { FunctionSpec } from '../../registry/function-spec';
 import { keys, replicaSettingsKey } from '../../registry/keys';
 import { FunctionRecord, Registry, ReplicaInfo } from '../../registry/registry';
 import { RedisSecretStore } from '../../registry/secrets';
-import { FunctionProvider, FunctionStatus, LogLine, LogQuery, ProviderInfo } from '../function-provider';
+import { Enforcement, FunctionProvider, FunctionStatus, LogLine, LogQuery, ProviderInfo } from '../function-provider';
+import { enforcementOf } from './cpu-enforcer';
 import { ImageStore } from './image-store';
 import { readLogs } from './log-reader';
 import { CapabilityProfile, profileKey, readProfile } from './profiler';
@@ -17,6 +18,11 @@ import { CapabilityProfile, profileKey, readProfile } from './profiler';
  */
 export class LocalProvider implements FunctionProvider {
   readonly secrets: RedisSecretStore;
+  /** Declared by the process that runs the agent; a gateway without one enforces nothing itself. */
+  private enforced: Enforcement = {
+    ...enforcementOf(undefined, false),
+    summary: 'no agent in this process: the process that runs the agent declares what it enforces',
+  };
 
   constructor(
     private readonly redis: Redis,
@@ -29,6 +35,15 @@ export class LocalProvider implements FunctionProvider {
 
   info(): ProviderInfo {
     return { provider: 'mlfaas-local', orchestration: 'local', version: this.version };
+  }
+
+  enforcement(): Enforcement {
+    return this.enforced;
+  }
+
+  /** Set once the agent's mechanisms are known (cgroups writable or not, tokend running or not). */
+  declareEnforcement(e: Enforcement): void {
+    this.enforced = e;
   }
 
   private record(spec: FunctionSpec, createdAt: string): FunctionRecord {

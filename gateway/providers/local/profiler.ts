@@ -45,13 +45,14 @@ export function batchGrid(maxBatch: number): number[] {
 
 /**
  * Measures a ready replica at every (quota, batch) of the grid through its `/_/profile` endpoint,
- * setting the quota through `setQuota` before each quota's points and restoring it after.
+ * setting the quota through `setQuota` before each quota's points and `restore` after (the
+ * replica's own allotment, which may differ from the grid's cores).
  */
 export async function profileReplica(
   socketOrUrl: { socket?: string; url: string },
   opts: ProfileOptions,
   setQuota: (q: number) => Promise<void>,
-  restoreQuota: number,
+  restore: () => Promise<void>,
 ): Promise<ProfilePoint[]> {
   const points: ProfilePoint[] = [];
   try {
@@ -74,7 +75,7 @@ export async function profileReplica(
       }
     }
   } finally {
-    await setQuota(restoreQuota);
+    await restore();
   }
   return points;
 }

@@ -1,6 +1,7 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { chownSync, existsSync, mkdirSync, rmSync } from 'node:fs';
 import { get } from 'node:http';
+import { cpus } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { REPO_ROOT } from '../../config';
@@ -39,6 +40,11 @@ export interface ReplicaHost {
   writeSecrets(ref: FunctionRef, names: string[], instance: string): Promise<string | undefined>;
   /** Present when function processes are confined (root on Linux); absent = plain children. */
   isolation?: Isolation;
+  /**
+   * Cores in the replica's cpuset when it starts (`MLFAAS_CPU_CORES`: the runtime sizes its
+   * thread pool to it); absent = every core the OS reports.
+   */
+  cpuCores?(id: string): Promise<number>;
 }
 
 /** How this host confines function processes. */
@@ -148,6 +154,7 @@ export class Replica {
       MLFAAS_FUNCTION_NAME: ref.name,
       MLFAAS_NAMESPACE: ref.namespace,
       MLFAAS_REPLICA_ID: this.id,
+      MLFAAS_CPU_CORES: String((await this.host.cpuCores?.(this.id)) ?? cpus().length),
     };
     const env: Record<string, string> = { NODE_PATH: (iso ? platformPath : (p: string) => p)(join(REPO_ROOT, 'node_modules')), ...childEnv(), ...spec.envVars };
     if (spec.ml.maxBatchSize) platform.MAX_BATCH_SIZE = String(spec.ml.maxBatchSize);

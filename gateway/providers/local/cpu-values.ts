@@ -1,0 +1,78 @@
+/**
+ * Pure conversions between the autoscaler's CPU model (a device per core, a time quota in (0, 1]
+ * of it) and what the kernel reads (a cpuset list, CFS bandwidth). No I/O: `cgroups.ts` writes
+ * the results, unit tests check them against a fake cgroup root.
+ */
+
+/** The CFS period the platform uses, µs (the kernel's default). */
+export const CFS_PERIOD_US = 100_000;
+/** The kernel refuses a CFS quota under 1 ms. */
+const MIN_QUOTA_US = 1000;
+
+/**
+ * CFS quota, µs per period: `quota` of each of `cores` cores, capped by the function's
+ * `limits.cpu` (cores) when it has one. Never below the kernel's 1 ms minimum.
+ */
+export function cfsQuotaUs(quota: number, cores: number, limitCores?: number, periodUs = CFS_PERIOD_US): number {
+  if (!(quota > 0 && quota <= 1)) throw new Error(`quota ${quota} must be in (0, 1]`);
+  if (!(cores >= 1)) throw new Error(`cores ${cores} must be at least 1`);
+  const bandwidth = limitCores !== undefined && limitCores > 0 ? Math.min(quota * cores, limitCores) : quota * cores;
+  return Math.max(MIN_QUOTA_US, Math.round(bandwidth * periodUs));
+}
+
+/** The v2 `cpu.max` line for a quota (undefined = unlimited). */
+export function cpuMaxLine(quotaUs: number | undefined, periodUs = CFS_PERIOD_US): string {
+  return `${quotaUs === undefined || quotaUs < 0 ? 'max' : quotaUs} ${periodUs}`;
+}
+
+/** Core indices → the kernel's cpu list syntax: `[0, 1, 2, 5]` → `0-2,5`. */
+export function cpusetList(cores: readonly number[]): string {
+  const sorted = [...new Set(cores)].sort((a, b) => a - b);
+  if (!sorted.length) throw new Error('a cpuset needs at least one core');
+  if (sorted.some((c) => !Number.isInteger(c) || c < 0)) throw new Error(`bad core index in ${cores.join(',')}`);
+  const parts: string[] = [];
+  for (let i = 0; i < sorted.length; ) {
+    let j = i;
+    while (j + 1 < sorted.length && sorted[j + 1] === sorted[j] + 1) j++;
+    parts.push(i === j ? String(sorted[i]) : `${sorted[i]}-${sorted[j]}`);
+    i = j + 1;
+  }
+  return parts.join(',');
+}
+
+/** The kernel's cpu list syntax → core indices (`0-2,5` → `[0, 1, 2, 5]`; empty → `[]`). */
+export function parseCpuList(s: string): number[] {
+  const out: number[] = [];
+  for (const part of s.trim().split(',')) {
+    if (!part) continue;
+    const [a, b] = part.split('-').map(Number);
+    if (!Number.isInteger(a) || (b !== undefined && !Number.isInteger(b))) throw new Error(`"${s}" is not a cpu list`);
+    for (let c = a; c <= (b ?? a); c++) out.push(c);
+  }
+  return out;
+}
+
+/**
+ * The cores of an autoscaler device on this node: `cpuN` is core N (when the node has it);
+ * anything else (no placement yet, a GPU name, a planned `new…` device) is every core.
+ */
+export function coresOfDevice(device: string | undefined, nodeCores: readonly number[]): number[] {
+  const m = device ? /^cpu(\d+)$/.exec(device) : null;
+  if (m && nodeCores.includes(Number(m[1]))) return [Number(m[1])];
+  return [...nodeCores];
+}
+
+/** The files a cgroup version uses for the two CPU dimensions and for usage accounting. */
+export function cpuFiles(version: 1 | 2): { quota: string; period?: string; cpus: string; mems: string; usage: string } {
+  return version === 1
+    ? { quota: 'cpu.cfs_quota_us', period: 'cpu.cfs_period_us', cpus: 'cpuset.cpus', mems: 'cpuset.mems', usage: 'cpuacct.usage' }
+    : { quota: 'cpu.max', cpus: 'cpuset.cpus', mems: 'cpuset.mems', usage: 'cpu.stat' };
+}
+
+/** CPU time used, µs, from a usage file's text: v1 `cpuacct.usage` (ns) or v2 `cpu.stat` (usage_usec). */
+export function usageUs(version: 1 | 2, text: string): number {
+  if (version === 1) return Number(text.trim()) / 1000;
+  const m = /^usage_usec (\d+)$/m.exec(text);
+  if (!m) throw new Error('cpu.stat has no usage_usec');
+  return Number(m[1]);
+}
