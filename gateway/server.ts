@@ -18,6 +18,8 @@ import { connectRedis } from './lib/redis-server';
 import { GatewayMetrics } from './metrics/gateway-metrics';
 import { SecondWindow } from './metrics/second-window';
 import { LocalAgent } from './providers/local/agent';
+import { GpuNodeRuntime, startGpuNode } from './providers/local/gpu-node';
+import { discoverGpus } from './providers/local/gpus';
 import { Isolation } from './providers/local/replica';
 import { isolationFor } from './providers/local/isolation';
 import { ImageStore } from './providers/local/image-store';
@@ -77,9 +79,11 @@ export async function startGateway(cfg: Config, redisTarget: string): Promise<Ga
   let tokend: TokendSupervisor | undefined;
   let agentRegistry: Registry | undefined;
   let isolation: { isolation?: Isolation; describe: string } | undefined;
+  let gpu: GpuNodeRuntime | undefined;
   mkdirSync(cfg.dataDir, { recursive: true, mode: 0o700 });
   chmodSync(cfg.dataDir, 0o700); // secrets, Redis, images: the platform's alone
   if (cfg.agent) {
+    const gpuNode = discoverGpus(cfg.gpus);
     // the node's token daemon: replicas take CPU-device tokens per batch, quotas set here
     if (cfg.tokend && existsSync(tokendBinaryPath())) {
       const dir = join(cfg.dataDir, 'tokend');
@@ -87,11 +91,13 @@ export async function startGateway(cfg: Config, redisTarget: string): Promise<Ga
       const restarts = metrics.componentRestarts.labels({ component: 'tokend' });
       // the CPU device is all cores; a replica's quota is a fraction of one core
       tokend = await TokendSupervisor.start(
-        { dir, windowMs: cfg.tokendWindowMs, cpuCapacity: cpus().length },
+        { dir, windowMs: cfg.tokendWindowMs, cpuCapacity: cpus().length, gpus: gpuNode.gpus.length || undefined },
         { log: platformLog, restarted: () => restarts.inc(), onRestart: async () => agent?.reapplyQuotas() },
       );
     }
     const control = tokend ? createTokendControl(tokend.controlPath) : undefined;
+    // GPU replicas: the limiter preloaded against tokend's gpuN window, MPS where it runs
+    gpu = startGpuNode(gpuNode, { dataDir: cfg.dataDir, tokendSocket: tokend?.socketPath, log: platformLog });
     isolation = isolationFor(cfg, background);
     agentRegistry = new Registry(background, new ChangeFeed(background));
     agent = new LocalAgent(background, agentRegistry, images, logs, {
@@ -107,6 +113,12 @@ export async function startGateway(cfg: Config, redisTarget: string): Promise<Ga
         ? async (pid, quota) => {
             const share = quota / cpus().length;
             await control.setQuota({ pid, device: 'cpu', request: share, limit: share });
+          }
+        : undefined,
+      gpus: gpu.replicas,
+      gpuQuota: control
+        ? async (pid, device, quota) => {
+            await control.setQuota({ pid, device: `gpu${device}`, request: quota, limit: quota });
           }
         : undefined,
     });
@@ -145,7 +157,7 @@ export async function startGateway(cfg: Config, redisTarget: string): Promise<Ga
     metrics,
     extra: [jobRoutes(training)],
     origins: () => ownOrigins(cfg.host, port, cfg.allowedOrigins),
-    info: { mlfaas: { isolation: isolationLine, auth: creds.auth.enabled ? 'basic' : 'off' } },
+    info: { mlfaas: { isolation: isolationLine, auth: creds.auth.enabled ? 'basic' : 'off', ...(gpu ? { gpus: gpu.describe } : {}) } },
   });
 
   const asyncHandler = async (req: IncomingMessage, res: ServerResponse) => {
@@ -200,6 +212,7 @@ export async function startGateway(cfg: Config, redisTarget: string): Promise<Ga
       bounded('agent', cfg.terminationGraceMs + 3000, () => agent?.close(), log),
     ]);
     await bounded('tokend', 3000, () => tokend?.stop(), log);
+    gpu?.stop();
     await bounded('log sink', 1000, () => logs.close(), log);
     await bounded('provider', 1000, () => provider.close(), log);
     await bounded('agent registry', 1000, () => agentRegistry?.feed.close(), log);

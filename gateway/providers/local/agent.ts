@@ -6,6 +6,7 @@ import type Redis from 'ioredis';
 import { FunctionRef, parseRefKey, refKey } from '../../lib/names';
 import { keys, replicaSettingsKey } from '../../registry/keys';
 import { FunctionRecord, Registry, ReplicaInfo } from '../../registry/registry';
+import { GpuReplicas } from './gpu-replica';
 import { ImageStore } from './image-store';
 import { LogSink } from './log-sink';
 import { batchGrid, CapabilityProfile, monotone, profileKey, profileReplica, readProfile } from './profiler';
@@ -24,6 +25,10 @@ export interface AgentOptions {
   isolation?: Isolation;
   /** Applies a replica's time quota (tokend's CPU device on this machine); absent = no limiter. */
   applyQuota?(pid: number, quota: number): Promise<void>;
+  /** GPU node: the GPUs replicas that ask for one (`mlfaas.gpu`) are given; absent = none. */
+  gpus?: GpuReplicas;
+  /** Applies a GPU replica's time quota to its device (tokend's `gpuN`); absent = not enforced. */
+  gpuQuota?(pid: number, device: number, quota: number): Promise<void>;
   /** Capability profiling of ml-inference functions at deploy (seconds per point); absent = off. */
   profileSeconds?: number;
 }
@@ -43,6 +48,7 @@ export class LocalAgent {
   private readonly host: ReplicaHost;
   private readonly leaseMs: number;
   private readonly applyQuota?: (pid: number, quota: number) => Promise<void>;
+  private readonly gpuQuota?: (pid: number, device: number, quota: number) => Promise<void>;
   /** Quota last applied per replica (by id: a reused pid must not inherit it). */
   private applied = new Map<string, number>();
   /** Replica pids being profiled (their quota belongs to the profiler meanwhile). */
@@ -63,6 +69,7 @@ export class LocalAgent {
       process.stderr.write(`[mlfaas] agent lease: ${e.message}\n`),
     );
     this.applyQuota = opts.applyQuota;
+    this.gpuQuota = opts.gpuQuota;
     this.readSecret = opts.readSecret;
     this.profileSeconds = opts.profileSeconds;
     this.host = {
@@ -87,6 +94,7 @@ export class LocalAgent {
       },
       writeSecrets: (ref, names, instance) => this.writeSecrets(ref, names, instance),
       isolation: opts.isolation,
+      gpus: opts.gpus,
     };
   }
 
@@ -262,7 +270,7 @@ export class LocalAgent {
       if (existing?.version === version) return;
       this.profiling.add(pid);
       const info = r.info();
-      const apply = this.applyQuota;
+      const apply = (r.gpu !== undefined ? this.gpuQuota : this.applyQuota) ? (p: number, q: number) => this.pushQuota(r, p, q) : undefined;
       const quotas = apply ? [1, 0.5, 0.25] : [1];
       const points = await profileReplica(
         { socket: info.socket, url: info.url },
@@ -272,7 +280,8 @@ export class LocalAgent {
         },
         r.quota,
       );
-      const profile: CapabilityProfile = { function: refKey(ref), version, measuredAt: new Date().toISOString(), device: 'cpu', points: monotone(points) };
+      const device = r.gpu !== undefined ? 'gpu' : 'cpu';
+      const profile: CapabilityProfile = { function: refKey(ref), version, measuredAt: new Date().toISOString(), device, points: monotone(points) };
       await this.redis.set(profileKey(ref), JSON.stringify(profile));
       this.logs.push(ref, 'agent', `capability profile: ${points.map((p) => `b${p.batch}@q${p.quota}=${Math.round(p.throughput)}/s`).join(' ')}`);
     })()
@@ -288,17 +297,23 @@ export class LocalAgent {
 
   /** Pushes autoscaler-set quotas of this function's running replicas to the limiter. */
   private async enforceQuotas(ref: FunctionRef): Promise<void> {
-    if (!this.applyQuota) return;
+    if (!this.applyQuota && !this.gpuQuota) return;
     const settings = await this.redis.hgetall(replicaSettingsKey(ref));
     for (const r of this.local(ref)) {
       const pid = r.pid;
       if (!pid || r.state !== 'ready' || this.profiling.has(pid)) continue;
       const quota = settings[r.id] ? ((JSON.parse(settings[r.id]) as { quota?: number }).quota ?? 1) : 1;
       if (this.applied.get(`${r.id}:${pid}`) === quota) continue;
-      await this.applyQuota(pid, quota);
+      await this.pushQuota(r, pid, quota);
       this.applied.set(`${r.id}:${pid}`, quota);
       r.quota = quota;
     }
+  }
+
+  /** A GPU replica's quota goes to its device's token window; any other's to the CPU path. */
+  private async pushQuota(r: Replica, pid: number, quota: number): Promise<void> {
+    if (r.gpu !== undefined) await this.gpuQuota?.(pid, r.gpu, quota);
+    else await this.applyQuota?.(pid, quota);
   }
 
   /**

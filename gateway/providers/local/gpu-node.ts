@@ -1,0 +1,48 @@
+/**
+ * The agent's GPU side at start-up (the I/O edge around gpus.ts, gpu-replica.ts and mps.ts):
+ * with the GPUs found, the limiter if built and tokend's socket, it starts the MPS control daemon
+ * on a real GPU node, and gives the agent what it hands replicas that ask for a GPU.
+ */
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { GpuNode, onPath } from './gpus';
+import { describeGpus, GpuNodeSetup, GpuReplicas } from './gpu-replica';
+import { MPS_CONTROL, MpsDaemon } from './mps';
+
+/** native/build/liblimiter.so (built by `make -C native` where cuda.h exists). */
+export function limiterLibraryPath(): string {
+  return resolve(__dirname, '..', '..', '..', 'native', 'build', 'liblimiter.so');
+}
+
+export interface GpuNodeRuntime {
+  replicas?: GpuReplicas;
+  /** One line: the GPUs and what is enforced on them (`/system/info`, start-up log). */
+  describe: string;
+  /** Stops the MPS control daemon, if this started one. */
+  stop(): void;
+}
+
+export function startGpuNode(node: GpuNode, opts: { dataDir: string; tokendSocket?: string; log(line: string): void }): GpuNodeRuntime {
+  if (!node.gpus.length) return { describe: describeGpus(undefined, node), stop: () => undefined };
+  const limiter = limiterLibraryPath();
+  const setup: GpuNodeSetup = { node, limiter: existsSync(limiter) ? limiter : undefined, tokendSocket: opts.tokendSocket };
+  let mps: MpsDaemon | undefined;
+  if (node.source === 'nvidia-smi') {
+    const bin = onPath(MPS_CONTROL);
+    const started = bin ? MpsDaemon.start(bin, opts.dataDir) : { why: `no ${MPS_CONTROL} on PATH` };
+    mps = started.daemon;
+    if (mps) setup.mpsPipeDir = mps.dirs.pipe;
+    else opts.log(`MPS control daemon not started (${started.why}): GPU SM shares are not enforced`);
+  }
+  const describe = describeGpus(setup, node);
+  opts.log(`GPUs: ${describe}`);
+  return {
+    replicas: new GpuReplicas(setup),
+    describe,
+    stop() {
+      if (!mps) return;
+      const r = mps.stop();
+      if (!r.ok) opts.log(`MPS control daemon: quit failed: ${r.why}`);
+    },
+  };
+}
