@@ -82,7 +82,11 @@ export function onPath(bin: string, path = process.env.PATH ?? ''): string | und
 }
 
 /** The node's GPUs for `setting`: one `nvidia-smi` call (auto), the stub (tests), or none. */
-export function discoverGpus(setting: GpuSetting, run: (bin: string, args: string[]) => string = defaultRun): GpuNode {
+export function discoverGpus(
+  setting: GpuSetting,
+  run: (bin: string, args: string[]) => string = defaultRun,
+  find: (bin: string) => string | undefined = onPath,
+): GpuNode {
   if (setting.kind === 'off') return { source: 'none', gpus: [], note: 'MLFAAS_GPUS=off' };
   if (setting.kind === 'stub') {
     if (!existsSync(join(STUB_DRIVER_DIR, 'libcuda.so.1'))) {
@@ -90,7 +94,7 @@ export function discoverGpus(setting: GpuSetting, run: (bin: string, args: strin
     }
     return { source: 'stub', gpus: stubGpus(setting.count), stubDriverDir: STUB_DRIVER_DIR };
   }
-  const smi = onPath('nvidia-smi');
+  const smi = find('nvidia-smi');
   if (!smi) return { source: 'none', gpus: [], note: 'no nvidia-smi on PATH' };
   try {
     const gpus = parseNvidiaSmi(run(smi, NVIDIA_SMI_ARGS));
