@@ -96,9 +96,9 @@ export async function startGateway(cfg: Config, redisTarget: string): Promise<Ga
       );
     }
     const control = tokend ? createTokendControl(tokend.controlPath) : undefined;
-    // GPU replicas: the limiter preloaded against tokend's gpuN window, MPS where it runs
-    gpu = startGpuNode(gpuNode, { dataDir: cfg.dataDir, tokendSocket: tokend?.socketPath, log: platformLog });
     isolation = isolationFor(cfg, background);
+    // GPU replicas: the limiter preloaded against tokend's gpuN window, MPS where it can run
+    gpu = startGpuNode(gpuNode, { dataDir: cfg.dataDir, tokendSocket: tokend?.socketPath, sandboxed: !!isolation.isolation, log: platformLog });
     agentRegistry = new Registry(background, new ChangeFeed(background));
     agent = new LocalAgent(background, agentRegistry, images, logs, {
       isolation: isolation.isolation,

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { loadConfig, REPO_ROOT } from '../../gateway/config';
 import { describeGpus, GpuNodeSetup, GpuReplicas, gpuReplicaEnv, pickGpu, TL_TIMEOUT_MS } from '../../gateway/providers/local/gpu-replica';
 import { discoverGpus, Gpu, GpuNode, NVIDIA_SMI_ARGS, parseGpuSetting, parseNvidiaSmi, STUB_DRIVER_DIR, stubGpus } from '../../gateway/providers/local/gpus';
+import { mpsUnusable } from '../../gateway/providers/local/gpu-node';
 import { mpsCommands, mpsDirs } from '../../gateway/providers/local/mps';
 import { SANDBOX_PATHS, sandboxArgv } from '../../gateway/providers/local/sandbox';
 import { parseDeployment, parseMlSpec } from '../../gateway/registry/function-spec';
@@ -159,6 +160,16 @@ describe('GPU replica environment', () => {
 });
 
 describe('MPS control daemon commands', () => {
+  test('used only on a real GPU node with the control program, where replicas share a uid', () => {
+    const real: GpuNode = { source: 'nvidia-smi', gpus };
+    const bin = '/usr/bin/nvidia-cuda-mps-control';
+    expect(mpsUnusable(real, false, bin)).toBeUndefined();
+    expect(mpsUnusable(real, true, bin)).toMatch(/one uid at a time \(MLFAAS_ISOLATION=off to use it\)/);
+    expect(mpsUnusable(real, false, undefined)).toBe('no nvidia-cuda-mps-control on PATH');
+    expect(mpsUnusable({ source: 'stub', gpus: stubGpus(1) }, false, bin)).toBe('stub GPUs');
+    expect(describeGpus({ node: real, mpsWhy: 'stub GPUs' }, real)).toMatch(/SM share not enforced \(no MPS: stub GPUs\)/);
+  });
+
   test('start with -d and stop with quit on stdin, both naming the same pipe and log dirs', () => {
     const dirs = mpsDirs('/var/lib/mlfaas', '/run/mlfaas');
     expect(dirs.pipe).toMatch(/^\/run\/mlfaas\/mps-[0-9a-f]{8}\/pipe$/);

@@ -22,18 +22,30 @@ export interface GpuNodeRuntime {
   stop(): void;
 }
 
-export function startGpuNode(node: GpuNode, opts: { dataDir: string; tokendSocket?: string; log(line: string): void }): GpuNodeRuntime {
+/**
+ * Why MPS is not used on this node, or undefined when it can be. An MPS server serves the clients
+ * of one uid; a client of another uid waits until every client of the running server has exited.
+ * With isolation each function runs as its own uid, so a second GPU function's replicas would hang
+ * at CUDA initialisation behind the first's: MPS is used only when all replicas share a uid.
+ */
+export function mpsUnusable(node: GpuNode, sandboxed: boolean, bin: string | undefined): string | undefined {
+  if (node.source !== 'nvidia-smi') return node.source === 'stub' ? 'stub GPUs' : 'no GPU';
+  if (!bin) return `no ${MPS_CONTROL} on PATH`;
+  if (sandboxed) return 'functions run as their own uids and an MPS server serves one uid at a time (MLFAAS_ISOLATION=off to use it)';
+  return undefined;
+}
+
+export function startGpuNode(node: GpuNode, opts: { dataDir: string; tokendSocket?: string; sandboxed: boolean; log(line: string): void }): GpuNodeRuntime {
   if (!node.gpus.length) return { describe: describeGpus(undefined, node), stop: () => undefined };
   const limiter = limiterLibraryPath();
   const setup: GpuNodeSetup = { node, limiter: existsSync(limiter) ? limiter : undefined, tokendSocket: opts.tokendSocket };
-  let mps: MpsDaemon | undefined;
-  if (node.source === 'nvidia-smi') {
-    const bin = onPath(MPS_CONTROL);
-    const started = bin ? MpsDaemon.start(bin, opts.dataDir) : { why: `no ${MPS_CONTROL} on PATH` };
-    mps = started.daemon;
-    if (mps) setup.mpsPipeDir = mps.dirs.pipe;
-    else opts.log(`MPS control daemon not started (${started.why}): GPU SM shares are not enforced`);
-  }
+  const bin = onPath(MPS_CONTROL);
+  const unusable = mpsUnusable(node, opts.sandboxed, bin);
+  const started: { daemon?: MpsDaemon; why: string } = unusable ? { why: unusable } : MpsDaemon.start(bin!, opts.dataDir);
+  const mps = started.daemon;
+  if (mps) setup.mpsPipeDir = mps.dirs.pipe;
+  else setup.mpsWhy = started.why;
+  if (!mps && node.source === 'nvidia-smi') opts.log(`MPS control daemon not started (${started.why}): GPU SM shares are not enforced`);
   const describe = describeGpus(setup, node);
   opts.log(`GPUs: ${describe}`);
   return {

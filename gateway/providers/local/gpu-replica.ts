@@ -24,6 +24,8 @@ export interface GpuNodeSetup {
   tokendSocket?: string;
   /** `CUDA_MPS_PIPE_DIRECTORY` of the running MPS control daemon; absent = no spatial share. */
   mpsPipeDir?: string;
+  /** Why there is no MPS control daemon (for `/system/info`). */
+  mpsWhy?: string;
 }
 
 /** What one replica is given. */
@@ -129,6 +131,6 @@ export function describeGpus(setup: GpuNodeSetup | undefined, node: GpuNode): st
   if (!node.gpus.length) return `none (${node.note ?? 'no GPU'})`;
   const list = node.gpus.map((g) => `gpu${g.index} ${g.name}${g.memoryMiB ? ` ${g.memoryMiB} MiB` : ''}`).join(', ');
   const temporal = setup?.limiter && setup.tokendSocket ? 'temporal quota enforced (limiter + tokend)' : `temporal quota not enforced (${setup?.limiter ? 'no tokend' : 'liblimiter.so not built'})`;
-  const spatial = setup?.mpsPipeDir ? 'SM share enforced (MPS)' : 'SM share not enforced (no MPS control daemon)';
+  const spatial = setup?.mpsPipeDir ? 'SM share enforced (MPS)' : `SM share not enforced (no MPS: ${setup?.mpsWhy ?? 'not started'})`;
   return `${node.source}: ${list}; ${temporal}; ${spatial}`;
 }
