@@ -18,7 +18,7 @@ import { connectRedis } from './lib/redis-server';
 import { GatewayMetrics } from './metrics/gateway-metrics';
 import { SecondWindow } from './metrics/second-window';
 import { LocalAgent } from './providers/local/agent';
-import { GpuNodeRuntime, startGpuNode } from './providers/local/gpu-node';
+import { gpuQuotaPusher, GpuNodeRuntime, startGpuNode } from './providers/local/gpu-node';
 import { discoverGpus } from './providers/local/gpus';
 import { Isolation } from './providers/local/replica';
 import { isolationFor } from './providers/local/isolation';
@@ -116,11 +116,7 @@ export async function startGateway(cfg: Config, redisTarget: string): Promise<Ga
           }
         : undefined,
       gpus: gpu.replicas,
-      gpuQuota: control
-        ? async (pid, device, quota) => {
-            await control.setQuota({ pid, device: `gpu${device}`, request: quota, limit: quota });
-          }
-        : undefined,
+      gpuQuota: control && gpu.replicas ? gpuQuotaPusher(control) : undefined,
     });
     await agent.start();
   }

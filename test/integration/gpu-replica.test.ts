@@ -9,9 +9,10 @@
  *
  * Bounds: tokend never grants more than the limit per window (the upper bounds hold on any host;
  * +0.06 for measurement edges and the overdraft one synchronize of 4 launches carries over); the
- * lower bounds are generous (0.4× the quota), for a busy 2-core host that delays the launcher's
- * wake-ups (seen: 0.649/0.191 for 0.9/0.3 beside other suites), and the swap of quotas between the
- * two replicas is asserted relatively (≥ 1.5×), which uniform host interference does not change.
+ * lower bounds are 0.7× the quota on a quiet host, and 0.4× when every one of 3 attempts saw the
+ * host take more than 10% of a launcher's time (a busy 2-core host delays its wake-ups; seen:
+ * 0.172/0.511 for 0.3/0.9 beside other suites). The swap of quotas between the two replicas is
+ * asserted relatively (≥ 1.5×), which uniform host interference does not change.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
@@ -33,7 +34,7 @@ interface FnState {
   pid: number;
   launches: number;
   monoNs: number;
-  limiter: { launches: number; throttled: number; connects: number; failopen: number; grants: number; chargedNs: number } | null;
+  limiter: { launches: number; throttled: number; throttledNs: number; connects: number; failopen: number; grants: number; chargedNs: number } | null;
   env: Record<string, string | null>;
 }
 
@@ -67,17 +68,40 @@ async function tokendClient(ctl: TokendControl, pid: number, limit: number) {
 
 /**
  * Device share of each replica over `ms`: from its own launch count (launches × 1 ms of stub GPU
- * time per wall second) and from the limiter's accounting (GPU time it charged to the grants).
+ * time per wall second) and from the limiter's accounting (GPU time it charged to the grants);
+ * `lost`: the fraction of wall time its launcher spent neither in kernels nor waiting for tokens
+ * (waiting for a CPU of a busy host).
  */
-async function shares(urls: string[], ms: number): Promise<{ launched: number[]; charged: number[] }> {
+async function shares(ctl: TokendControl, urls: string[], ms: number): Promise<{ launched: number[]; charged: number[]; lost: number[]; missed: number }> {
+  const s0 = await ctl.stats();
+  const t0 = process.hrtime.bigint();
   const a = await Promise.all(urls.map(state));
   await new Promise((r) => setTimeout(r, ms));
   const b = await Promise.all(urls.map(state));
+  const s1 = await ctl.stats();
   const wall = (i: number) => b[i].monoNs - a[i].monoNs;
+  const launched = a.map((x, i) => ((b[i].launches - x.launches) * KERNEL_NS) / wall(i));
   return {
-    launched: a.map((x, i) => ((b[i].launches - x.launches) * KERNEL_NS) / wall(i)),
+    launched,
     charged: a.map((x, i) => (b[i].limiter!.chargedNs - x.limiter!.chargedNs) / wall(i)),
+    lost: a.map((x, i) => 1 - launched[i] - (b[i].limiter!.throttledNs - x.limiter!.throttledNs) / wall(i)),
+    missed: 1 - ((s1.windowSeq - s0.windowSeq) * s0.windowNs) / Number(process.hrtime.bigint() - t0),
   };
+}
+
+/**
+ * Measures again (at most 3 times) while the host interfered: took more than 10% of a launcher's
+ * time, or of tokend's (windows it did not run on time, whose grants came late: the launchers
+ * count that as waiting for tokens).
+ */
+async function quietShares(ctl: TokendControl, urls: string[], ms: number): Promise<Awaited<ReturnType<typeof shares>> & { quiet: boolean }> {
+  for (let i = 1; ; i++) {
+    const s = await shares(ctl, urls, ms);
+    const worst = Math.max(...s.lost, s.missed);
+    if (worst <= 0.1) return { ...s, quiet: true };
+    console.log(`attempt ${i}: host interference ${worst.toFixed(3)} (launchers ${s.lost.map((x) => x.toFixed(3)).join('/')}, tokend missed ${s.missed.toFixed(3)})${i < 3 ? ', measuring again' : ''}`);
+    if (i >= 3) return { ...s, quiet: false };
+  }
 }
 
 maybe('GPU replicas on a stub GPU node (agent, limiter, tokend; sandboxed when root)', () => {
@@ -147,28 +171,30 @@ maybe('GPU replicas on a stub GPU node (agent, limiter, tokend; sandboxed when r
       expect(await tokendClient(ctl, b.pid, qb)).toBeDefined();
       expect(p.gw.agent!.local(ref).find((r) => r.id === a.id)!.quota).toBe(qa);
       await new Promise((r) => setTimeout(r, 300)); // a few windows under the new grant
-      const s = await shares([a.url, b.url], 2500);
-      console.log(`quotas ${qa}/${qb}: share by launches ${s.launched.map((x) => x.toFixed(3)).join('/')}, charged by the limiter ${s.charged.map((x) => x.toFixed(3)).join('/')}`);
+      const s = await quietShares(ctl, [a.url, b.url], 2500);
+      console.log(`quotas ${qa}/${qb}: share by launches ${s.launched.map((x) => x.toFixed(3)).join('/')}, charged by the limiter ${s.charged.map((x) => x.toFixed(3)).join('/')}, host-lost ${s.lost.map((x) => x.toFixed(3)).join('/')}, tokend missed ${s.missed.toFixed(3)}`);
       return s;
     };
     const one = await phase(0.3, 0.9);
     const two = await phase(0.9, 0.3); // swapped: each replica's share follows its own quota
     const low = [one.launched[0], two.launched[1]];
     const high = [one.launched[1], two.launched[0]];
+    // a quiet host lets each replica reach most of its quota; a disturbed one, 0.4× of it
+    const reach = one.quiet && two.quiet ? 0.7 : 0.4;
     for (const s of low) {
       expect(s).toBeLessThanOrEqual(0.36);
-      expect(s).toBeGreaterThanOrEqual(0.12);
+      expect(s).toBeGreaterThanOrEqual(reach * 0.3);
     }
     for (const s of high) {
       expect(s).toBeLessThanOrEqual(0.96);
-      expect(s).toBeGreaterThanOrEqual(0.4);
+      expect(s).toBeGreaterThanOrEqual(reach * 0.9);
     }
     expect(two.launched[0]).toBeGreaterThan(1.5 * one.launched[0]); // a: 0.3 → 0.9
     expect(two.launched[1]).toBeLessThan(one.launched[1] / 1.5); // b: 0.9 → 0.3
     // the limiter's own accounting (GPU time charged against tokend's grants) agrees
     for (const s of [one.charged[0], two.charged[1]]) expect(s).toBeLessThanOrEqual(0.36);
     for (const s of [one.charged[1], two.charged[0]]) expect(s).toBeGreaterThan(1.5 * Math.max(one.charged[0], two.charged[1]));
-  }, 30000);
+  }, 60000);
 });
 
 maybe('GPU replicas without isolation (MLFAAS_ISOLATION=off: host paths, LD_PRELOAD in the env)', () => {
@@ -202,7 +228,7 @@ maybe('GPU replicas without isolation (MLFAAS_ISOLATION=off: host paths, LD_PREL
     const c = await tokendClient(ctl, r.pid, 0.3);
     expect(c?.device).toBe('gpu0');
     await new Promise((res) => setTimeout(res, 200));
-    const m = await shares([r.url], 1500);
+    const m = await shares(ctl, [r.url], 1500);
     console.log(`unsandboxed, quota 0.3: share by launches ${m.launched[0].toFixed(3)}`);
     expect(m.launched[0]).toBeLessThanOrEqual(0.36);
     expect(m.launched[0]).toBeGreaterThanOrEqual(0.12);

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { loadConfig, REPO_ROOT } from '../../gateway/config';
 import { describeGpus, GpuNodeSetup, GpuReplicas, gpuReplicaEnv, pickGpu, TL_TIMEOUT_MS } from '../../gateway/providers/local/gpu-replica';
 import { discoverGpus, Gpu, GpuNode, NVIDIA_SMI_ARGS, parseGpuSetting, parseNvidiaSmi, STUB_DRIVER_DIR, stubGpus } from '../../gateway/providers/local/gpus';
-import { mpsUnusable } from '../../gateway/providers/local/gpu-node';
+import { gpuQuotaPusher, mpsUnusable } from '../../gateway/providers/local/gpu-node';
 import { mpsCommands, mpsDirs } from '../../gateway/providers/local/mps';
 import { SANDBOX_PATHS, sandboxArgv } from '../../gateway/providers/local/sandbox';
 import { parseDeployment, parseMlSpec } from '../../gateway/registry/function-spec';
@@ -192,5 +192,23 @@ describe('sandbox LD_PRELOAD', () => {
     expect(script[at + 1]).toMatch(/^exec \/usr\/bin\/setpriv /);
     const none = sandboxArgv({ uid: 2000, gid: 2000, cgroupProcs: [], binds: [], cwd: '/' }, ['./fn']);
     expect(none.join(' ')).not.toMatch(/LD_PRELOAD/);
+  });
+});
+
+describe('GPU quotas to tokend', () => {
+  test('<q, q> on gpuN by pid; the rules of exited replicas are removed before the next one', async () => {
+    const calls: string[] = [];
+    const control = {
+      setQuota: async (q: { pid?: number; device: unknown; request: number; limit: number }) => (calls.push(`set ${q.pid} ${q.device} ${q.request}/${q.limit}`), { monoNs: 0 }),
+      remove: async (t: { pid?: number; device: unknown }) => (calls.push(`remove ${t.pid} ${t.device}`), { monoNs: 0 }),
+    };
+    const alive = new Set([10, 11]);
+    const push = gpuQuotaPusher(control, (pid) => alive.has(pid));
+    await push(10, 0, 0.3);
+    await push(11, 1, 0.9);
+    alive.delete(10);
+    await push(11, 1, 0.5);
+    await push(12, 0, 1);
+    expect(calls).toEqual(['set 10 gpu0 0.3/0.3', 'set 11 gpu1 0.9/0.9', 'remove 10 gpu0', 'set 11 gpu1 0.5/0.5', 'set 12 gpu0 1/1']);
   });
 });

@@ -5,9 +5,11 @@
  */
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { isAlive } from '../../lib/process';
 import { GpuNode, onPath } from './gpus';
 import { describeGpus, GpuNodeSetup, GpuReplicas } from './gpu-replica';
 import { MPS_CONTROL, MpsDaemon } from './mps';
+import { TokendControl } from './tokend-control';
 
 /** native/build/liblimiter.so (built by `make -C native` where cuda.h exists). */
 export function limiterLibraryPath(): string {
@@ -56,5 +58,23 @@ export function startGpuNode(node: GpuNode, opts: { dataDir: string; tokendSocke
       const r = mps.stop();
       if (!r.ok) opts.log(`MPS control daemon: quit failed: ${r.why}`);
     },
+  };
+}
+
+/**
+ * The agent's `gpuQuota`: a replica's quota becomes `<q, q>` on its GPU's tokend window, by pid.
+ * tokend keeps a rule per pid (256 at most) and is not told when a replica exits, so the rules of
+ * pids that are gone are removed first: a node that starts many replicas would fill the table.
+ */
+export function gpuQuotaPusher(control: Pick<TokendControl, 'setQuota' | 'remove'>, alive: (pid: number) => boolean = isAlive) {
+  const rules = new Map<number, number>(); // pid → device
+  return async (pid: number, device: number, quota: number): Promise<void> => {
+    for (const [p, d] of rules) {
+      if (p === pid || alive(p)) continue;
+      rules.delete(p);
+      await control.remove({ pid: p, device: `gpu${d}` }).catch(() => undefined);
+    }
+    await control.setQuota({ pid, device: `gpu${device}`, request: quota, limit: quota });
+    rules.set(pid, device);
   };
 }
