@@ -23,8 +23,8 @@ export interface MpsDirs {
 }
 
 /**
- * Not inside the data dir, which is 0700: the MPS server the daemon starts for a client runs as
- * that client's uid and must reach the pipe directory by its host path. One directory per data
+ * Not inside the data dir, which is 0700 and reached by a sandboxed replica only through binds: the
+ * pipe directory is named by the same path on the host and in a replica. One directory per data
  * dir (a short name: the pipes are unix sockets, whose paths must stay under 108 bytes).
  */
 export function mpsDirs(dataDir: string, runRoot = existsSync('/run') ? '/run/mlfaas' : join(tmpdir(), 'mlfaas')): MpsDirs {
@@ -69,16 +69,14 @@ export class MpsDaemon {
   ) {}
 
   /**
-   * Starts the daemon, or says why not. The pipe directory is world-writable with the sticky bit,
-   * as `/tmp/nvidia-mps` is: each MPS server runs as its client's uid (one per function here) and
-   * makes its own pipes there; it is reached only through the sandbox's bind mount.
+   * Starts the daemon, or says why not. Used only where every replica runs as the platform's own
+   * uid (see `mpsUnusable`), so the directories are the platform user's, 0755.
    */
   static start(bin: string, dataDir: string): { daemon?: MpsDaemon; why: string } {
     const dirs = mpsDirs(dataDir);
     mkdirSync(dirs.pipe, { recursive: true, mode: 0o755 });
     mkdirSync(dirs.log, { recursive: true, mode: 0o755 });
     chmodSync(dirname(dirs.pipe), 0o755);
-    chmodSync(dirs.pipe, 0o1777);
     const cmds = mpsCommands(bin, dirs);
     const r = runCommand(cmds.start);
     return r.ok ? { daemon: new MpsDaemon(dirs, cmds), why: '' } : { why: r.why };
