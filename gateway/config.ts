@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseAllowList } from './async/callback-policy';
+import { GpuSetting, parseGpuSetting } from './providers/local/gpus';
 
 /** Repository root (where package.json, templates/ and native/ live). */
 export const REPO_ROOT = resolve(__dirname, '..');
@@ -46,6 +47,8 @@ export interface Config {
   tokend: boolean;
   /** tokend's token window, ms. */
   tokendWindowMs: number;
+  /** `MLFAAS_GPUS`: this node's GPUs from nvidia-smi (`auto`), none (`off`), or `stub:N` (tests). */
+  gpus: GpuSetting;
   /** Seconds per capability point when profiling a newly deployed inference function; 0 = off. */
   profileSeconds: number;
   autoscaler: {
@@ -187,6 +190,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     isolation: oneOf(env, 'MLFAAS_ISOLATION', ['auto', 'off'] as const, 'auto'),
     tokend: bool(env, 'MLFAAS_TOKEND', true),
     tokendWindowMs: int(env, 'MLFAAS_TOKEND_WINDOW_MS', 20, 1),
+    gpus: parseGpuSetting(env.MLFAAS_GPUS),
     profileSeconds: seconds(env, 'MLFAAS_PROFILE_SECONDS', 1, 10),
     autoscaler: {
       enabled: bool(env, 'MLFAAS_AUTOSCALER', true),

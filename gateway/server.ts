@@ -20,6 +20,8 @@ import { SecondWindow } from './metrics/second-window';
 import type { Enforcement } from './providers/function-provider';
 import { LocalAgent } from './providers/local/agent';
 import { cgroupCpuEnforcer, enforcementOf, tokendCpuEnforcer } from './providers/local/cpu-enforcer';
+import { gpuQuotaPusher, GpuNodeRuntime, startGpuNode } from './providers/local/gpu-node';
+import { discoverGpus } from './providers/local/gpus';
 import { Isolation } from './providers/local/replica';
 import { isolationFor } from './providers/local/isolation';
 import { ImageStore } from './providers/local/image-store';
@@ -87,9 +89,11 @@ export async function startGateway(cfg: Config, redisTarget: string): Promise<Ga
   let agentRegistry: Registry | undefined;
   let isolation: { isolation?: Isolation; describe: string } | undefined;
   let enforcement: Enforcement | undefined;
+  let gpu: GpuNodeRuntime | undefined;
   mkdirSync(cfg.dataDir, { recursive: true, mode: 0o700 });
   chmodSync(cfg.dataDir, 0o700); // secrets, Redis, images: the platform's alone
   if (cfg.agent) {
+    const gpuNode = discoverGpus(cfg.gpus);
     // the node's token daemon: replicas take CPU-device tokens per batch, quotas set here
     if (cfg.tokend && existsSync(tokendBinaryPath())) {
       const dir = join(cfg.dataDir, 'tokend');
@@ -97,7 +101,7 @@ export async function startGateway(cfg: Config, redisTarget: string): Promise<Ga
       const restarts = metrics.componentRestarts.labels({ component: 'tokend' });
       // the CPU device is all cores; a replica's quota is a fraction of one core
       tokend = await TokendSupervisor.start(
-        { dir, windowMs: cfg.tokendWindowMs, cpuCapacity: cpus().length },
+        { dir, windowMs: cfg.tokendWindowMs, cpuCapacity: cpus().length, gpus: gpuNode.gpus.length || undefined },
         { log: platformLog, restarted: () => restarts.inc(), onRestart: async () => agent?.reapplyQuotas() },
       );
     }
@@ -114,6 +118,8 @@ export async function startGateway(cfg: Config, redisTarget: string): Promise<Ga
     enforcement = enforcementOf(cpu, !!cgroups?.hasMemory, cgroups ? undefined : isolation.isolation ? 'no writable cgroup hierarchy' : `isolation ${isolation.describe}`);
     provider.declareEnforcement(enforcement);
     if (enforcement.temporal !== 'cfs') platformLog(`enforcement: ${enforcement.summary}`);
+    // GPU replicas: the limiter preloaded against tokend's gpuN window, MPS where it can run
+    gpu = startGpuNode(gpuNode, { dataDir: cfg.dataDir, tokendSocket: tokend?.socketPath, sandboxed: !!isolation.isolation, log: platformLog });
     agentRegistry = new Registry(background, new ChangeFeed(background));
     agent = new LocalAgent(background, agentRegistry, images, logs, {
       isolation: isolation.isolation,
@@ -126,6 +132,8 @@ export async function startGateway(cfg: Config, redisTarget: string): Promise<Ga
       profileSeconds: cfg.profileSeconds > 0 ? cfg.profileSeconds : undefined,
       cpu,
       nodeCores,
+      gpus: gpu.replicas,
+      gpuQuota: control && gpu.replicas ? gpuQuotaPusher(control) : undefined,
     });
     await agent.start();
   }
@@ -164,7 +172,7 @@ export async function startGateway(cfg: Config, redisTarget: string): Promise<Ga
     metrics,
     extra: [jobRoutes(training)],
     origins: () => ownOrigins(cfg.host, port, cfg.allowedOrigins),
-    info: { mlfaas: { isolation: isolationLine, enforcement: provider.enforcement(), auth: creds.auth.enabled ? 'basic' : 'off' } },
+    info: { mlfaas: { isolation: isolationLine, enforcement: provider.enforcement(), auth: creds.auth.enabled ? 'basic' : 'off', ...(gpu ? { gpus: gpu.describe } : {}) } },
   });
 
   const asyncHandler = async (req: IncomingMessage, res: ServerResponse) => {
@@ -222,6 +230,7 @@ export async function startGateway(cfg: Config, redisTarget: string): Promise<Ga
       bounded('agent', cfg.terminationGraceMs + 3000, () => agent?.close(), log),
     ]);
     await bounded('tokend', 3000, () => tokend?.stop(), log);
+    gpu?.stop();
     await bounded('log sink', 1000, () => logs.close(), log);
     await bounded('provider', 1000, () => provider.close(), log);
     await bounded('agent registry', 1000, () => agentRegistry?.feed.close(), log);

@@ -42,6 +42,10 @@ export interface MlSpec {
   dataset?: string;
   /** `mlfaas.max_inflight`: concurrent requests one replica is sent before the gateway queues. */
   maxInflight?: number;
+  /** `mlfaas.gpu`: GPUs per replica (0 or 1: the limiter meters one device). */
+  gpus?: number;
+  /** `mlfaas.gpu.sm_share`: SM share of its GPU, (0, 1] (MPS active thread percentage / 100). */
+  gpuSmShare?: number;
 }
 
 /** A validated deployment plus the ML fields derived from it. */
@@ -63,6 +67,8 @@ export const ML_KEYS = {
   maxBatchSize: 'mlfaas.batch.max',
   dataset: 'mlfaas.dataset',
   maxInflight: 'mlfaas.max_inflight',
+  gpus: 'mlfaas.gpu',
+  gpuSmShare: 'mlfaas.gpu.sm_share',
 } as const;
 
 const DEFAULT_MAX_SCALE = 20;
@@ -216,6 +222,12 @@ export function parseMlSpec(labels: Record<string, string>, annotations: Record<
   if (mb !== undefined) spec.maxBatchSize = mb;
   const mi = intField(inflight.value, inflight.field, 1, ML_BOUNDS.inflight);
   if (mi !== undefined) spec.maxInflight = mi;
+  const gpu = get(ML_KEYS.gpus);
+  const gpus = intField(gpu.value, gpu.field, 0, 1);
+  if (gpus) spec.gpus = gpus;
+  const sm = get(ML_KEYS.gpuSmShare);
+  const smShare = numField(sm.value, sm.field, 0, 1);
+  if (smShare !== undefined) spec.gpuSmShare = smShare;
   return spec;
 }
 

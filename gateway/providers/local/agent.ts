@@ -11,6 +11,7 @@ import { PlacementBook } from '../../../autoscaler/live/placements';
 import { CpuAllotment, CpuEnforcer } from './cpu-enforcer';
 import { coresOfDevice } from './cpu-values';
 import { cpuCores } from './cgroups';
+import { GpuReplicas } from './gpu-replica';
 import { ImageStore } from './image-store';
 import { LogSink } from './log-sink';
 import { batchGrid, CapabilityProfile, monotone, profileKey, profileReplica, readProfile } from './profiler';
@@ -34,6 +35,10 @@ export interface AgentOptions {
   cpu?: CpuEnforcer;
   /** The node's cores (a replica not placed yet gets all of them); default: every core. */
   nodeCores?: number[];
+  /** GPU node: the GPUs replicas that ask for one (`mlfaas.gpu`) are given; absent = none. */
+  gpus?: GpuReplicas;
+  /** Applies a GPU replica's time quota to its device (tokend's `gpuN`); absent = not enforced. */
+  gpuQuota?(pid: number, device: number, quota: number): Promise<void>;
   /** Capability profiling of ml-inference functions at deploy (seconds per point); absent = off. */
   profileSeconds?: number;
 }
@@ -55,6 +60,7 @@ export class LocalAgent {
   private readonly cpu?: CpuEnforcer;
   private readonly nodeCores: number[];
   private readonly placements: PlacementBook;
+  private readonly gpuQuota?: (pid: number, device: number, quota: number) => Promise<void>;
   /** Allotment last applied per replica process (by id: a reused pid must not inherit it). */
   private applied = new Map<string, string>();
   /** Replica pids being profiled (their quota belongs to the profiler meanwhile). */
@@ -77,6 +83,7 @@ export class LocalAgent {
     this.cpu = opts.cpu;
     this.nodeCores = opts.nodeCores ?? cpus().map((_, i) => i);
     this.placements = new PlacementBook(redis);
+    this.gpuQuota = opts.gpuQuota;
     this.readSecret = opts.readSecret;
     this.profileSeconds = opts.profileSeconds;
     this.host = {
@@ -107,6 +114,7 @@ export class LocalAgent {
         const spot = ref ? (await this.placements.read(ref).catch(() => ({}) as Record<string, { gpu: string }>))[id] : undefined;
         return coresOfDevice(spot?.gpu, this.nodeCores).length;
       },
+      gpus: opts.gpus,
     };
   }
 
@@ -283,7 +291,9 @@ export class LocalAgent {
       this.profiling.add(pid);
       const info = r.info();
       const cpu = this.cpu;
-      const quotas = cpu ? [1, 0.5, 0.25] : [1];
+      const gpuDevice = r.gpu;
+      const gpuQuota = this.gpuQuota;
+      const quotas = (gpuDevice !== undefined ? gpuQuota : cpu) ? [1, 0.5, 0.25] : [1];
       // the autoscaler's device is one core: profile on the placed one (else the first), so that
       // "quota q" in the profile means what it means once the replica is placed
       const spot = (await this.placements.read(ref))[r.id];
@@ -292,14 +302,16 @@ export class LocalAgent {
         { socket: info.socket, url: info.url },
         { batches: batchGrid(rec.spec.ml.maxBatchSize ?? 8), quotas, seconds: this.profileSeconds! },
         async (q) => {
-          if (cpu) await cpu.apply({ id: r.id, pid, cores, quota: q, limitCores: limitOf(r) });
+          if (gpuDevice !== undefined) await gpuQuota?.(pid, gpuDevice, q);
+          else if (cpu) await cpu.apply({ id: r.id, pid, cores, quota: q, limitCores: limitOf(r) });
         },
         async () => {
           // back to the replica's own allotment (its placement and quota) at the next enforce
           this.applied.delete(`${r.id}:${pid}`);
         },
       );
-      const profile: CapabilityProfile = { function: refKey(ref), version, measuredAt: new Date().toISOString(), device: 'cpu', points: monotone(points) };
+      const device = r.gpu !== undefined ? 'gpu' : 'cpu';
+      const profile: CapabilityProfile = { function: refKey(ref), version, measuredAt: new Date().toISOString(), device, points: monotone(points) };
       await this.redis.set(profileKey(ref), JSON.stringify(profile));
       this.logs.push(ref, 'agent', `capability profile: ${points.map((p) => `b${p.batch}@q${p.quota}=${Math.round(p.throughput)}/s`).join(' ')}`);
     })()
@@ -319,18 +331,26 @@ export class LocalAgent {
    * the autoscaler placed each on (all of the node's until placed) and its quota (1 until set).
    */
   private async enforceQuotas(ref: FunctionRef): Promise<void> {
-    if (!this.cpu) return;
+    if (!this.cpu && !this.gpuQuota) return;
     const [settings, book] = await Promise.all([this.redis.hgetall(replicaSettingsKey(ref)), this.placements.read(ref)]);
     for (const r of this.local(ref)) {
       const pid = r.pid;
       if (!pid || r.state !== 'ready' || this.profiling.has(pid)) continue;
       const a = this.allotment(r, pid, book, settings);
-      const sig = `${a.cores.join(',')}@${a.quota}/${a.limitCores ?? ''}`;
+      // a GPU replica's quota is its device's time quota (tokend's gpuN window); CPU left whole
+      const gpu = r.gpu;
+      const sig = gpu !== undefined ? `gpu${gpu}@${a.quota}` : `${a.cores.join(',')}@${a.quota}/${a.limitCores ?? ''}`;
       if (this.applied.get(`${r.id}:${pid}`) === sig) continue;
       try {
-        await this.cpu.apply(a);
+        if (gpu !== undefined) {
+          if (!this.gpuQuota) continue;
+          await this.gpuQuota(pid, gpu, a.quota);
+        } else {
+          if (!this.cpu) continue;
+          await this.cpu.apply(a);
+        }
       } catch (e) {
-        this.logs.push(ref, r.id, `cpu allotment ${sig} failed: ${(e as Error).message}`);
+        this.logs.push(ref, r.id, `${gpu !== undefined ? 'gpu quota' : 'cpu allotment'} ${sig} failed: ${(e as Error).message}`);
         continue;
       }
       this.applied.set(`${r.id}:${pid}`, sig);

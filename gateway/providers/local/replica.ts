@@ -12,6 +12,7 @@ import { ReplicaInfo, ReplicaState } from '../../registry/registry';
 import { KEPT_LINES, summarizeExit } from './exit-summary';
 import { freePort } from './free-port';
 import { Cgroups, cpuCores, memoryBytes } from './cgroups';
+import { GpuReplicas } from './gpu-replica';
 import { IMAGE_DIR_ENV, ImageManifest } from './image-store';
 import { imageBinds, platformPath, SANDBOX_PATHS, SandboxPlan, sandboxArgv } from './sandbox';
 
@@ -45,6 +46,8 @@ export interface ReplicaHost {
    * thread pool to it); absent = every core the OS reports.
    */
   cpuCores?(id: string): Promise<number>;
+  /** Present on a GPU node: hands GPUs (with the limiter and MPS env) to replicas that ask. */
+  gpus?: GpuReplicas;
 }
 
 /** How this host confines function processes. */
@@ -76,6 +79,8 @@ export class Replica {
   state: ReplicaState = 'starting';
   quota = 1;
   weight = 1;
+  /** tokend device (`gpuN`) of the GPU this replica was given; undefined: none (CPU quota). */
+  gpu?: number;
   private child?: ChildProcess;
   private port = 0;
   private restarts = 0;
@@ -169,8 +174,12 @@ export class Replica {
     mkdirSync(run, { recursive: true, mode: 0o700 });
     this.plannedSocket = join(run, 'replica.sock');
     const secretsDir = await this.host.writeSecrets(ref, spec.secrets ?? [], this.id);
+    const gpu = this.host.gpus?.attach(this.id, spec, !!iso, env.LD_LIBRARY_PATH);
+    this.gpu = gpu?.device;
+    if (gpu) this.host.log(this.id, `gpu${gpu.device}: temporal quota ${gpu.enforced.temporal ? 'enforced' : 'NOT enforced'}, SM share ${gpu.enforced.spatial ? 'enforced (MPS)' : 'not enforced'}`);
+    else if (spec.ml.gpus) this.host.log(this.id, 'warning: the function asks for a GPU (mlfaas.gpu) but this node has none: started without one');
     if (!iso) {
-      Object.assign(env, this.host.extraEnv, platform, { MLFAAS_SOCKET: this.plannedSocket });
+      Object.assign(env, this.host.extraEnv, gpu?.env, platform, { MLFAAS_SOCKET: this.plannedSocket });
       if (secretsDir) env.MLFAAS_SECRETS_DIR = secretsDir;
       return { env };
     }
@@ -184,7 +193,8 @@ export class Replica {
       binds.push({ src: dirname(extra.MLFAAS_TOKEND_SOCKET), dst: SANDBOX_PATHS.tokend, readOnly: false });
       extra.MLFAAS_TOKEND_SOCKET = join(SANDBOX_PATHS.tokend, basename(extra.MLFAAS_TOKEND_SOCKET));
     }
-    Object.assign(env, extra, platform, {
+    for (const b of gpu?.binds ?? []) if (!binds.some((x) => x.dst === b.dst)) binds.push(b);
+    Object.assign(env, extra, gpu?.env, platform, {
       HOME: SANDBOX_PATHS.run,
       MLFAAS_SOCKET: join(SANDBOX_PATHS.run, 'replica.sock'),
       MLFAAS_SECRETS_DIR: SANDBOX_PATHS.secrets,
@@ -195,7 +205,7 @@ export class Replica {
         memoryBytes: limits.memory ? memoryBytes(limits.memory) : undefined,
         cpuCores: limits.cpu ? cpuCores(limits.cpu) : undefined,
       }) ?? [];
-    const sandbox: SandboxPlan = { uid, gid: uid, cgroupProcs, binds, cwd: manifest.dir ? SANDBOX_PATHS.function : SANDBOX_PATHS.run };
+    const sandbox: SandboxPlan = { uid, gid: uid, cgroupProcs, binds, cwd: manifest.dir ? SANDBOX_PATHS.function : SANDBOX_PATHS.run, preload: gpu?.preload };
     return { env, sandbox };
   }
 
@@ -289,6 +299,7 @@ export class Replica {
       clearTimeout(t);
     }
     await this.host.unpublish(this.id);
+    this.host.gpus?.release(this.id);
     rmSync(this.runDir, { recursive: true, force: true });
     await this.host.isolation?.cgroups?.remove(this.id);
   }

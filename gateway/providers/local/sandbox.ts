@@ -33,6 +33,11 @@ export interface SandboxPlan {
   binds: BindMount[];
   /** Working directory inside the sandbox. */
   cwd: string;
+  /**
+   * `LD_PRELOAD` for the function process only (the GPU limiter): set at the last step, once the
+   * binds that make its path exist are in place, so the wrapper steps before do not warn.
+   */
+  preload?: string;
 }
 
 /** Where a file of the platform (under the repository root) is seen inside a sandbox. */
@@ -67,6 +72,7 @@ export function sandboxArgv(plan: SandboxPlan, argv: string[]): string[] {
     lines.push(`mount --bind ${b.readOnly ? '-o ro ' : ''}${sh(b.src)} ${sh(b.dst)}`);
   }
   lines.push(`cd ${sh(plan.cwd)}`);
+  if (plan.preload) lines.push(`export LD_PRELOAD=${sh(plan.preload)}`);
   lines.push(
     `exec /usr/bin/setpriv --reuid ${plan.uid} --regid ${plan.gid} --clear-groups --no-new-privs --pdeathsig KILL -- "$@"`,
   );

@@ -1,0 +1,89 @@
+/**
+ * The CUDA MPS control daemon, which gives GPU replicas a spatial share (an SM limit per client,
+ * `CUDA_MPS_ACTIVE_THREAD_PERCENTAGE`) on top of tokend's temporal quota. The agent starts it on
+ * a node whose GPUs came from nvidia-smi and that has `nvidia-cuda-mps-control`, with its pipe and
+ * log directories in `/run/mlfaas/mps-<data dir hash>/`, and stops it with `quit` at shutdown. Without it the SM
+ * share is bookkeeping only, and `/system/info` says so.
+ *
+ * Untested without a GPU beyond the command lines below (`mpsCommands`, pure).
+ */
+import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+
+export const MPS_CONTROL = 'nvidia-cuda-mps-control';
+
+export interface MpsDirs {
+  /** `CUDA_MPS_PIPE_DIRECTORY`: the control socket clients connect to. */
+  pipe: string;
+  /** `CUDA_MPS_LOG_DIRECTORY`: control.log and server.log. */
+  log: string;
+}
+
+/**
+ * Not inside the data dir, which is 0700 and reached by a sandboxed replica only through binds: the
+ * pipe directory is named by the same path on the host and in a replica. One directory per data
+ * dir (a short name: the pipes are unix sockets, whose paths must stay under 108 bytes).
+ */
+export function mpsDirs(dataDir: string, runRoot = existsSync('/run') ? '/run/mlfaas' : join(tmpdir(), 'mlfaas')): MpsDirs {
+  const root = join(runRoot, `mps-${createHash('sha1').update(dataDir).digest('hex').slice(0, 8)}`);
+  return { pipe: join(root, 'pipe'), log: join(root, 'log') };
+}
+
+/** One command: argv, its environment additions, and its stdin. */
+export interface Command {
+  argv: string[];
+  env: Record<string, string>;
+  input?: string;
+}
+
+/**
+ * Start (`-d`: daemon mode, forks and returns) and stop (`quit` on stdin: the daemon stops the
+ * MPS servers once their clients are gone, then exits). Both name the same directories: the
+ * control program finds its daemon through `CUDA_MPS_PIPE_DIRECTORY`.
+ */
+export function mpsCommands(bin: string, dirs: MpsDirs): { start: Command; stop: Command } {
+  const env = { CUDA_MPS_PIPE_DIRECTORY: dirs.pipe, CUDA_MPS_LOG_DIRECTORY: dirs.log };
+  return { start: { argv: [bin, '-d'], env }, stop: { argv: [bin], env, input: 'quit\n' } };
+}
+
+function runCommand(c: Command): { ok: boolean; why: string } {
+  const r = spawnSync(c.argv[0], c.argv.slice(1), {
+    env: { ...process.env, ...c.env },
+    input: c.input,
+    encoding: 'utf8',
+    timeout: 10_000,
+  });
+  if (r.error) return { ok: false, why: r.error.message };
+  if (r.status !== 0) return { ok: false, why: `${c.argv.join(' ')} exited ${r.status ?? r.signal}: ${(r.stderr || r.stdout || '').trim().slice(0, 200)}` };
+  return { ok: true, why: '' };
+}
+
+/** A started MPS control daemon. */
+export class MpsDaemon {
+  private constructor(
+    readonly dirs: MpsDirs,
+    private readonly cmds: { start: Command; stop: Command },
+  ) {}
+
+  /**
+   * Starts the daemon, or says why not. Used only where every replica runs as the platform's own
+   * uid (see `mpsUnusable`), so the directories are the platform user's, 0755.
+   */
+  static start(bin: string, dataDir: string): { daemon?: MpsDaemon; why: string } {
+    const dirs = mpsDirs(dataDir);
+    mkdirSync(dirs.pipe, { recursive: true, mode: 0o755 });
+    mkdirSync(dirs.log, { recursive: true, mode: 0o755 });
+    chmodSync(dirname(dirs.pipe), 0o755);
+    const cmds = mpsCommands(bin, dirs);
+    const r = runCommand(cmds.start);
+    return r.ok ? { daemon: new MpsDaemon(dirs, cmds), why: '' } : { why: r.why };
+  }
+
+  /** `echo quit | nvidia-cuda-mps-control`. */
+  stop(): { ok: boolean; why: string } {
+    return runCommand(this.cmds.stop);
+  }
+}
