@@ -65,6 +65,7 @@ static struct {
   int fd;
   int64_t base;        /* tokens right after the last refill, for usage */
   uint64_t window_ns, last_report_ns, last_launches;
+  uint64_t reported; /* of the tokens used since the last refill, how many tokend has heard of */
   int sent_blocked, blocked_in_window;
 } g = {.fd = -1, .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER, .busy_mu = PTHREAD_MUTEX_INITIALIZER};
 
@@ -111,12 +112,25 @@ static int send_msg(const struct tokend_msg *m) {
   return n == (ssize_t)sizeof *m ? 0 : -1;
 }
 
-static int send_acquire(int blocked) {
+/*
+ * Device time used since the last refill that tokend has not heard of yet, marked as heard.
+ * Taken before a refill resets g.base (computed after it, the report said almost nothing, and
+ * tokend's policy takes reported use as demand); a report sent mid-window when a launch blocks
+ * is not counted again at the grant.
+ */
+static uint64_t unreported_use(void) {
+  int64_t cur = atomic_load(&g.tokens);
+  uint64_t used = g.base > cur ? (uint64_t)(g.base - cur) : 0;
+  uint64_t fresh = used > g.reported ? used - g.reported : 0;
+  g.reported = used > g.reported ? used : g.reported;
+  return fresh;
+}
+
+/* Reports `used` ns of device time (see unreported_use) and the launch cycle to tokend. */
+static int send_acquire(int blocked, uint64_t used) {
   struct tokend_msg m;
   uint64_t now = tl_clock_now(), launches = atomic_load(&g.launches) + atomic_load(&g.graph_launches);
   uint64_t dl = launches - g.last_launches, period = now - g.last_report_ns;
-  int64_t cur = atomic_load(&g.tokens);
-  uint64_t used = g.base > cur ? (uint64_t)(g.base - cur) : 0;
   tokend_msg_init(&m, TOKEND_ACQUIRE, tl_cfg.device);
   m.flags = (blocked || g.blocked_in_window) ? TOKEND_F_BLOCKED : 0;
   m.a = used;
@@ -162,17 +176,21 @@ static void handle(const struct tokend_msg *m) {
       g.window_ns = m->a;
       g.last_report_ns = tl_clock_now();
       g.base = atomic_load(&g.tokens);
-      send_acquire(1); /* a new client wants tokens now */
+      g.reported = 0;
+      send_acquire(1, 0); /* a new client wants tokens now */
       break;
-    case TOKEND_GRANT:
+    case TOKEND_GRANT: {
+      uint64_t used = unreported_use();
+      g.reported = 0; /* the refill starts a new count */
       atomic_fetch_add(&g.grants, 1);
       atomic_fetch_add(&g.granted_ns, m->a);
       if (m->b) g.window_ns = m->b;
       set_tokens_for_grant((int64_t)m->a);
       wake_all();
-      if (send_acquire(0) != 0) disconnect("send failed");
+      if (send_acquire(0, used) != 0) disconnect("send failed");
       g.sent_blocked = g.blocked_in_window = 0;
       break;
+    }
     case TOKEND_REVOKE: {
       atomic_fetch_add(&g.revokes, 1);
       int64_t cap = (int64_t)m->a, cur = atomic_load(&g.tokens);
@@ -199,7 +217,7 @@ static void *client_main(void *arg) {
     if (g.fd < 0) { usleep(20000); continue; }
     if (atomic_load(&g.waiters) > 0 && !g.sent_blocked) {
       g.sent_blocked = g.blocked_in_window = 1;
-      if (send_acquire(1) != 0) { disconnect("send failed"); continue; }
+      if (send_acquire(1, unreported_use()) != 0) { disconnect("send failed"); continue; }
     }
     struct pollfd p = {.fd = g.fd, .events = POLLIN};
     if (poll(&p, 1, 2) <= 0) continue;
@@ -340,6 +358,7 @@ void tl_budget_after_fork(void) {
     atomic_store(&g.open, 0);
     g.sent_blocked = g.blocked_in_window = 0;
     g.base = 0;
+    g.reported = 0;
     g.last_launches = atomic_load(&g.launches) + atomic_load(&g.graph_launches);
   }
 }
