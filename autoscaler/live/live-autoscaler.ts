@@ -123,11 +123,11 @@ export class LiveAutoscaler {
   private async one(it: Collected, cluster: Parameters<typeof toObservation>[2], now: number): Promise<TickReport> {
     const { f, ref, fnId, ml, replicas } = it;
     const outcomes = await this.actuator.initial(ref, replicas, it.initial, now);
-    if (!(await this.ensureProfile(it))) return { fn: fnId, skipped: 'hold: no capability profile yet', outcomes };
+    const hasProfile = await this.ensureProfile(it);
     const zero = zeroAfterMs(ml.minScale, f.labels, f.annotations);
     const spec = { ...policySpec(fnId, ml, this.opts.defaultSloMs), ...(zero !== undefined ? { idleToZeroMs: zero } : {}) };
     const obs = toObservation(it.counters, replicas, cluster, this.opts.intervalMs);
-    if (this.opts.correction !== false) {
+    if (hasProfile && this.opts.correction !== false) {
       const k = correctionStep(this.factors.get(fnId) ?? 0, fnId, obs, this.profiles);
       this.factors.set(fnId, k);
       this.capability.setFactor(fnId, k);
@@ -143,6 +143,7 @@ export class LiveAutoscaler {
       zeroAfterMs: zero,
       activeNow: it.activeNow,
       pin: it.pin,
+      hasProfile,
       desired: f.replicas,
       sloGuardS: this.opts.sloGuardS ?? 5,
     });

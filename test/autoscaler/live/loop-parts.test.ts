@@ -57,6 +57,7 @@ describe('decider', () => {
     now: 1000,
     capability: cap(),
     activeNow: false,
+    hasProfile: true,
     desired: 1,
     sloGuardS: 5,
     ...over,
