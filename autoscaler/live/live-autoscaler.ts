@@ -5,7 +5,7 @@ import { ScalingEvents } from '../../gateway/registry/scaling-events';
 import { ProfileCapability } from '../inference/capability';
 import '../inference/index';
 import { createPolicy } from '../inference/registry';
-import type { Decision, InferencePolicy, Placement, PolicyParams } from '../inference/types';
+import type { ClusterView, Decision, InferencePolicy, Placement, PolicyParams } from '../inference/types';
 import { Actuator, Outcome } from './actuator';
 import { Collected, Collector } from './collector';
 import { CorrectedCapability } from './corrected-capability';
@@ -120,7 +120,7 @@ export class LiveAutoscaler {
     return reports;
   }
 
-  private async one(it: Collected, cluster: Parameters<typeof toObservation>[2], now: number): Promise<TickReport> {
+  private async one(it: Collected, cluster: ClusterView, now: number): Promise<TickReport> {
     const { f, ref, fnId, ml, replicas } = it;
     const outcomes = await this.actuator.initial(ref, replicas, it.initial, now);
     const hasProfile = await this.ensureProfile(it);
