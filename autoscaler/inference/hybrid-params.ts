@@ -105,6 +105,8 @@ export interface HybridState {
   recent?: number[];
   /** sloModel 'shared': replicas not yet ready at the last decision (bridgeTrim). */
   notReady?: number;
+  /** Start (ms) of the current idle run (spec.idleToZeroMs only; see idle.ts). */
+  idleSinceMs?: number | null;
 }
 
 /**

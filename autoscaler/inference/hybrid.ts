@@ -1,5 +1,6 @@
 import { ClusterOverlay, hasRoom, newReplicaOptions } from './cluster';
 import { fmt, noChange, observedRps, parseParams, weightsByCapability } from './common';
+import { idleLongEnough, idleSince } from './idle';
 import { lazyIn, lazyOut, pushSample } from './lazy';
 import { makePredictor, upper } from './predictors';
 import { Decision, FunctionSpec, InferencePolicy, Observation, Placement, PolicyDeps, PolicyParams, QuotaChange } from './types';
@@ -141,6 +142,24 @@ export function hybrid(params: PolicyParams, deps: PolicyDeps): InferencePolicy<
       const fn = spec.name;
       const rps = observedRps(obs);
       const pred = predictor.observe(state.pred, rps);
+      // Scale to zero (spec.idleToZeroMs with min_scale 0). The forecast cannot get there: with
+      // nothing observed the Kalman mean goes to 0 but its upper quantile keeps z·√(P+Q+D) (P → 2.7
+      // with Q=1, D=10: 1.28·3.7 ≈ 4.7 req/s at q0.9), the noise of the next observation, and the
+      // R_min floor below is at least one replica. Neither is evidence of load: after the idle
+      // window the decision is zero replicas; at zero with no work it holds there (the gateway
+      // wakes the function on a request). Functions without idleToZeroMs are untouched.
+      if (spec.minScale === 0 && spec.idleToZeroMs !== undefined) {
+        const idle = idleSince(state.idleSinceMs, { arrivals: obs.arrivals, queueLength: obs.queueLength, inFlight: obs.inFlight, replicas: obs.replicas.length }, now);
+        const quiet = obs.arrivals === 0 && obs.queueLength === 0 && obs.inFlight === 0;
+        const toZero = idleLongEnough(idle, spec.idleToZeroMs, now);
+        if (toZero || (obs.replicas.length === 0 && quiet)) {
+          const head = `hybrid: observed ${fmt(rps)} req/s`;
+          const reason = toZero ? `${head}; idle ${fmt((now - idle!) / 1000)} s ≥ ${fmt(spec.idleToZeroMs / 1000)} s with min_scale 0: scale to zero` : `${head}; at zero, idle`;
+          const decision: Decision = { replicas: 0, quotas: [], add: [], remove: obs.replicas.map((r) => r.id), weights: {}, reason };
+          return { decision, nextState: { ...state, pred, idleSinceMs: null }, reason };
+        }
+        state = { ...state, idleSinceMs: idle };
+      }
       const R0 = Math.max(upper(predictor.forecast(pred), p.quantile), p.rMin);
       // sloModel 'shared': the forecast at now + leadS (cold-start lead) from the recent trend
       let recent = state.recent;
@@ -350,7 +369,7 @@ export function hybrid(params: PolicyParams, deps: PolicyDeps): InferencePolicy<
       const kept = pods.filter((x) => !remove.includes(x.id));
       if (shared && (add.length > 0 || obs.replicas.some((r) => (quotas.get(r.id) ?? 0) > r.quota + EPS))) lastUp = now;
       const head = `hybrid: R=${fmt(R)} req/s (${predictor.name} q${p.quantile}, observed ${fmt(rps)}${lead > 0 ? `, +${fmt(lead)} cold-start lead` : ''}), C=${fmt(Cf)} req/s, budget ${fmt(budget)} ms`;
-      const nextState: HybridState = { pred, lastScaleDownMs: nextDown, samples, ...(shared ? { lastScaleUpMs: lastUp, recent, notReady } : {}) };
+      const nextState: HybridState = { pred, lastScaleDownMs: nextDown, samples, ...(shared ? { lastScaleUpMs: lastUp, recent, notReady } : {}), ...(state.idleSinceMs !== undefined ? { idleSinceMs: state.idleSinceMs } : {}) };
       if (quotaList.length === 0 && add.length === 0 && remove.length === 0) {
         const d = noChange(spec, obs, cap, notes.length ? `${head}; ${notes.join('; ')}` : `${head}; within [${p.beta}, ${p.alpha}]·C`);
         return { decision: d, nextState, reason: d.reason };

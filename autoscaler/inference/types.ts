@@ -21,6 +21,11 @@ export interface FunctionSpec {
   sloPercentile: number;
   /** Largest batch a replica may run. */
   maxBatchSize: number;
+  /**
+   * Optional: with minScale 0, scale to zero after this long (ms) with replicas and no work
+   * (OpenFaaS's `com.openfaas.scale.zero-duration`). Absent: the policy never goes to zero itself.
+   */
+  idleToZeroMs?: number;
 }
 
 /** One replica as the loop sees it at the end of an interval. */

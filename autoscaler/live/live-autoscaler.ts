@@ -1,16 +1,18 @@
 import type Redis from 'ioredis';
 import { Lease } from '../../gateway/lib/lease';
-import { FunctionRef } from '../../gateway/lib/names';
-import { readSeconds } from '../../gateway/metrics/second-window';
-import type { FunctionProvider, FunctionStatus } from '../../gateway/providers/function-provider';
-import { parseMlSpec } from '../../gateway/registry/function-spec';
+import type { FunctionProvider } from '../../gateway/providers/function-provider';
 import { ScalingEvents } from '../../gateway/registry/scaling-events';
 import { ProfileCapability } from '../inference/capability';
 import '../inference/index';
 import { createPolicy } from '../inference/registry';
-import type { Decision, InferencePolicy, Placement, PolicyParams } from '../inference/types';
-import { clusterView, defaultDevice, PlacedReplica, policySpec, targetReplicas, toObservation } from './observation';
-import { PlacementBook } from './placements';
+import type { ClusterView, Decision, InferencePolicy, Placement, PolicyParams } from '../inference/types';
+import { Actuator, Outcome } from './actuator';
+import { Collected, Collector } from './collector';
+import { CorrectedCapability } from './corrected-capability';
+import { correctionStep, LogFactor } from './correction';
+import { decideLive, LiveState } from './decider';
+import { policySpec, targetReplicas, toObservation } from './observation';
+import { zeroAfterMs } from './zero';
 
 /** The only clock in the autoscaler; tests pass their own. */
 export interface Clock {
@@ -29,6 +31,10 @@ export interface LiveAutoscalerOptions {
   /** The node's devices (`cpu0`… on a machine without a GPU: one per core). */
   devices: string[];
   leaseMs?: number;
+  /** Consecutive seconds over the SLO before the SLO guard adds capacity (default 5). */
+  sloGuardS?: number;
+  /** Online correction of the capability model (default on; correction.ts). */
+  correction?: boolean;
   /** Called after every tick with what it decided (logs, tests). */
   onTick?: (reports: TickReport[], now: number) => void;
 }
@@ -37,40 +43,46 @@ export interface LiveAutoscalerOptions {
 export interface TickReport {
   fn: string;
   decision?: Decision;
+  /** Why nothing was decided (hold), e.g. no usable capability yet. */
   skipped?: string;
+  /** What the actuator's provider calls did. */
+  outcomes?: Outcome[];
+  /** The capability correction factor k in use (1: the profile as measured). */
+  factor?: number;
 }
 
 const LOCK = 'mlfaas:autoscaler-lock';
 
 /**
- * The live inference autoscaler: every interval, per inference function, it reads the last
- * second's counters from Redis and the replicas from the provider, asks the registered policy
- * (HAS-GPU hybrid by default) for a decision, and acts through the provider (replica count,
- * quotas, balancer weights). Every change is stored with its reason as a scaling event.
- * One leader at a time (Redis lease).
+ * The live inference autoscaler, split as Knative's is: every interval the collector reads the
+ * inference functions, their replicas and last second's counters; the decider (decider.ts: the
+ * registered pure policy, HAS-GPU hybrid by default, with the platform's rules around it) decides;
+ * the actuator applies it through the provider and records each change, or its failure, as a
+ * scaling event. One leader at a time (Redis lease).
  */
 export class LiveAutoscaler {
-  private readonly capability = new ProfileCapability({});
+  private readonly profiles = new ProfileCapability({});
+  private readonly capability = new CorrectedCapability(this.profiles);
   private readonly policy: InferencePolicy<unknown>;
-  private readonly states = new Map<string, unknown>();
+  private readonly states = new Map<string, LiveState>();
+  private readonly factors = new Map<string, LogFactor>();
   private readonly profiled = new Map<string, string>();
   private readonly pending = new Map<string, Placement[]>();
-  private readonly weights = new Map<string, number>();
-  private readonly book: PlacementBook;
-  private readonly events: ScalingEvents;
+  private readonly collector: Collector;
+  private readonly actuator: Actuator;
   private readonly lease: Lease;
   private timer?: NodeJS.Timeout;
   private running = false;
 
   constructor(
-    private readonly redis: Redis,
+    redis: Redis,
     private readonly provider: FunctionProvider,
     private readonly opts: LiveAutoscalerOptions,
     private readonly clock: Clock = systemClock,
   ) {
     this.policy = createPolicy(opts.policy, opts.params, { capability: this.capability });
-    this.book = new PlacementBook(redis);
-    this.events = new ScalingEvents(redis);
+    this.collector = new Collector(redis, provider, opts.devices, this.pending);
+    this.actuator = new Actuator(provider, new ScalingEvents(redis), this.policy.name);
     this.lease = new Lease(redis, LOCK, opts.leaseMs ?? 5000, async () => undefined, async () => undefined);
   }
 
@@ -94,104 +106,83 @@ export class LiveAutoscaler {
 
   /** One decision round over every inference function. */
   async tick(now: number): Promise<TickReport[]> {
-    const fns = (await this.provider.list()).filter((f) => f.kind === 'inference');
-    const all: Array<{ f: FunctionStatus; ref: FunctionRef; replicas: PlacedReplica[] }> = [];
-    for (const f of fns) {
-      const ref = { name: f.name, namespace: f.namespace };
-      all.push({ f, ref, replicas: await this.placed(f, ref) });
-    }
-    const cluster = clusterView(this.opts.devices, all.flatMap((x) => x.replicas));
-    const sec = Math.floor(now / 1000) - 1;
+    const { items, cluster } = await this.collector.collect(now);
     const reports: TickReport[] = [];
-    for (const { f, ref, replicas } of all) {
-      const fnId = `${f.name}.${f.namespace}`;
+    for (const it of items) {
       try {
-        if (!(await this.ensureProfile(ref, fnId))) {
-          reports.push({ fn: fnId, skipped: 'no capability profile yet' });
-          continue;
-        }
-        const spec = policySpec(fnId, parseMlSpec(f.labels, f.annotations), this.opts.defaultSloMs);
-        const counters = (await readSeconds(this.redis, ref, sec, sec)).get(sec);
-        const obs = toObservation(counters, replicas, cluster, this.opts.intervalMs);
-        const state = this.states.get(fnId) ?? this.policy.initialState(spec);
-        const { decision, nextState } = this.policy.decide(spec, state, obs, now);
-        await this.act(ref, f, replicas, decision, now);
-        this.states.set(fnId, nextState); // only once acted on
-        reports.push({ fn: fnId, decision });
+        reports.push(await this.one(it, cluster, now));
       } catch (e) {
         // one function's failure (deleted mid-tick, Redis error) must not stop the others
-        reports.push({ fn: fnId, skipped: `error: ${(e as Error).message}` });
+        reports.push({ fn: it.fnId, skipped: `error: ${(e as Error).message}` });
       }
     }
-    this.prune(new Set(all.map((x) => `${x.f.name}.${x.f.namespace}`)), new Set(all.flatMap((x) => x.replicas.map((r) => r.id))));
+    this.prune(new Set(items.map((x) => x.fnId)), new Set(items.flatMap((x) => x.replicas.map((r) => r.id))));
     return reports;
+  }
+
+  private async one(it: Collected, cluster: ClusterView, now: number): Promise<TickReport> {
+    const { f, ref, fnId, ml, replicas } = it;
+    const outcomes = await this.actuator.initial(ref, replicas, it.initial, now);
+    const hasProfile = await this.ensureProfile(it);
+    const zero = zeroAfterMs(ml.minScale, f.labels, f.annotations);
+    const spec = { ...policySpec(fnId, ml, this.opts.defaultSloMs), ...(zero !== undefined ? { idleToZeroMs: zero } : {}) };
+    const obs = toObservation(it.counters, replicas, cluster, this.opts.intervalMs);
+    if (hasProfile && this.opts.correction !== false) {
+      const k = correctionStep(this.factors.get(fnId) ?? 0, fnId, obs, this.profiles);
+      this.factors.set(fnId, k);
+      this.capability.setFactor(fnId, k);
+    }
+    const factor = this.capability.factor(fnId);
+    const out = decideLive({
+      policy: this.policy,
+      spec,
+      state: this.states.get(fnId),
+      obs,
+      now,
+      capability: this.capability,
+      zeroAfterMs: zero,
+      activeNow: it.activeNow,
+      pin: it.pin,
+      hasProfile,
+      desired: f.replicas,
+      sloGuardS: this.opts.sloGuardS ?? 5,
+    });
+    if (!out.decision) {
+      this.states.set(fnId, out.next);
+      return { fn: fnId, skipped: out.skipped, outcomes, factor };
+    }
+    const d = out.decision;
+    // planned placements wait for the replicas the scale-up starts (at most the surplus asked for)
+    if (d.add.length) this.pending.set(fnId, [...(this.pending.get(fnId) ?? []), ...d.add].slice(-Math.max(0, d.replicas - replicas.length)));
+    const target = out.pinned !== undefined ? Math.min(Math.max(out.pinned, 0), ml.maxScale) : targetReplicas(d.replicas, replicas.length, f.replicas, ml.minScale, ml.maxScale);
+    outcomes.push(...(await this.actuator.apply(ref, f.replicas, replicas, d, target, now)));
+    this.states.set(fnId, out.next); // only once acted on
+    return { fn: fnId, decision: d, outcomes, factor };
   }
 
   /** Forgets functions and replicas that are gone (a redeployed function starts afresh). */
   private prune(fns: Set<string>, replicas: Set<string>): void {
-    for (const m of [this.states, this.profiled, this.pending]) for (const k of m.keys()) if (!fns.has(k)) m.delete(k);
-    for (const k of this.weights.keys()) if (!replicas.has(k)) this.weights.delete(k);
+    for (const m of [this.states, this.profiled, this.pending, this.factors]) for (const k of m.keys()) if (!fns.has(k)) m.delete(k);
+    this.actuator.prune(replicas);
   }
 
-  /** Replicas with their spots; a replica without one takes the next planned placement. */
-  private async placed(f: FunctionStatus, ref: FunctionRef): Promise<PlacedReplica[]> {
-    const eps = (await this.provider.endpoints(ref)).filter((r) => r.state !== 'draining');
-    const book = await this.book.read(ref);
-    const fnId = `${f.name}.${f.namespace}`;
-    const maxBatch = parseMlSpec(f.labels, f.annotations).maxBatchSize ?? 8;
-    const out: PlacedReplica[] = [];
-    for (const r of eps) {
-      let spot = book[r.id];
-      if (!spot) {
-        const next = this.pending.get(fnId)?.shift();
-        const gpu = next && !next.gpu.startsWith('new') ? next.gpu : defaultDevice(this.opts.devices, out);
-        spot = { gpu, smShare: next?.smShare ?? 1, batchSize: next?.batchSize ?? maxBatch };
-        await this.book.write(ref, r.id, spot);
-        if (next && next.quota !== r.quota) {
-          await this.provider.setQuota(ref, r.id, next.quota).catch(() => undefined);
-          r.quota = next.quota;
-        }
-      }
-      out.push({ id: r.id, fn: fnId, ready: r.state === 'ready', gpu: spot.gpu, smShare: spot.smShare, quota: r.quota, batchSize: spot.batchSize });
-    }
-    await this.book.prune(ref, new Set(eps.map((r) => r.id)));
-    return out;
-  }
-
-  /** Loads (or refreshes) the function's deploy-time profile into the capability model. */
-  private async ensureProfile(ref: FunctionRef, fnId: string): Promise<boolean> {
-    const p = await this.provider.capability?.(ref);
-    if (!p) return this.profiled.has(fnId);
-    if (this.profiled.get(fnId) !== p.version) {
-      this.capability.set(fnId, p.points.map((x) => ({ batch: x.batch, smShare: x.smShare, quota: x.quota, latencyMs: x.latencyMs })));
-      this.profiled.set(fnId, p.version);
+  /**
+   * Loads (or refreshes) the function's deploy-time profile into the capability model. After a
+   * redeploy the agent profiles the new version once a replica of it is ready (never with
+   * profiling off); until then the previous version's profile stays loaded: the decider's
+   * capability gate holds the function if it answers 0 for the replicas running.
+   */
+  private async ensureProfile(it: Collected): Promise<boolean> {
+    const p = await this.provider.capability?.(it.ref);
+    const good = p?.points.filter((x) => x.latencyMs > 0 && Number.isFinite(x.latencyMs)) ?? [];
+    if (!p || good.length === 0) return this.profiled.has(it.fnId);
+    if (this.profiled.get(it.fnId) !== p.version) {
+      this.profiles.set(it.fnId, good.map((x) => ({ batch: x.batch, smShare: x.smShare, quota: x.quota, latencyMs: x.latencyMs })));
+      this.profiled.set(it.fnId, p.version);
+      // a new profile is a new measurement: the correction learnt against the old one restarts
+      this.factors.delete(it.fnId);
+      this.capability.setFactor(it.fnId, 0);
     }
     return true;
-  }
-
-  private async act(ref: FunctionRef, f: FunctionStatus, replicas: PlacedReplica[], d: Decision, now: number): Promise<void> {
-    const time = new Date(now).toISOString();
-    const base = { time, policy: this.policy.name, reason: d.reason };
-    for (const q of d.quotas) {
-      const r = replicas.find((x) => x.id === q.replicaId);
-      if (!r || Math.abs(r.quota - q.quota) < 1e-6) continue;
-      await this.provider.setQuota(ref, q.replicaId, q.quota).catch(() => undefined);
-      await this.events.record(ref, { ...base, action: 'quota', replica: q.replicaId, from: r.quota, to: q.quota });
-    }
-    const fnId = `${f.name}.${f.namespace}`;
-    // planned placements wait for the replicas the scale-up starts (at most the surplus asked for)
-    if (d.add.length) this.pending.set(fnId, [...(this.pending.get(fnId) ?? []), ...d.add].slice(-Math.max(0, d.replicas - replicas.length)));
-    const ml = parseMlSpec(f.labels, f.annotations);
-    const target = targetReplicas(d.replicas, replicas.length, f.replicas, ml.minScale, ml.maxScale);
-    if (target !== f.replicas) {
-      await this.provider.scale(ref, target, d.remove);
-      await this.events.record(ref, { ...base, action: 'replicas', from: f.replicas, to: target });
-    }
-    for (const [id, w] of Object.entries(d.weights)) {
-      const last = this.weights.get(id);
-      if (!(w > 0) || !replicas.some((r) => r.id === id) || (last !== undefined && Math.abs(last - w) < 0.02)) continue;
-      await this.provider.setWeight(ref, id, w).catch(() => undefined);
-      this.weights.set(id, w);
-    }
   }
 }

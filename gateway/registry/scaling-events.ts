@@ -14,6 +14,8 @@ export interface ScalingEvent {
   /** For quota/weight: the replica it applies to. */
   replica?: string;
   reason: string;
+  /** Set when the provider call failed: what failed and why (the change did not happen). */
+  error?: string;
 }
 
 const KEEP = 1000;
@@ -40,6 +42,6 @@ export class ScalingEvents {
   static summary(e: ScalingEvent): string {
     const change = e.from !== undefined && e.to !== undefined ? ` ${e.from}→${e.to}` : '';
     const who = e.replica ? ` ${e.replica}` : '';
-    return `${e.time} ${e.policy}: ${e.action}${who}${change} — ${e.reason}`;
+    return `${e.time} ${e.policy}: ${e.action}${who}${change}${e.error ? ` FAILED (${e.error})` : ''} — ${e.reason}`;
   }
 }

@@ -3,6 +3,7 @@ import { invalid, notFound } from '../errors';
 import { checkDnsLabel, DEFAULT_NAMESPACE, FunctionRef, refKey, splitQualified } from '../lib/names';
 import type { FunctionProvider, FunctionStatus } from '../providers/function-provider';
 import { parseDeployment, parseMlSpec } from '../registry/function-spec';
+import { clearPin, manualHoldMs, pinReplicas } from '../registry/manual-scale';
 import type { Registry } from '../registry/registry';
 import { ScalingEvents } from '../registry/scaling-events';
 
@@ -57,6 +58,7 @@ export function functionRoutes(provider: FunctionProvider, registry: Registry, e
     const ref = deleteRef(req.body);
     await provider.remove(ref);
     await events.remove(ref);
+    await clearPin(registry.redis, ref);
     res.status(202).end();
   });
 
@@ -109,6 +111,10 @@ export function functionRoutes(provider: FunctionProvider, registry: Registry, e
     if (b.replicas > ml.maxScale) throw invalid('replicas', `${b.replicas} exceeds max_scale ${ml.maxScale}`);
     if (b.replicas < floor) throw invalid('replicas', `${b.replicas} is below min_scale ${floor}`);
     await provider.scale(ref, b.replicas);
+    // the autoscaler keeps this count for the hold window (manual-scale.ts), and says so
+    const pin = await pinReplicas(registry.redis, ref, b.replicas, manualHoldMs(s.labels, s.annotations));
+    const held = pin ? `held until ${new Date(pin.until).toISOString()}` : 'not held (hold window 0)';
+    await events.record(ref, { time: new Date().toISOString(), policy: 'manual', action: 'replicas', from: s.replicas, to: b.replicas, reason: `manual scale to ${b.replicas} by API, ${held}` });
     res.status(202).end();
   });
 

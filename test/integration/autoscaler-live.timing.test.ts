@@ -124,6 +124,11 @@ maybe('live inference autoscaler (hybrid policy, CPU device quotas through token
       intervalMs: 1000,
       defaultSloMs: 1000,
       devices: ['cpu0', 'cpu1'],
+      // the test sets the load relative to the seeded C: the online correction would move C toward
+      // this host's real speed (what it is for, tested in closed-loop.test.ts), and the SLO guard is
+      // off (an SLO of 500 ms on a busy host would add capacity on its own)
+      correction: false,
+      sloGuardS: 1e9,
       onTick: (reports, now) => {
         for (const r of reports) ticks.push(`${new Date(now).toISOString().slice(11, 19)} ${r.skipped ?? `n=${r.decision!.replicas} q=[${r.decision!.quotas.map((q) => q.quota).join(',')}] ${r.decision!.reason}`}`);
       },
@@ -175,4 +180,123 @@ maybe('live inference autoscaler (hybrid policy, CPU device quotas through token
     expect(fn.replicas).toBeGreaterThanOrEqual(1);
     expect(fn.replicas).toBeLessThanOrEqual(3);
   }, 120000);
+});
+
+/**
+ * Manual scale and scale to zero through the real gateway, agent and Redis (issue 10): a manual
+ * `POST /system/scale-function` pins the count for the function's hold window (the autoscaler
+ * keeps it, then resumes), and a min_scale 0 function with a 3 s zero-duration goes to zero after
+ * its last request and is woken by the next one. Profiles are seeded (fast: 2 ms a request) so the
+ * policy acts; the rules under test need no measured speed.
+ */
+maybe('live autoscaler: manual-scale hold and scale to zero', () => {
+  let redis: Awaited<ReturnType<typeof testRedis>>;
+  let p: TestPlatform;
+  let autoscaler: LiveAutoscaler;
+  const ticks: string[] = [];
+  const status = async (name: string) => (await p.gw.provider.get({ name, namespace: 'openfaas-fn' }))!;
+  const events = async (name: string) => ((await (await p.get(`/system/scaling-events?function=${name}&limit=1000`)).json()) as ScalingEvent[]).reverse();
+  const seed = async (name: string) => {
+    const profile: CapabilityProfile = {
+      function: `${name}.openfaas-fn`,
+      version: 'seeded-by-test',
+      measuredAt: new Date().toISOString(),
+      device: 'cpu',
+      points: [1, 0.5, 0.25].map((quota) => ({ batch: 1, quota, smShare: 1, throughput: (1000 * quota) / 2, latencyMs: 2 / quota })),
+    };
+    await p.gw.redis.set(profileKey({ name, namespace: 'openfaas-fn' }), JSON.stringify(profile));
+  };
+  afterEach(() => {
+    console.log(ticks.splice(0).join('\n'));
+  });
+
+  beforeAll(async () => {
+    redis = await testRedis();
+    p = await testGateway(redis.url, { MLFAAS_PROFILE_SECONDS: '0' });
+    const stack = readStack(join(ROOT, 'stack.yml'));
+    const fn = stack.functions.find((f) => f.name === 'digits-classify')!;
+    buildFunction(fn, stack.file, p.cfg.templatesDir, p.images);
+    const annotations = { ...fn.annotations, 'mlfaas.slo.latency_ms': '1000' };
+    const deploy = async (service: string, labels: Record<string, string>, extra: Record<string, string>) => {
+      expect((await p.json('POST', '/system/functions', { service, image: fn.image, labels, envVars: { ORT_INTRA_OP_THREADS: '1' }, annotations: { ...annotations, ...extra } })).status).toBe(202);
+      await seed(service);
+    };
+    await deploy('pinned', { 'com.openfaas.scale.min': '1', 'com.openfaas.scale.max': '3' }, { 'mlfaas.autoscaler.manual-hold': '8s' });
+    await deploy('idler', { 'com.openfaas.scale.min': '0', 'com.openfaas.scale.max': '2' }, { 'com.openfaas.scale.zero-duration': '3s' });
+    // min_scale 0 starts at zero replicas: `idler` is woken by the test's first request
+    expect(await eventually(async () => (await status('pinned')).availableReplicas >= 1, 60000, 200)).toBe(true);
+    expect((await status('idler')).replicas).toBe(0);
+    autoscaler = new LiveAutoscaler(p.gw.redis, p.gw.provider, {
+      policy: 'hybrid',
+      params: { cooldownS: 2 },
+      intervalMs: 1000,
+      defaultSloMs: 1000,
+      devices: ['cpu0', 'cpu1'],
+      onTick: (reports, now) => {
+        for (const r of reports) ticks.push(`${new Date(now).toISOString().slice(11, 19)} ${r.fn} ${r.skipped ?? `n=${r.decision!.replicas} ${r.decision!.reason}`}`);
+      },
+    });
+    await autoscaler.start();
+  }, 120000);
+
+  afterAll(async () => {
+    await autoscaler?.close();
+    await p?.stop();
+    await redis?.stop();
+  });
+
+  it('keeps a manual scale for its hold window, records it, then resumes', async () => {
+    const at = Date.now();
+    expect((await p.json('POST', '/system/scale-function/pinned', { serviceName: 'pinned', replicas: 3 })).status).toBe(202);
+    const manual = (await events('pinned')).find((e) => e.policy === 'manual');
+    expect(manual?.reason).toMatch(/^manual scale to 3 by API, held until \d{4}-\d\d-\d\dT/);
+    expect(manual?.to).toBe(3);
+    // idle load, a policy that would shrink: during the hold (8 s) desired stays 3
+    const seen: number[] = [];
+    while (Date.now() - at < 6000) {
+      seen.push((await status('pinned')).replicas);
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    expect(new Set(seen)).toEqual(new Set([3]));
+    expect(ticks.some((t) => t.includes('pinned.openfaas-fn') && /manual scale to 3 held until/.test(t))).toBe(true);
+    // after the hold the autoscaler decides again: the idle function goes back down
+    const down = await eventually(async () => (await status('pinned')).replicas < 3, 30000, 250);
+    const downAfterS = (Date.now() - at) / 1000;
+    ticks.push(`pinned: scaled below 3 ${downAfterS.toFixed(1)} s after the manual scale (hold 8 s)`);
+    expect(down).toBe(true);
+    expect(downAfterS).toBeGreaterThanOrEqual(7.5);
+    const auto = (await events('pinned')).find((e) => e.policy === 'hybrid' && e.action === 'replicas' && e.from === 3);
+    expect(auto).toBeDefined();
+  }, 60000);
+
+  it('scales an idle min_scale 0 function to zero after its zero-duration and wakes it on the next request', async () => {
+    // at zero with no work since deploy: the autoscaler does not start a replica (the policy's R_min floor)
+    expect((await status('idler')).replicas).toBe(0);
+    const r1 = await fetch(`${p.gw.url}/function/idler`, { method: 'POST', body: JSON.stringify({ instances: [Array(64).fill(0)] }), headers: { 'content-type': 'application/json' } });
+    await r1.arrayBuffer();
+    expect(r1.status).toBe(200);
+    const last = Date.now();
+    const zero = await eventually(async () => (await status('idler')).replicas === 0, 30000, 100);
+    const toZeroS = (Date.now() - last) / 1000;
+    ticks.push(`idler: desired 0 ${toZeroS.toFixed(1)} s after the last request (zero-duration 3 s)`);
+    expect(zero).toBe(true);
+    expect(toZeroS).toBeGreaterThanOrEqual(3);
+    expect(toZeroS).toBeLessThan(20);
+    const ev = (await events('idler')).find((e) => e.action === 'replicas' && e.to === 0);
+    expect(ev?.reason).toMatch(/scale to zero/);
+    expect(ev?.error).toBeUndefined();
+    expect(await eventually(async () => (await p.gw.provider.endpoints({ name: 'idler', namespace: 'openfaas-fn' })).length === 0, 20000, 200)).toBe(true);
+    // stays at zero without work (the policy's R_min floor does not bring a replica back)
+    await new Promise((r) => setTimeout(r, 3000));
+    expect((await status('idler')).replicas).toBe(0);
+    // the next request wakes it and is answered
+    const t0 = Date.now();
+    const r2 = await fetch(`${p.gw.url}/function/idler`, { method: 'POST', body: JSON.stringify({ instances: [Array(64).fill(0)] }), headers: { 'content-type': 'application/json' } });
+    await r2.arrayBuffer();
+    ticks.push(`idler: woken, answered ${r2.status} in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+    expect(r2.status).toBe(200);
+    // and is not sent straight back to zero: it gets a full window again
+    await new Promise((r) => setTimeout(r, 1500));
+    expect((await status('idler')).replicas).toBeGreaterThanOrEqual(1);
+  }, 90000);
 });

@@ -1,0 +1,85 @@
+import type { FunctionRef } from '../../gateway/lib/names';
+import type { FunctionProvider } from '../../gateway/providers/function-provider';
+import { ScalingEvent, ScalingEvents } from '../../gateway/registry/scaling-events';
+import type { Decision, QuotaChange } from '../inference/types';
+import type { PlacedReplica } from './observation';
+
+/** What one provider call did. */
+export interface Outcome {
+  action: 'replicas' | 'quota' | 'weight';
+  replica?: string;
+  to: number;
+  ok: boolean;
+  error?: string;
+}
+
+/**
+ * The actuator: applies a decision through the provider and records what actually happened. A
+ * failed call is recorded as a failed event with its error (the change did not happen), never as a
+ * change; the replica's known quota is updated only on success.
+ */
+export class Actuator {
+  private readonly weights = new Map<string, number>();
+
+  constructor(
+    private readonly provider: FunctionProvider,
+    private readonly events: ScalingEvents,
+    private readonly policy: string,
+  ) {}
+
+  private async call(f: () => Promise<void>): Promise<string | undefined> {
+    try {
+      await f();
+      return undefined;
+    } catch (e) {
+      return (e as Error).message || String(e);
+    }
+  }
+
+  private async record(ref: FunctionRef, e: ScalingEvent, out: Outcome[], o: Outcome): Promise<void> {
+    out.push(o);
+    await this.events.record(ref, o.error ? { ...e, error: o.error } : e);
+  }
+
+  /** Quotas planned for replicas that just appeared; only failures are events (the plan's event was the scale-up). */
+  async initial(ref: FunctionRef, replicas: PlacedReplica[], changes: QuotaChange[], now: number): Promise<Outcome[]> {
+    const out: Outcome[] = [];
+    for (const q of changes) {
+      const r = replicas.find((x) => x.id === q.replicaId)!;
+      const error = await this.call(() => this.provider.setQuota(ref, q.replicaId, q.quota));
+      if (!error) r.quota = q.quota;
+      else await this.record(ref, { time: new Date(now).toISOString(), policy: this.policy, action: 'quota', replica: q.replicaId, from: r.quota, to: q.quota, reason: 'planned quota of a new replica' }, out, { action: 'quota', replica: q.replicaId, to: q.quota, ok: false, error });
+    }
+    return out;
+  }
+
+  /** Applies `d`: quotas, then the replica count `target` (already clamped), then weights. */
+  async apply(ref: FunctionRef, desired: number, replicas: PlacedReplica[], d: Decision, target: number, now: number): Promise<Outcome[]> {
+    const out: Outcome[] = [];
+    const base = { time: new Date(now).toISOString(), policy: this.policy, reason: d.reason };
+    for (const q of d.quotas) {
+      const r = replicas.find((x) => x.id === q.replicaId);
+      if (!r || Math.abs(r.quota - q.quota) < 1e-6) continue;
+      const error = await this.call(() => this.provider.setQuota(ref, q.replicaId, q.quota));
+      await this.record(ref, { ...base, action: 'quota', replica: q.replicaId, from: r.quota, to: q.quota }, out, { action: 'quota', replica: q.replicaId, to: q.quota, ok: !error, error });
+      if (!error) r.quota = q.quota;
+    }
+    if (target !== desired) {
+      const error = await this.call(() => this.provider.scale(ref, target, d.remove));
+      await this.record(ref, { ...base, action: 'replicas', from: desired, to: target }, out, { action: 'replicas', to: target, ok: !error, error });
+    }
+    for (const [id, w] of Object.entries(d.weights)) {
+      const last = this.weights.get(id);
+      if (!(w > 0) || !replicas.some((r) => r.id === id) || (last !== undefined && Math.abs(last - w) < 0.02)) continue;
+      const error = await this.call(() => this.provider.setWeight(ref, id, w));
+      out.push({ action: 'weight', replica: id, to: w, ok: !error, error });
+      if (!error) this.weights.set(id, w);
+    }
+    return out;
+  }
+
+  /** Forgets weights of replicas that are gone. */
+  prune(live: ReadonlySet<string>): void {
+    for (const k of this.weights.keys()) if (!live.has(k)) this.weights.delete(k);
+  }
+}
