@@ -85,6 +85,8 @@ class Sampler {
   private lastListed = new Map<string, number>();
   private firstSeenOs = new Map<string, number>();
   samples = 0;
+  /** Changes of (listed, ready, with a live process), for the report. */
+  readonly timeline: string[] = [];
   maxListed = 0;
   maxOs = 0;
   private running = true;
@@ -142,6 +144,8 @@ class Sampler {
       if (!listed.some((r) => r.id === id) && now - seen > STOP_MS) this.fail(`process of ${id} (pids ${os.get(id)!.join(',')}) alive ${now - seen} ms after it left the list`);
     }
     const ready = listed.filter((r) => r.state === 'ready').length;
+    const point = `${listed.length} listed/${ready} ready/${os.size} live`;
+    if (!this.timeline.at(-1)?.endsWith(point)) this.timeline.push(`${now - this.t0}ms ${point}`);
     if (this.floor !== undefined && ready < this.floor) this.fail(`${ready} ready < floor ${this.floor}: ${states}`);
   }
 
@@ -198,7 +202,7 @@ describe('rolling updates with a surge of one (real agent, real processes)', () 
     const took = Date.now() - t0;
     await sleep(300);
     await s.stop();
-    process.stdout.write(`rolling update of 2 replicas: ${took} ms; at most ${s.maxListed} listed, ${s.maxOs} with a live process (stopping ones included); ${s.samples} samples\n`);
+    process.stdout.write(`rolling update of 2 replicas: ${took} ms; at most ${s.maxListed} listed, ${s.maxOs} with a live process (stopping ones included); ${s.samples} samples\n  ${s.timeline.join(' → ')}\n`);
     expect(done).toBe(true);
     expect(s.violations).toEqual([]);
     expect(s.maxListed).toBe(3); // the surge was used, and only one
