@@ -56,7 +56,26 @@ function prng(seed: number): () => number {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** Replica id → pids of the live processes whose environment names function `name`. */
+/** Parent pid from /proc/PID/stat (the field after the parenthesised command). */
+function parentOf(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether `pid` is this test process's descendant (other suites on the host run functions too). */
+function ours(pid: number): boolean {
+  for (let p: number | undefined = pid, i = 0; p && p > 1 && i < 8; i++) {
+    p = parentOf(p);
+    if (p === process.pid) return true;
+  }
+  return false;
+}
+
+/** Replica id → pids of this process's live descendants whose environment names function `name`. */
 function osProcesses(name: string): Map<string, number[]> {
   const out = new Map<string, number[]>();
   const tag = `MLFAAS_FUNCTION_NAME=${name}\0`;
@@ -68,7 +87,7 @@ function osProcesses(name: string): Map<string, number[]> {
     } catch {
       continue; // exited meanwhile
     }
-    if (!env.startsWith(tag) && !env.includes(`\0${tag}`)) continue;
+    if ((!env.startsWith(tag) && !env.includes(`\0${tag}`)) || !ours(Number(d))) continue;
     const id = /(?:^|\0)MLFAAS_REPLICA_ID=([^\0]*)/.exec(env)?.[1] ?? '?';
     out.set(id, [...(out.get(id) ?? []), Number(d)]);
   }
