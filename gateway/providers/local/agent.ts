@@ -16,6 +16,7 @@ import { ImageStore } from './image-store';
 import { LogSink } from './log-sink';
 import { batchGrid, CapabilityProfile, monotone, profileKey, profileReplica, readProfile } from './profiler';
 import { Isolation, Replica, ReplicaHost } from './replica';
+import { planRollout, RolloutReplica } from './rollout';
 
 export interface AgentOptions {
   dataDir: string;
@@ -68,6 +69,8 @@ export class LocalAgent {
   private profiled = new Set<string>();
   private readonly profileSeconds?: number;
   private readonly readSecret: AgentOptions['readSecret'];
+  /** The last 'rolling update stalled' line logged per function (each one is logged once). */
+  private stalled = new Map<string, string>();
 
   constructor(
     private readonly redis: Redis,
@@ -224,50 +227,41 @@ export class LocalAgent {
     const list = (this.replicas.get(key) ?? []).filter((r) => !r.isStopping);
     if (!rec || rec.kind === 'training') {
       this.replicas.delete(key);
+      this.stalled.delete(key);
       await Promise.all(list.map((r) => r.stop()));
       rmSync(this.secretsDir(ref), { recursive: true, force: true });
       if (!rec) await this.redis.del(keys.replicas(ref));
       return;
     }
-    const desired = await this.registry.desired(ref);
+    const [desired, named] = await Promise.all([
+      this.registry.desired(ref),
+      this.redis.smembers(keys.evict(ref)).catch(() => [] as string[]),
+    ]);
     if (stale()) return;
     const hash = specHash(rec, this.images.find(rec.spec.image)?.builtAt ?? '');
-    const current = list.filter((r) => r.plan.specHash === hash);
-    const old = list.filter((r) => r.plan.specHash !== hash);
+    const evict = new Set(named);
+    const plan = planRollout(desired, list.map((r) => asRollout(r, hash, evict)));
+    if (plan.stalled && this.stalled.get(key) !== plan.stalled) this.logs.push(ref, 'agent', plan.stalled);
+    if (plan.stalled) this.stalled.set(key, plan.stalled);
+    else this.stalled.delete(key);
     const started: Replica[] = [];
-    if (current.length < desired) {
-      const manifest = this.images.find(rec.spec.image);
-      if (!manifest) {
-        this.logs.push(ref, 'agent', `image ${rec.spec.image} is missing from the store`);
-      } else {
-        for (let i = current.length; i < desired; i++) {
-          const id = `${ref.name}-${randomBytes(3).toString('hex')}`;
-          this.owner.set(id, ref);
-          const r = new Replica(id, { ref, spec: rec.spec, manifest, specHash: hash }, this.host);
-          started.push(r);
-          void r.start().catch((e: Error) => this.logs.push(ref, id, `start failed: ${e.message}`));
-        }
-      }
+    const manifest = plan.start > 0 ? this.images.find(rec.spec.image) : undefined;
+    if (plan.start > 0 && !manifest) this.logs.push(ref, 'agent', `image ${rec.spec.image} is missing from the store`);
+    for (let i = 0; manifest && i < plan.start; i++) {
+      const id = `${ref.name}-${randomBytes(3).toString('hex')}`;
+      started.push(new Replica(id, { ref, spec: rec.spec, manifest, specHash: hash }, this.host));
     }
-    // scale down: not-ready replicas first, then the newest
-    const keep = [...current, ...started];
-    const surplus = keep.length - desired;
-    // the autoscaler's named replicas first, then not-ready ones
-    const evict = surplus > 0 ? new Set(await this.redis.smembers(keys.evict(ref)).catch(() => [] as string[])) : new Set<string>();
-    const order = (r: Replica) => (evict.has(r.id) ? -1 : rank(r));
-    const newestFirst = (a: Replica, b: Replica) => order(a) - order(b) || b.info().startedAt.localeCompare(a.info().startedAt);
-    const victims = surplus > 0 ? [...keep].sort(newestFirst).slice(0, surplus) : [];
-    if (victims.length) await this.redis.srem(keys.evict(ref), ...victims.map((v) => v.id));
-    // a rolling update retires old replicas once the new ones are ready (or nothing is wanted)
-    const readyNew = keep.filter((r) => r.state === 'ready').length;
-    const retire = desired === 0 || readyNew >= desired ? old : [];
-    const leaving = new Set([...victims, ...retire]);
-    if (stale()) {
-      await Promise.all(started.map((r) => r.stop({ drain: false }))); // lost the lease meanwhile
-      return;
+    const leaving = list.filter((r) => plan.stop.includes(r.id));
+    const evicted = leaving.filter((r) => evict.has(r.id)).map((r) => r.id);
+    if (evicted.length) await this.redis.srem(keys.evict(ref), ...evicted);
+    if (stale()) return; // lost the lease meanwhile: nothing was started
+    // listed before they spawn: every process of a function is in the list or stopping
+    this.replicas.set(key, [...list.filter((r) => !leaving.includes(r)), ...started]);
+    for (const r of started) {
+      this.owner.set(r.id, ref);
+      void r.start().catch((e: Error) => this.logs.push(ref, r.id, `start failed: ${e.message}`));
     }
-    this.replicas.set(key, [...keep, ...old].filter((r) => !leaving.has(r)));
-    await Promise.all([...leaving].map((r) => r.stop()));
+    await Promise.all(leaving.map((r) => r.stop()));
     for (const r of leaving) this.forget(r.id);
     await this.enforceQuotas(ref);
     this.maybeProfile(ref, rec, hash);
@@ -405,10 +399,10 @@ function limitOf(r: Replica): number | undefined {
   return l ? cpuCores(l) : undefined;
 }
 
-function rank(r: Replica): number {
-  // lower = stopped first: crashed, starting, then ready ones newest first
-  const base = { crashed: 0, starting: 1, draining: 2, ready: 3 }[r.state];
-  return base;
+/** A replica as the pure rollout policy sees it. */
+function asRollout(r: Replica, hash: string, evict: Set<string>): RolloutReplica {
+  const { startedAt, restarts, lastError } = r.info();
+  return { id: r.id, version: r.plan.specHash === hash ? 'current' : 'old', state: r.state, startedAt, evict: evict.has(r.id), restarts, lastError };
 }
 
 /** The spec and image build a replica was started from; a change means a rolling update. */
