@@ -26,7 +26,8 @@ const POLICIES = (process.env.BENCH_LIVE_POLICIES ?? 'hybrid,kpa,static-share,op
 const SEED = Number(process.env.BENCH_LIVE_SEED ?? 42);
 const PEAK = { 'digits-classify': Number(process.env.BENCH_LIVE_PEAK ?? 120), 'image-classify': Number(process.env.BENCH_LIVE_PEAK_IMAGE ?? 4) } as Record<string, number>;
 const TRACES = join(__dirname, '..', '..', 'shared', 'data', 'traces', 'dilu_workloads');
-const ZERO_WAIT_S = 60;
+/** Bounded wait for scale to zero after the last segment (earlier segments get a 5 s gap). */
+const ZERO_WAIT_S = Number(process.env.BENCH_LIVE_ZERO_WAIT ?? 60);
 const log = (l: string) => process.stderr.write(`[bench:live] ${l}\n`);
 
 /** Segments: the first SECONDS s of Dilu bursty and periodic (per-second base RPS). */
@@ -91,14 +92,15 @@ async function runPolicy(policy: string, schedules: Record<string, Record<string
       const outs = await Promise.all(FUNCTIONS.map((f) => replay(p.url, f, schedules[seg.name][f.name], t0, agent)));
       const endMs = t0 + SECONDS * 1000;
       // bounded wait for the idle heavy function to go back to zero
-      const zeroEnd = Date.now() + ZERO_WAIT_S * 1000;
+      const lastSeg = seg === SEGMENTS[SEGMENTS.length - 1];
+      const zeroEnd = Date.now() + (lastSeg ? ZERO_WAIT_S : 5) * 1000;
       while (Date.now() < zeroEnd && samples['image-classify'].at(-1)?.replicas.length) await new Promise((r) => setTimeout(r, 500));
       sampling = false;
       await sampler;
       FUNCTIONS.forEach((f, i) => {
         // cost over the segment itself; the wait after it only serves the scale-to-zero time
         const within = samples[f.name].filter((s) => s.t <= endMs);
-        res.push({ policy, segment: seg.name, fn: f.name, outs: outs[i], samples: within, t0, zeroS: f.minScale === 0 ? scaleToZeroS(samples[f.name], endMs) : undefined });
+        res.push({ policy, segment: seg.name, fn: f.name, outs: outs[i], samples: within, t0, zeroS: f.minScale === 0 && lastSeg ? scaleToZeroS(samples[f.name], endMs) : undefined });
       });
       const m = res.slice(-FUNCTIONS.length).map((r) => `${r.fn} ${summarise(r.outs, FUNCTIONS.find((x) => x.name === r.fn)!.sloMs).violations}/${r.outs.length} viol ${integrateCost(r.samples).coreSeconds.toFixed(0)} core-s`);
       log(`${policy} ${seg.name}: ${m.join('; ')}`);
@@ -155,7 +157,7 @@ async function main() {
     const f = FUNCTIONS.find((x) => x.name === m.fn)!;
     const s = summarise(m.outs, f.sloMs);
     const c = integrateCost(m.samples);
-    rows.push([m.policy, m.segment, `${m.fn} (SLO ${f.sloMs} ms)`, s.requests, s.violations, `${((100 * s.violations) / Math.max(1, s.requests)).toFixed(1)}%`, s.dropped, fmt(s.p50), fmt(s.p99), c.coreSeconds.toFixed(1), c.coldStarts, c.maxReplicas, m.zeroS === undefined ? (f.minScale === 0 ? `> ${ZERO_WAIT_S}` : '—') : m.zeroS.toFixed(1)]);
+    rows.push([m.policy, m.segment, `${m.fn} (SLO ${f.sloMs} ms)`, s.requests, s.violations, `${((100 * s.violations) / Math.max(1, s.requests)).toFixed(1)}%`, s.dropped, fmt(s.p50), fmt(s.p99), c.coreSeconds.toFixed(1), c.coldStarts, c.maxReplicas, m.zeroS === undefined ? (f.minScale === 0 && m.segment === SEGMENTS[SEGMENTS.length - 1].name ? `> ${ZERO_WAIT_S}` : '—') : m.zeroS.toFixed(1)]);
   }
   const simRows: Array<Array<string | number>> = [];
   const costPairs: Array<{ predicted: number; measured: number }> = [];
@@ -199,8 +201,7 @@ async function main() {
     last,
   ].join('\n\n');
   writeFileSync(join(outDir, 'live.md'), md + '\n');
-  console.log(md);
-  console.log(last);
+  console.log(md); // ends with the summary line
 }
 
 main().catch((e) => {
