@@ -64,6 +64,7 @@ describe('profileReplica (end to end through the replica HTTP path)', () => {
       expect(b1.throughput).toBeLessThan(55);
       expect(b4.throughput).toBeGreaterThan(b1.throughput * 2);
     } finally {
+      server.closeAllConnections();
       server.close();
     }
   });
