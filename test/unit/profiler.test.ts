@@ -20,3 +20,52 @@ describe('profiler', () => {
     expect(noisy[1].latencyMs).toBe(8); // pure
   });
 });
+
+describe('profileReplica (end to end through the replica HTTP path)', () => {
+  it('sends real JSON bodies of the model input with `batch` concurrent clients and measures requests', async () => {
+    const http = await import('node:http');
+    const { profileReplica } = await import('../../gateway/providers/local/profiler');
+    let inflight = 0;
+    let maxInflight = 0;
+    const bodies: string[] = [];
+    const server = http.createServer((req, res) => {
+      if (req.method === 'GET') {
+        res.setHeader('content-type', 'application/json');
+        return res.end(JSON.stringify({ model: { shape: ['batch', 2, 3] } }));
+      }
+      let b = '';
+      req.on('data', (c) => (b += c));
+      req.on('end', () => {
+        bodies.push(b);
+        inflight += 1;
+        maxInflight = Math.max(maxInflight, inflight);
+        setTimeout(() => {
+          inflight -= 1;
+          res.setHeader('content-type', 'application/json');
+          res.end('{"predictions":[0]}');
+        }, 20);
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+    const quotas: number[] = [];
+    let restored = false;
+    try {
+      const pts = await profileReplica({ url }, { batches: [1, 4], quotas: [1, 0.5], seconds: 0.5 }, async (q) => void quotas.push(q), async () => void (restored = true));
+      expect(quotas).toEqual([1, 0.5]);
+      expect(restored).toBe(true);
+      expect(pts.map((p) => [p.batch, p.quota])).toEqual([[1, 1], [4, 1], [1, 0.5], [4, 0.5]]);
+      expect(JSON.parse(bodies[0])).toEqual({ instances: [[0, 0, 0, 0, 0, 0]] });
+      expect(maxInflight).toBe(4);
+      const b1 = pts[0];
+      const b4 = pts[1];
+      // 20 ms per request: ~50/s with one client, ~4x with four (generous bounds: busy CI)
+      expect(b1.latencyMs).toBeGreaterThanOrEqual(19);
+      expect(b1.throughput).toBeLessThan(55);
+      expect(b4.throughput).toBeGreaterThan(b1.throughput * 2);
+    } finally {
+      server.closeAllConnections();
+      server.close();
+    }
+  });
+});

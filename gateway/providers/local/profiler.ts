@@ -1,5 +1,6 @@
 import type Redis from 'ioredis';
-import { request } from 'undici';
+import { performance } from 'node:perf_hooks';
+import { Pool, request } from 'undici';
 import { FunctionRef, refKey } from '../../lib/names';
 
 /** One measured capability point of a function: a replica at `quota` serving batches of `batch`. */
@@ -44,9 +45,49 @@ export function batchGrid(maxBatch: number): number[] {
 }
 
 /**
- * Measures a ready replica at every (quota, batch) of the grid through its `/_/profile` endpoint,
- * setting the quota through `setQuota` before each quota's points and `restore` after (the
- * replica's own allotment, which may differ from the grid's cores).
+ * A real request body of the function's input: one zero instance of the model's instance shape,
+ * as a client sends it (`{"instances": [[0, ...]]}`), from the replica's `GET /` description.
+ */
+export async function sampleBody(url: string): Promise<string> {
+  const res = await request(`${url}/`, { method: 'GET' });
+  if (res.statusCode !== 200) {
+    await res.body.dump();
+    throw new Error(`GET / answered ${res.statusCode}`);
+  }
+  const d = (await res.body.json()) as { model?: { shape?: unknown[] } | null };
+  const dims = (d.model?.shape ?? []).slice(1).map(Number);
+  if (!dims.length || dims.some((x) => !(x > 0))) throw new Error(`no instance shape in GET / (${JSON.stringify(d.model)})`);
+  const size = dims.reduce((a, b) => a * b, 1);
+  return `{"instances":[[${new Array(size).fill('0').join(',')}]]}`;
+}
+
+/** Mean request latency and throughput of `concurrency` closed-loop clients for `seconds`. */
+async function drive(pool: Pool, body: string, concurrency: number, seconds: number): Promise<{ throughput: number; latencyMs: number }> {
+  const lat: number[] = [];
+  const started = performance.now();
+  const end = started + seconds * 1000;
+  const client = async () => {
+    while (performance.now() < end) {
+      const t0 = performance.now();
+      const res = await pool.request({ path: '/', method: 'POST', body, headers: { 'content-type': 'application/json' }, headersTimeout: (seconds + 30) * 1000 });
+      await res.body.dump();
+      if (res.statusCode !== 200) throw new Error(`inference answered ${res.statusCode}`);
+      lat.push(performance.now() - t0);
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, client));
+  const elapsed = (performance.now() - started) / 1000;
+  const r3 = (x: number) => Math.round(x * 1000) / 1000;
+  return { throughput: r3(lat.length / elapsed), latencyMs: r3(lat.reduce((a, b) => a + b, 0) / Math.max(1, lat.length)) };
+}
+
+/**
+ * Measures a ready replica at every (quota, batch) of the grid end to end: real JSON request
+ * bodies of one instance each through its HTTP inference path (parsing, queueing, dynamic
+ * batching, serialising: what a client pays, which model time alone hides), `batch` concurrent
+ * keep-alive clients so that the batcher forms batches of about `batch`. `throughput` is requests
+ * (= instances) per second, `latencyMs` the mean request latency. The quota is set through
+ * `setQuota` before each quota's points and `restore` after (the replica's own allotment).
  */
 export async function profileReplica(
   socketOrUrl: { socket?: string; url: string },
@@ -55,26 +96,19 @@ export async function profileReplica(
   restore: () => Promise<void>,
 ): Promise<ProfilePoint[]> {
   const points: ProfilePoint[] = [];
+  const pool = new Pool(socketOrUrl.url, { connections: Math.max(...opts.batches) * 2, pipelining: 1 });
   try {
+    const body = await sampleBody(socketOrUrl.url);
     for (const quota of opts.quotas) {
       await setQuota(quota);
       for (const batch of opts.batches) {
-        const res = await request(`${socketOrUrl.url}/_/profile`, {
-          method: 'POST',
-          body: JSON.stringify({ batch, seconds: opts.seconds }),
-          headers: { 'content-type': 'application/json' },
-          headersTimeout: (opts.seconds + 30) * 1000,
-        });
-        if (res.statusCode !== 200) {
-          await res.body.dump();
-          throw new Error(`/_/profile answered ${res.statusCode}`);
-        }
-        const r = (await res.body.json()) as { instancesPerSec: number; latencyMsMean: number };
-        // mean, not median: it is what the measured throughput implies (tails from token waits count)
-        points.push({ batch, quota, smShare: 1, throughput: r.instancesPerSec, latencyMs: r.latencyMsMean });
+        await drive(pool, body, batch, Math.min(0.2, opts.seconds / 5)); // warm connections, JIT
+        const r = await drive(pool, body, batch, opts.seconds);
+        points.push({ batch, quota, smShare: 1, throughput: r.throughput, latencyMs: r.latencyMs });
       }
     }
   } finally {
+    await pool.close().catch(() => undefined);
     await restore();
   }
   return points;

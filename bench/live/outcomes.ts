@@ -1,0 +1,72 @@
+/** What the client saw for one request. */
+export interface Outcome {
+  /** Scheduled send time, ms from the segment start. */
+  at: number;
+  /** End-to-end latency, ms (from the scheduled send, so client lag counts too). */
+  latencyMs: number;
+  /** HTTP status; 0 = the request failed without an answer (connection error, client timeout). */
+  status: number;
+}
+
+export interface ViolationSummary {
+  requests: number;
+  /** Over the SLO, or answered non-2xx, or failed. */
+  violations: number;
+  /** 429 / 5xx / no answer: the platform refused or lost it. */
+  dropped: number;
+  p50: number;
+  p99: number;
+}
+
+export const isDropped = (o: Outcome) => o.status === 0 || o.status === 429 || o.status >= 500;
+export const isViolation = (o: Outcome, sloMs: number) => o.status < 200 || o.status >= 300 || o.latencyMs > sloMs;
+
+/** Nearest-rank percentile of an ascending array (NaN when empty). Pure. */
+export function pct(sorted: readonly number[], p: number): number {
+  return sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] : NaN;
+}
+
+/** Violations, drops and percentiles of a function's outcomes against its SLO. Pure. */
+export function summarise(outs: readonly Outcome[], sloMs: number): ViolationSummary {
+  const lat = outs.filter((o) => o.status >= 200 && o.status < 300).map((o) => o.latencyMs).sort((a, b) => a - b);
+  return {
+    requests: outs.length,
+    violations: outs.filter((o) => isViolation(o, sloMs)).length,
+    dropped: outs.filter(isDropped).length,
+    p50: pct(lat, 50),
+    p99: pct(lat, 99),
+  };
+}
+
+/** p99 latency per bin of `binMs` (failed requests count as +∞ → shown as NaN-free max). Pure. */
+export function p99Series(outs: readonly Outcome[], binMs: number, bins: number): number[] {
+  const per: number[][] = Array.from({ length: bins }, () => []);
+  for (const o of outs) {
+    const b = Math.floor(o.at / binMs);
+    if (b >= 0 && b < bins) per[b].push(o.status >= 200 && o.status < 300 ? o.latencyMs : Infinity);
+  }
+  return per.map((xs) => {
+    const v = pct(xs.sort((a, b) => a - b), 99);
+    return Number.isFinite(v) ? v : xs.length ? Math.max(...xs.filter(Number.isFinite), 0) : 0;
+  });
+}
+
+/** Violation counts below this are raised to it in ratios, so a zero denominator stays finite. */
+export const VIOLATION_FLOOR = 1;
+
+/** baseline ÷ ours with `floor` applied to both (so 0/0 = 1, k/0 = k/floor). Pure. */
+export function ratio(baseline: number, ours: number, floor = 0): number {
+  const b = Math.max(baseline, floor);
+  const o = Math.max(ours, floor);
+  return o > 0 ? b / o : NaN;
+}
+
+/** Fixed two decimals, or `n/a` for NaN / ±∞. Pure. */
+export const fmt = (x: number) => (Number.isFinite(x) ? x.toFixed(2) : 'n/a');
+
+/** Worst |predicted − measured| / measured over pairs (measured 0 skipped). Pure. */
+export function worstRelError(pairs: ReadonlyArray<{ predicted: number; measured: number }>): number {
+  let w = 0;
+  for (const p of pairs) if (p.measured > 0) w = Math.max(w, Math.abs(p.predicted - p.measured) / p.measured);
+  return w;
+}
