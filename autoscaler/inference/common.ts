@@ -104,7 +104,11 @@ export function resizeTo(spec: FunctionSpec, obs: Observation, cap: Capability, 
   const kept = obs.replicas.filter((r) => !remove.includes(r.id));
   const replicas = n + add.length - remove.length;
   const why = replicas === n ? `${reason}; keep ${n}` : `${reason}; ${n} → ${replicas} replicas`;
-  return { replicas, quotas: [], add, remove, weights: weightsByCapability(cap, spec.name, kept), reason: why };
+  // every replica runs at the fixed configuration: one the platform started before any decision
+  // (min_scale at deploy, a restart) or that another policy left is set to it too
+  const q = cfg.exclusive ? 1 : cfg.quota;
+  const quotas = kept.filter((r) => Math.abs(r.quota - q) > 1e-9).map((r) => ({ replicaId: r.id, quota: q }));
+  return { replicas, quotas, add, remove, weights: weightsByCapability(cap, spec.name, kept), reason: why };
 }
 
 /** A decision that changes nothing. */

@@ -60,6 +60,16 @@ describe('baselines', () => {
     expect(d.add[0]).toMatchObject({ smShare: 0.2, quota: 0.8 }); // 20 ms / 0.8 = 25 ms
   });
 
+  test('fixed-configuration policies set a replica started at another quota (min_scale at deploy) to their own', () => {
+    // the live platform starts min_scale replicas before any decision, at quota 1
+    const s = hold(make('static-share', { perModel: false }), observe(10, [replica('a', 'g1', 1, 1)]), 1);
+    expect(s.quotas).toEqual([{ replicaId: 'a', quota: 0.5 }]);
+    const again = hold(make('static-share', { perModel: false }), observe(10, [replica('a', 'g1', 0.3, 0.5)]), 1);
+    expect(again.quotas).toEqual([]);
+    const k = hold(make('kpa'), observe(0, [replica('a', 'g1', 1, 0.4)], { inFlight: 0 }), 1);
+    expect(k.quotas).toEqual([{ replicaId: 'a', quota: 1 }]); // a whole device, as KPA runs it
+  });
+
   test('parameters are configurable and validated', () => {
     expect(hold(make('openfaas-rps', { target: 10 }), observe(100, one), 1).replicas).toBe(12);
     expect(() => make('kpa', { stableWindowS: 'long' })).toThrow(/kpa: stableWindowS must be a number/);
