@@ -3,7 +3,8 @@
  * fixed order, all pure (inputs in, decision out; the collector reads, the actuator writes):
  * 1. idle scale to zero (OpenFaaS semantics, any policy, no model needed; idle.ts), and a function
  *    at zero stays there until a request wakes it;
- * 2. capability gate: never act without a profile or on a capability of 0 for the replicas running;
+ * 2. capability gate: never act without a profile, on a capability of 0 for the replicas running, or
+ *    while replicas the platform is starting are not listed yet;
  * 3. the policy's decision;
  * 4. the SLO guard (slo-guard.ts);
  * 5. a manual-scale pin keeps the replica count (quota changes still apply).
@@ -78,6 +79,13 @@ export function decideLive(i: DecideInput): DecideOutput {
   // running (C=0.0), is no estimate: every rule would read "no capacity" and add replicas (issue
   // 10's runaway), so the function holds and the report says so.
   if (!i.hasProfile) return { skipped: 'hold: no capability profile yet', next: { ...st, idleSinceMs: idle } };
+  // Replicas the platform is starting (a wake from zero, a scale-up) but has not listed yet are
+  // capacity the policy cannot see: deciding without them read C=0 at every wake and added a
+  // replica beside the one starting (seen live: image-classify 1 → 2 at 4 req/s, "C=0.0").
+  // They are listed (as starting) within a moment, so this hold is short.
+  if (obs.replicas.length < i.desired && !i.pin) {
+    return { skipped: `hold: ${i.desired - obs.replicas.length} replica(s) being started are not listed yet`, next: { ...st, idleSinceMs: idle } };
+  }
   if (obs.replicas.length > 0 && !(replicaCapability(i.capability, spec.name, obs) > 0)) {
     return { skipped: 'hold: capability 0 for the current replicas (profile missing or re-profiling)', next: { ...st, idleSinceMs: idle } };
   }

@@ -70,6 +70,15 @@ describe('decider', () => {
     expect(out.skipped).toMatch(/hold: capability 0/);
   });
 
+  it('holds while replicas the platform is starting are not listed yet (a wake from zero read C=0 and added one)', () => {
+    const out = decideLive(base({ obs: observe(4, []), desired: 1, activeNow: true }));
+    expect(out.decision).toBeUndefined();
+    expect(out.skipped).toBe('hold: 1 replica(s) being started are not listed yet');
+    // once listed (starting), the policy decides with its capacity
+    const listed = decideLive(base({ obs: observe(4, [replica('n', 'g0', 1, 1, { ready: false })]), desired: 1, activeNow: true }));
+    expect(listed.decision!.replicas).toBe(1);
+  });
+
   it('a manual pin keeps the count (no add/remove) but lets quota changes through, and says until when', () => {
     const pin = { replicas: 3, at: 0, until: Date.UTC(2030, 0, 1) };
     // a heavy load: the policy alone would raise quotas and add replicas
