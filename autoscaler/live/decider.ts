@@ -65,13 +65,15 @@ export function decideLive(i: DecideInput): DecideOutput {
   // policy's floor: only a request wakes it (the gateway's wake), not the autoscaler.
   const quiet = !i.activeNow && obs.arrivals === 0 && obs.queueLength === 0 && obs.inFlight === 0;
   if (i.zeroAfterMs !== undefined && i.desired === 0 && obs.replicas.length === 0 && quiet && !i.pin) {
-    return { skipped: 'at zero, idle', next: { ...st, idleSinceMs: null } };
+    // the policy starts afresh on the wake: its own idle run (hybrid's) and forecast date from
+    // before the function went to zero, and a stale idle run sent a woken function straight back
+    return { skipped: 'at zero, idle', next: { ...st, policy: i.policy.initialState(spec), idleSinceMs: null } };
   }
   // Idle scale to zero needs no capability model (OpenFaaS's idler has none): it comes first.
   const idle = i.activeNow ? null : idleSince(st.idleSinceMs, { arrivals: obs.arrivals, queueLength: obs.queueLength, inFlight: obs.inFlight, replicas: obs.replicas.length }, now);
   if (i.zeroAfterMs !== undefined && idleLongEnough(idle, i.zeroAfterMs, now) && !i.pin) {
     const reason = `idle ${Math.round((now - idle!) / 1000)} s ≥ ${i.zeroAfterMs / 1000} s (com.openfaas.scale.zero-duration) with min_scale 0: scale to zero`;
-    return { decision: { replicas: 0, quotas: [], add: [], remove: obs.replicas.map((r) => r.id), weights: {}, reason }, next: { ...st, idleSinceMs: null } };
+    return { decision: { replicas: 0, quotas: [], add: [], remove: obs.replicas.map((r) => r.id), weights: {}, reason }, next: { ...st, policy: i.policy.initialState(spec), idleSinceMs: null } };
   }
   // After a redeploy the loaded profile stays the previous version's until the agent has measured
   // the new one (live-autoscaler.ts keeps it): the best estimate there is, corrected online, and

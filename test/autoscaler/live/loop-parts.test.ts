@@ -112,6 +112,23 @@ describe('decider', () => {
     expect(next.decision!.replicas).toBeGreaterThanOrEqual(1);
   });
 
+  it('a woken function starts the policy afresh: its idle run from before zero does not send it straight back', () => {
+    const spec = { ...aFunction().minScale(0).build(), idleToZeroMs: 3000 };
+    let st = undefined as DecideInput['state'];
+    let last;
+    for (let t = 0; t <= 3000; t += 1000) {
+      last = decideLive(base({ spec, state: st, now: t, zeroAfterMs: 3000 }));
+      st = last.next;
+    }
+    expect(last!.decision!.replicas).toBe(0);
+    const atZero = decideLive(base({ spec, state: st, now: 4000, zeroAfterMs: 3000, obs: observe(0, []), desired: 0 }));
+    // woken: the replica is not listed yet (hold), then listed with the last full second quiet
+    const held = decideLive(base({ spec, state: atZero.next, now: 5000, zeroAfterMs: 3000, obs: observe(0, []), desired: 1, activeNow: true }));
+    expect(held.skipped).toMatch(/being started are not listed yet/);
+    const listed = decideLive(base({ spec, state: held.next, now: 6000, zeroAfterMs: 3000, obs: observe(0, [replica('n', 'g0', 1, 1, { ready: false })]), desired: 1 }));
+    expect(listed.decision!.replicas).toBeGreaterThanOrEqual(1);
+  });
+
   it('manual hold window: annotation (Go duration or seconds) > env > 5 min', () => {
     expect(manualHoldMs({}, {}, {})).toBe(300_000);
     expect(manualHoldMs({}, {}, { MLFAAS_MANUAL_SCALE_HOLD_S: '20' })).toBe(20_000);
