@@ -17,7 +17,6 @@ import { failFastOptions, patientDuplicate, waitForRedis } from './lib/redis-hea
 import { connectRedis } from './lib/redis-server';
 import { GatewayMetrics } from './metrics/gateway-metrics';
 import { SecondWindow } from './metrics/second-window';
-import type { Enforcement } from './providers/function-provider';
 import { LocalAgent } from './providers/local/agent';
 import { cgroupCpuEnforcer, enforcementOf, tokendCpuEnforcer } from './providers/local/cpu-enforcer';
 import { gpuQuotaPusher, GpuNodeRuntime, startGpuNode } from './providers/local/gpu-node';
@@ -88,7 +87,6 @@ export async function startGateway(cfg: Config, redisTarget: string): Promise<Ga
   let tokend: TokendSupervisor | undefined;
   let agentRegistry: Registry | undefined;
   let isolation: { isolation?: Isolation; describe: string } | undefined;
-  let enforcement: Enforcement | undefined;
   let gpu: GpuNodeRuntime | undefined;
   mkdirSync(cfg.dataDir, { recursive: true, mode: 0o700 });
   chmodSync(cfg.dataDir, 0o700); // secrets, Redis, images: the platform's alone
@@ -113,9 +111,9 @@ export async function startGateway(cfg: Config, redisTarget: string): Promise<Ga
     const cpu = cgroups
       ? cgroupCpuEnforcer(cgroups)
       : control
-        ? tokendCpuEnforcer(async (pid, share) => void (await control.setQuota({ pid, device: 'cpu', request: share, limit: share })), cpus().length)
+        ? tokendCpuEnforcer(async (pid, share) => void (await control.setQuota({ pid, device: 'cpu', request: share, limit: share })), nodeCores.length)
         : undefined;
-    enforcement = enforcementOf(cpu, !!cgroups?.hasMemory, cgroups ? undefined : isolation.isolation ? 'no writable cgroup hierarchy' : `isolation ${isolation.describe}`);
+    const enforcement = enforcementOf(cpu, !!cgroups?.hasMemory, cgroups ? undefined : isolation.isolation ? 'no writable cgroup hierarchy' : `isolation ${isolation.describe}`);
     provider.declareEnforcement(enforcement);
     if (enforcement.temporal !== 'cfs') platformLog(`enforcement: ${enforcement.summary}`);
     // GPU replicas: the limiter preloaded against tokend's gpuN window, MPS where it can run
@@ -252,7 +250,7 @@ export async function startGateway(cfg: Config, redisTarget: string): Promise<Ga
     url: url(),
     port,
     cfg: effective,
-    notices: [...creds.notices, `function isolation: ${isolationLine}`, `resource enforcement: ${(enforcement ?? provider.enforcement()).summary}`],
+    notices: [...creds.notices, `function isolation: ${isolationLine}`, `resource enforcement: ${provider.enforcement().summary}`],
     redis,
     provider,
     agent,

@@ -32,6 +32,7 @@ import { Replica } from '../../gateway/providers/local/replica';
 import { aFunction } from '../helpers/fixtures';
 import { seedEchoHttp, seedImage } from '../helpers/images';
 import { eventually, testGateway, testRedis, TestPlatform } from '../helpers/platform';
+import { mulberry32 } from '../../autoscaler/sim/rng';
 
 const DRAIN_MS = 100;
 const GRACE_MS = 1000;
@@ -41,18 +42,6 @@ const LAG_MS = DRAIN_MS + GRACE_MS + 1500;
 const STOP_MS = DRAIN_MS + GRACE_MS + 2500;
 const MIN = 1;
 const MAX = 3;
-
-/** mulberry32: a small seeded PRNG, enough to replay a failing sequence. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -259,7 +248,7 @@ describe('rolling updates with a surge of one (real agent, real processes)', () 
   const OPS = Number(process.env.MLFAAS_CHURN_OPS ?? 12);
 
   test.each(seeds)('churn, seed %i: surge ≤ 1, no stray process, no lost availability', async (seed) => {
-    const rnd = prng(seed);
+    const rnd = mulberry32(seed);
     const name = `churn-s${seed}`;
     const log: string[] = [];
     const s = new Sampler(local(name), name);

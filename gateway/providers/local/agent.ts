@@ -284,10 +284,7 @@ export class LocalAgent {
       if (existing?.version === version) return;
       this.profiling.add(pid);
       const info = r.info();
-      const cpu = this.cpu;
-      const gpuDevice = r.gpu;
-      const gpuQuota = this.gpuQuota;
-      const quotas = (gpuDevice !== undefined ? gpuQuota : cpu) ? [1, 0.5, 0.25] : [1];
+      const quotas = this.enforces(r) ? [1, 0.5, 0.25] : [1];
       // the autoscaler's device is one core: profile on the placed one (else the first), so that
       // "quota q" in the profile means what it means once the replica is placed
       const spot = (await this.placements.read(ref))[r.id];
@@ -295,10 +292,7 @@ export class LocalAgent {
       const points = await profileReplica(
         { socket: info.socket, url: info.url },
         { batches: batchGrid(rec.spec.ml.maxBatchSize ?? 8), quotas, seconds: this.profileSeconds! },
-        async (q) => {
-          if (gpuDevice !== undefined) await gpuQuota?.(pid, gpuDevice, q);
-          else if (cpu) await cpu.apply({ id: r.id, pid, cores, quota: q, limitCores: limitOf(r) });
-        },
+        (q) => this.apply(r, { id: r.id, pid, cores, quota: q, limitCores: limitOf(r) }),
         async () => {
           // back to the replica's own allotment (its placement and quota) at the next enforce
           this.applied.delete(`${r.id}:${pid}`);
@@ -330,26 +324,33 @@ export class LocalAgent {
     for (const r of this.local(ref)) {
       const pid = r.pid;
       if (!pid || r.state !== 'ready' || this.profiling.has(pid)) continue;
+      if (!this.enforces(r)) continue;
       const a = this.allotment(r, pid, book, settings);
-      // a GPU replica's quota is its device's time quota (tokend's gpuN window); CPU left whole
-      const gpu = r.gpu;
-      const sig = gpu !== undefined ? `gpu${gpu}@${a.quota}` : `${a.cores.join(',')}@${a.quota}/${a.limitCores ?? ''}`;
+      const sig = r.gpu !== undefined ? `gpu${r.gpu}@${a.quota}` : `${a.cores.join(',')}@${a.quota}/${a.limitCores ?? ''}`;
       if (this.applied.get(`${r.id}:${pid}`) === sig) continue;
       try {
-        if (gpu !== undefined) {
-          if (!this.gpuQuota) continue;
-          await this.gpuQuota(pid, gpu, a.quota);
-        } else {
-          if (!this.cpu) continue;
-          await this.cpu.apply(a);
-        }
+        await this.apply(r, a);
       } catch (e) {
-        this.logs.push(ref, r.id, `${gpu !== undefined ? 'gpu quota' : 'cpu allotment'} ${sig} failed: ${(e as Error).message}`);
+        this.logs.push(ref, r.id, `${r.gpu !== undefined ? 'gpu quota' : 'cpu allotment'} ${sig} failed: ${(e as Error).message}`);
         continue;
       }
       this.applied.set(`${r.id}:${pid}`, sig);
       r.quota = a.quota;
     }
+  }
+
+  /** Whether this node enforces anything for the replica (its GPU's window, or its CPU allotment). */
+  private enforces(r: Replica): boolean {
+    return r.gpu !== undefined ? !!this.gpuQuota : !!this.cpu;
+  }
+
+  /**
+   * A GPU replica's quota is its device's time quota (tokend's gpuN window), its CPU left whole;
+   * any other replica's cores and quota go to the CPU enforcer.
+   */
+  private async apply(r: Replica, a: CpuAllotment): Promise<void> {
+    if (r.gpu !== undefined) await this.gpuQuota?.(a.pid, r.gpu, a.quota);
+    else await this.cpu?.apply(a);
   }
 
   private allotment(r: Replica, pid: number, book: Record<string, { gpu: string }>, settings: Record<string, string>): CpuAllotment {

@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmdirSync, statSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
-import { CFS_PERIOD_US, cpuFiles, cpuMaxLine, cpusetList, parseCpuList, usageUs } from './cpu-values';
+import { CFS_PERIOD_US, cfsQuotaUs, cpuFiles, cpuMaxLine, cpusetList, parseCpuList, usageUs } from './cpu-values';
 import { canMakeDir } from './sandbox';
 
 /** Limits the kernel enforces on one replica's cgroup. */
@@ -181,7 +181,8 @@ export class Cgroups {
       else mkdirSync(d, { recursive: true });
     }
     if (this.hasCpuset) this.setCpuset(id, this.nodeCores);
-    this.setCpu(id, limits.cpuCores);
+    // quota 1 of every core until the agent applies the replica's allotment, capped by limits.cpu
+    this.setCfsQuotaUs(id, limits.cpuCores === undefined ? undefined : cfsQuotaUs(1, this.nodeCores.length, limits.cpuCores));
     if (limits.memoryBytes !== undefined) {
       if (this.version === 1 && p.memory) {
         writeFileSync(join(p.memory, id, 'memory.limit_in_bytes'), String(limits.memoryBytes));
@@ -190,11 +191,6 @@ export class Cgroups {
       }
     }
     return this.dirs(id).map((d) => join(d, 'cgroup.procs'));
-  }
-
-  /** CFS bandwidth for the replica, in cores; undefined = unlimited. Takes effect at once. */
-  setCpu(id: string, cores: number | undefined): void {
-    this.setCfsQuotaUs(id, cores === undefined ? undefined : Math.max(1000, Math.round(cores * CFS_PERIOD_US)));
   }
 
   /** CFS quota per period, µs; undefined = unlimited. */

@@ -93,16 +93,22 @@ describe('decider', () => {
     expect(out.decision!.reason).toMatch(/^manual scale to 3 held until 2030-01-01T00:00:00.000Z/);
   });
 
-  it('idle scale to zero for any policy; at zero it stays without work, and a waking request is not undone', () => {
-    const spec = aFunction().minScale(0).build();
+  /** Four quiet seconds with a 3 s zero-duration: the last decision and the state after it. */
+  const idleToZero = (spec: DecideInput['spec']) => {
     let st = undefined as DecideInput['state'];
-    let last;
+    let last!: ReturnType<typeof decideLive>;
     for (let t = 0; t <= 3000; t += 1000) {
       last = decideLive(base({ spec, state: st, now: t, zeroAfterMs: 3000 }));
       st = last.next;
     }
-    expect(last!.decision!.replicas).toBe(0);
-    expect(last!.decision!.reason).toMatch(/idle 3 s ≥ 3 s .*scale to zero/);
+    return { last, st };
+  };
+
+  it('idle scale to zero for any policy; at zero it stays without work, and a waking request is not undone', () => {
+    const spec = aFunction().minScale(0).build();
+    const { last, st } = idleToZero(spec);
+    expect(last.decision!.replicas).toBe(0);
+    expect(last.decision!.reason).toMatch(/idle 3 s ≥ 3 s .*scale to zero/);
     const atZero = decideLive(base({ spec, state: st, now: 4000, zeroAfterMs: 3000, obs: observe(0, []), desired: 0 }));
     expect(atZero.skipped).toBe('at zero, idle');
     // the gateway woke it (desired 1, replica starting, the request in the current second)
@@ -114,13 +120,8 @@ describe('decider', () => {
 
   it('a woken function starts the policy afresh: its idle run from before zero does not send it straight back', () => {
     const spec = { ...aFunction().minScale(0).build(), idleToZeroMs: 3000 };
-    let st = undefined as DecideInput['state'];
-    let last;
-    for (let t = 0; t <= 3000; t += 1000) {
-      last = decideLive(base({ spec, state: st, now: t, zeroAfterMs: 3000 }));
-      st = last.next;
-    }
-    expect(last!.decision!.replicas).toBe(0);
+    const { last, st } = idleToZero(spec);
+    expect(last.decision!.replicas).toBe(0);
     const atZero = decideLive(base({ spec, state: st, now: 4000, zeroAfterMs: 3000, obs: observe(0, []), desired: 0 }));
     // woken: the replica is not listed yet (hold), then listed with the last full second quiet
     const held = decideLive(base({ spec, state: atZero.next, now: 5000, zeroAfterMs: 3000, obs: observe(0, []), desired: 1, activeNow: true }));
