@@ -1,7 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { cpus } from 'node:os';
-import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { Lease } from '../../lib/lease';
 import type Redis from 'ioredis';
 import { FunctionRef, parseRefKey, refKey } from '../../lib/names';
@@ -17,6 +15,7 @@ import { LogSink } from './log-sink';
 import { batchGrid, CapabilityProfile, monotone, profileKey, profileReplica, readProfile } from './profiler';
 import { Isolation, Replica, ReplicaHost } from './replica';
 import { planRollout, RolloutReplica } from './rollout';
+import { SecretFiles } from './secret-files';
 
 export interface AgentOptions {
   dataDir: string;
@@ -68,7 +67,7 @@ export class LocalAgent {
   private profiling = new Set<number>();
   private profiled = new Set<string>();
   private readonly profileSeconds?: number;
-  private readonly readSecret: AgentOptions['readSecret'];
+  private readonly secrets: SecretFiles;
   /** The last 'rolling update stalled' line logged per function (each one is logged once). */
   private stalled = new Map<string, string>();
 
@@ -87,8 +86,8 @@ export class LocalAgent {
     this.nodeCores = opts.nodeCores ?? cpus().map((_, i) => i);
     this.placements = new PlacementBook(redis);
     this.gpuQuota = opts.gpuQuota;
-    this.readSecret = opts.readSecret;
     this.profileSeconds = opts.profileSeconds;
+    this.secrets = new SecretFiles(opts.dataDir, opts.readSecret, opts.isolation, (instance, text) => this.host.log(instance, text));
     this.host = {
       agentId: this.id,
       dataDir: opts.dataDir,
@@ -109,7 +108,7 @@ export class LocalAgent {
         const ref = this.owner.get(instance);
         if (ref) this.logs.push(ref, instance, text);
       },
-      writeSecrets: (ref, names, instance) => this.writeSecrets(ref, names, instance),
+      writeSecrets: (ref, names, instance) => this.secrets.write(ref, names, instance),
       isolation: opts.isolation,
       // a restarted replica keeps its placement: its new process sizes its threads to it
       cpuCores: async (id) => {
@@ -121,55 +120,12 @@ export class LocalAgent {
     };
   }
 
-  private secretsDir(ref: FunctionRef): string {
-    return join(this.host.dataDir, 'secrets', ref.namespace, ref.name);
-  }
-
-  /**
-   * The function's secret files, as its replicas see them at `/var/openfaas/secrets/<name>`: one
-   * file per named secret that exists, nothing else (a removed secret's file goes too). Owned by
-   * the function's own uid when isolated, unreadable to every other function.
-   */
-  private async writeSecrets(ref: FunctionRef, names: string[], instance: string): Promise<string | undefined> {
-    const dir = this.secretsDir(ref);
-    if (!names.length) {
-      rmSync(dir, { recursive: true, force: true });
-      return undefined;
-    }
-    mkdirSync(join(this.host.dataDir, 'secrets'), { recursive: true, mode: 0o700 });
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
-    const uid = this.host.isolation ? await this.host.isolation.uidFor(ref) : undefined;
-    const want = new Set<string>();
-    for (const name of names) {
-      const value = await this.readSecret(ref.namespace, name);
-      if (value === undefined) {
-        // faas-cli deploys before `secret create` in common flows; start, and say so in the logs
-        if (instance) this.host.log(instance, `warning: secret "${name}" not found in namespace ${ref.namespace}; starting without it`);
-        continue;
-      }
-      want.add(name);
-      const file = join(dir, name);
-      const bytes = Buffer.from(value, 'base64');
-      if (existsSync(file) && readFileSync(file).equals(bytes)) continue; // the 2 s sync rewrites only changes
-      const tmp = `${file}.${randomBytes(4).toString('hex')}.tmp`;
-      writeFileSync(tmp, bytes, { mode: 0o400 });
-      if (uid !== undefined) chownSync(tmp, uid, uid);
-      renameSync(tmp, file);
-    }
-    for (const f of readdirSync(dir)) if (!want.has(f)) rmSync(join(dir, f), { force: true });
-    if (uid !== undefined) {
-      chownSync(dir, uid, uid);
-      chmodSync(dir, 0o500);
-    }
-    return dir;
-  }
-
   /** Keeps running functions' secret files in step with the store (updates and removals). */
   private async syncSecrets(): Promise<void> {
     for (const [key, list] of this.replicas) {
       const r = list.find((x) => !x.isStopping);
-      if (r) await this.writeSecrets(r.plan.ref, r.plan.spec.secrets ?? [], '');
-      else if (!list.length) rmSync(this.secretsDir(parseRefKey(key)), { recursive: true, force: true });
+      if (r) await this.secrets.write(r.plan.ref, r.plan.spec.secrets ?? [], '');
+      else if (!list.length) this.secrets.remove(parseRefKey(key));
     }
   }
 
@@ -229,7 +185,7 @@ export class LocalAgent {
       this.replicas.delete(key);
       this.stalled.delete(key);
       await Promise.all(list.map((r) => r.stop()));
-      rmSync(this.secretsDir(ref), { recursive: true, force: true });
+      this.secrets.remove(ref);
       if (!rec) await this.redis.del(keys.replicas(ref));
       return;
     }
