@@ -1,6 +1,6 @@
 /** Shared fixtures for the native tests: build once, run real programs, parse their output. */
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 
@@ -12,8 +12,14 @@ export const limiterSo = path.join(buildDir, 'liblimiter.so');
 export const haveCuda = existsSync('/usr/local/cuda/include/cuda.h');
 
 /** `make -C native <target>`; idempotent, quick when up to date. */
+/**
+ * Builds a native target. Serialised across jest workers by a lock file: on a fresh checkout two
+ * suites building at once rewrote libcuda.so.1 / liblimiter.so while the other's processes loaded
+ * them (seen: a clean-clone CI run where the stub-GPU replicas never became ready).
+ */
 export function make(target = 'test-progs'): void {
-  execFileSync('make', ['-s', '-C', nativeDir, target], { stdio: ['ignore', 'ignore', 'inherit'] });
+  mkdirSync(path.join(nativeDir, 'build'), { recursive: true });
+  execFileSync('flock', [path.join(nativeDir, 'build', '.make.lock'), 'make', '-s', '-C', nativeDir, target], { stdio: ['ignore', 'ignore', 'inherit'] });
 }
 
 export function tmp(prefix = 'tl-'): { dir: string; cleanup(): void } {
