@@ -40,9 +40,11 @@ interface FnState {
 
 const state = async (url: string): Promise<FnState> => (await (await fetch(url)).json()) as FnState;
 
-/** The image: gpu-fn built against the stub driver (no rpath: the platform's LD_LIBRARY_PATH finds it). */
+/**
+ * The image: gpu-fn built against the stub driver (no rpath: the platform's LD_LIBRARY_PATH finds it).
+ * The stub driver itself is built before the gateway starts: it looks for it once, at start.
+ */
 function buildImage(p: TestPlatform, dir: string): void {
-  make('test-progs');
   execFileSync('cc', ['-O2', '-D__CUDA_API_VERSION_INTERNAL', '-I/usr/local/cuda/include', '-o', join(dir, 'gpu-fn'),
     join(__dirname, 'fixtures', 'gpu-fn.c'), `-L${stubDir}`, '-lcuda', '-lpthread', '-ldl']);
   p.images.put(IMAGE, dir, { language: 'c', kind: 'inference', mode: 'http', fprocess: './gpu-fn', health: '/_/health' });
@@ -57,6 +59,12 @@ async function deploy(p: TestPlatform, name: string, replicas: number): Promise<
     const eps = (await p.gw.provider.endpoints(ref)).filter((r) => r.state === 'ready');
     return eps.length === replicas ? eps : undefined;
   }, 30000, 100);
+  if (!ready) {
+    // why not: what the agent lists and what the replicas printed (their logs end with the cause)
+    const eps = await p.gw.provider.endpoints(ref);
+    const logs = await (await p.get(`/system/logs?name=${name}&tail=40`)).text();
+    console.log(`${name} not ready after 30 s: ${JSON.stringify(eps)}\n${logs}`);
+  }
   expect(ready).toBeDefined();
   return ready!.map((r) => ({ id: r.id, pid: r.pid!, url: r.url }));
 }
@@ -121,6 +129,7 @@ maybe('GPU replicas on a stub GPU node (agent, limiter, tokend; sandboxed when r
   beforeAll(async () => {
     img = mkdtempSync(join(tmpdir(), 'gpu-node-img-'));
     redis = await testRedis();
+    make('test-progs'); // before the gateway: MLFAAS_GPUS=stub:N finds no GPUs without the stub driver
     p = await testGateway(redis.url, { MLFAAS_GPUS: 'stub:2' });
     ctl = createTokendControl(p.gw.tokend!.controlPath);
     buildImage(p, img);
@@ -212,6 +221,7 @@ maybe('GPU replicas without isolation (MLFAAS_ISOLATION=off: host paths, LD_PREL
   beforeAll(async () => {
     img = mkdtempSync(join(tmpdir(), 'gpu-node-img-'));
     redis = await testRedis();
+    make('test-progs');
     p = await testGateway(redis.url, { MLFAAS_GPUS: 'stub:1', MLFAAS_ISOLATION: 'off' });
     buildImage(p, img);
   }, 90000);
