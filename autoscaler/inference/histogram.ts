@@ -34,3 +34,18 @@ export function percentileFromHistogram(counts: readonly number[], p: number, bo
 export function latencyPercentiles(counts: readonly number[]): { p50: number; p95: number; p99: number } {
   return { p50: percentileFromHistogram(counts, 50), p95: percentileFromHistogram(counts, 95), p99: percentileFromHistogram(counts, 99) };
 }
+
+/**
+ * How many of a histogram's requests took longer than `ms`, interpolating linearly inside the
+ * bucket that holds `ms` (as percentileFromHistogram does); the open last bucket counts as over.
+ */
+export function countOver(counts: readonly number[], ms: number, bounds: readonly number[] = LATENCY_BUCKETS_MS): number {
+  let over = 0;
+  for (let i = 0; i < counts.length; i++) {
+    const lo = i === 0 ? 0 : bounds[i - 1];
+    const hi = bounds[i];
+    if (lo >= ms) over += counts[i];
+    else if (hi > ms) over += Number.isFinite(hi) ? (counts[i] * (hi - ms)) / (hi - lo) : counts[i];
+  }
+  return over;
+}

@@ -137,6 +137,7 @@ export function hybrid(params: PolicyParams, deps: PolicyDeps): InferencePolicy<
 
   return {
     name: 'hybrid',
+    sloGuard: true,
     initialState: () => ({ pred: predictor.init(), lastScaleDownMs: null, samples: [] }),
     decide(spec, state, obs, now) {
       const fn = spec.name;

@@ -90,6 +90,8 @@ export interface Observation {
   meanConcurrency?: number;
   /** Percentiles of completed requests' latency in the interval (ms; NaN when none completed). */
   latencyMs: { p50: number; p95: number; p99: number };
+  /** Optional: the interval's completions per LATENCY_BUCKETS_MS bucket (what latencyMs is read from). */
+  latencyBuckets?: readonly number[];
   replicas: ReplicaState[];
   cluster: ClusterView;
 }
@@ -130,6 +132,12 @@ export interface DecideResult<S> {
 /** A pure scaling policy. `now` is ms on the caller's clock (fake in the simulator). */
 export interface InferencePolicy<S = unknown> {
   readonly name: string;
+  /**
+   * Optional: the live loop's SLO guard (autoscaler/live/slo-guard.ts) may add capacity to this
+   * policy's decisions. Ours only: a baseline that models a published autoscaler leaves it off,
+   * so it runs (live and simulated) as its authors ran it.
+   */
+  readonly sloGuard?: boolean;
   initialState(spec: FunctionSpec): S;
   decide(spec: FunctionSpec, state: S, obs: Observation, now: number): DecideResult<S>;
 }

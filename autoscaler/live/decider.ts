@@ -6,13 +6,14 @@
  * 2. capability gate: never act without a profile, on a capability of 0 for the replicas running, or
  *    while replicas the platform is starting are not listed yet;
  * 3. the policy's decision;
- * 4. the SLO guard (slo-guard.ts);
+ * 4. the SLO guard (slo-guard.ts), for policies that take it (ours; baselines run as published),
+ *    and its hold: what the guard gave is not taken back for `sloGuardHoldS`;
  * 5. a manual-scale pin keeps the replica count (quota changes still apply).
  */
 import { idleLongEnough, idleSince } from '../inference/idle';
 import type { Capability, Decision, FunctionSpec, InferencePolicy, Observation } from '../inference/types';
 import type { ManualPin } from '../../gateway/registry/manual-scale';
-import { sloGuard, SloGuardState } from './slo-guard';
+import { freshGuard, guardHolds, sloGuard, SloGuardState } from './slo-guard';
 
 /** Per-function state of the live rules (besides the policy's own). */
 export interface LiveState {
@@ -40,6 +41,8 @@ export interface DecideInput {
   desired: number;
   /** Consecutive seconds over the SLO before the guard acts. */
   sloGuardS: number;
+  /** How long capacity the guard gave is kept (decisions that reduce capacity are held), s. */
+  sloGuardHoldS: number;
 }
 
 export interface DecideOutput {
@@ -60,7 +63,7 @@ export function replicaCapability(cap: Capability, fn: string, obs: Observation)
 
 export function decideLive(i: DecideInput): DecideOutput {
   const { spec, obs, now } = i;
-  const st: LiveState = i.state ?? { policy: i.policy.initialState(spec), idleSinceMs: null, guard: { over: 0 } };
+  const st: LiveState = i.state ?? { policy: i.policy.initialState(spec), idleSinceMs: null, guard: freshGuard() };
   // At zero (desired 0, nothing running, no work) a function that may idle stays there whatever the
   // policy's floor: only a request wakes it (the gateway's wake), not the autoscaler.
   const quiet = !i.activeNow && obs.arrivals === 0 && obs.queueLength === 0 && obs.inFlight === 0;
@@ -93,8 +96,12 @@ export function decideLive(i: DecideInput): DecideOutput {
   }
   const { decision: polled, nextState } = i.policy.decide(spec, st.policy, obs, now);
   let decision = polled;
-  const g = sloGuard(st.guard, spec, obs, decision, i.sloGuardS);
+  const g = i.policy.sloGuard ? sloGuard(st.guard, spec, obs, decision, i.sloGuardS, { now, seconds: i.sloGuardHoldS }, replicaCapability(i.capability, spec.name, obs)) : { next: st.guard };
   if (g.decision) decision = g.decision;
+  else if (!i.pin && guardHolds(st.guard, decision, obs, now)) {
+    const skipped = `hold: the SLO guard's capacity is kept until ${new Date(st.guard.holdUntilMs!).toISOString()} (${decision.reason})`;
+    return { skipped, next: { policy: nextState, idleSinceMs: idle, guard: g.next } };
+  }
   const next: LiveState = { policy: nextState, idleSinceMs: decision.replicas === 0 ? null : idle, guard: g.next };
   if (!i.pin) return { decision, next };
   const held = { ...decision, replicas: i.pin.replicas, add: [], remove: [], reason: `manual scale to ${i.pin.replicas} held until ${new Date(i.pin.until).toISOString()}: count kept; ${decision.reason}` };

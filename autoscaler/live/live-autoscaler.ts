@@ -13,6 +13,7 @@ import { correctionStep, LogFactor } from './correction';
 import { decideLive, LiveState } from './decider';
 import { policySpec, targetReplicas, toObservation } from './observation';
 import { zeroAfterMs } from './zero';
+import { GUARD_HOLD_S } from './slo-guard';
 
 /** The only clock in the autoscaler; tests pass their own. */
 export interface Clock {
@@ -33,6 +34,8 @@ export interface LiveAutoscalerOptions {
   leaseMs?: number;
   /** Consecutive seconds over the SLO before the SLO guard adds capacity (default 5). */
   sloGuardS?: number;
+  /** Seconds the SLO guard's capacity is kept before the policy may take it back (default GUARD_HOLD_S, 11: the online correction's settling time). */
+  sloGuardHoldS?: number;
   /** Online correction of the capability model (default on; correction.ts). */
   correction?: boolean;
   /** Called after every tick with what it decided (logs, tests). */
@@ -146,6 +149,7 @@ export class LiveAutoscaler {
       hasProfile,
       desired: f.replicas,
       sloGuardS: this.opts.sloGuardS ?? 5,
+      sloGuardHoldS: this.opts.sloGuardHoldS ?? GUARD_HOLD_S,
     });
     if (!out.decision) {
       this.states.set(fnId, out.next);

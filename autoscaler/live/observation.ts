@@ -66,6 +66,7 @@ export function toObservation(c: Counters | undefined, replicas: readonly Placed
     queueLength: c?.queue ?? 0,
     inFlight: c?.inflight ?? 0,
     latencyMs: lat,
+    ...(c && c.completions > 0 ? { latencyBuckets: [...c.buckets] } : {}),
     replicas: states,
     cluster,
   };

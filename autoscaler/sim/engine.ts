@@ -1,8 +1,17 @@
+/**
+ * The inference simulator: a fake collector and actuator around the live loop's decider
+ * (`decideLive`: the registered policy with the live rules around it: idle scale to zero, the SLO
+ * guard), driven by a fake clock and a discrete-event model of replicas serving a queue. What the
+ * simulator adds is only what the platform's I/O does live: arrivals, service times from the
+ * capability (ground truth), cold starts, and the gateway's wake of a function at zero.
+ */
 import { applyDecision } from '../inference/cluster';
+import { decideLive, LiveState } from '../live/decider';
+import { GUARD_HOLD_S } from '../live/slo-guard';
 import { bucketIndex, latencyPercentiles } from '../inference/histogram';
 import '../inference/index';
 import { createPolicy } from '../inference/registry';
-import { Capability, ClusterView, FunctionSpec, InferencePolicy, LATENCY_BUCKETS_MS, Observation, PolicyParams } from '../inference/types';
+import { Capability, ClusterView, Decision, FunctionSpec, InferencePolicy, LATENCY_BUCKETS_MS, Observation, PolicyParams } from '../inference/types';
 import { Heap } from '../heap';
 import { mulberry32, poisson } from './rng';
 
@@ -33,6 +42,10 @@ export interface SimOptions {
   gpuLimit?: number;
   /** Record per-tick arrivals / replicas / share per function. */
   record?: boolean;
+  /** The live SLO guard's consecutive seconds over the SLO (MLFAAS_SLO_GUARD_S; live default 5). */
+  sloGuardS?: number;
+  /** How long the SLO guard's capacity is kept, s (live default GUARD_HOLD_S). */
+  sloGuardHoldS?: number;
 }
 
 export interface FunctionResult {
@@ -85,7 +98,10 @@ interface Replica {
 interface Fn {
   sim: SimFunction;
   policy: InferencePolicy<unknown>;
-  state: unknown;
+  /** The decider's state (the policy's inside); undefined until the first decision. */
+  state: LiveState | undefined;
+  /** Desired replicas as the platform stores them (what the decider and the wake read). */
+  desired: number;
   queue: number[];
   qHead: number;
   replicas: Replica[];
@@ -111,6 +127,8 @@ export function simulate(fns: SimFunction[], o: SimOptions): SimResult {
   const cold = o.coldStartS ?? 20;
   const price = (o.pricePerGpuHour ?? 2.48) / 3600;
   const timeout = o.timeoutS ?? 30;
+  const sloGuardS = o.sloGuardS ?? 5;
+  const sloGuardHoldS = o.sloGuardHoldS ?? GUARD_HOLD_S;
   const gpuLimit = o.gpuLimit ?? Infinity;
   const rand = mulberry32(o.seed ?? 42);
   const cap = o.capability;
@@ -127,7 +145,7 @@ export function simulate(fns: SimFunction[], o: SimOptions): SimResult {
     const policy = createPolicy(o.policy, o.params ?? {}, { capability: cap, coldStartS: cold });
     const r: FunctionResult = { name: sim.spec.name, requests: 0, violations: 0, dropped: 0, p50: NaN, p95: NaN, p99: NaN, coldStarts: 0, gpuSeconds: 0, cost: 0, maxReplicas: 0 };
     if (o.record) r.series = { arrivals: [], replicas: [], share: [] };
-    return { sim, policy, state: policy.initialState(sim.spec), queue: [], qHead: 0, replicas: [], lat: [], hist: new Array(LATENCY_BUCKETS_MS.length).fill(0), arrivals: 0, completions: 0, rejected: 0, inSys: 0, area: 0, areaAt: 0, r };
+    return { sim, policy, state: undefined, desired: 0, queue: [], qHead: 0, replicas: [], lat: [], hist: new Array(LATENCY_BUCKETS_MS.length).fill(0), arrivals: 0, completions: 0, rejected: 0, inSys: 0, area: 0, areaAt: 0, r };
   });
 
   /** Moves the requests-in-system integral to `t`, then applies a change of `d` requests. */
@@ -196,15 +214,36 @@ export function simulate(fns: SimFunction[], o: SimOptions): SimResult {
       inFlight: live.reduce((a, r) => a + r.batch.length, 0),
       meanConcurrency: (touch(f, now, 0), f.area / tickS),
       latencyMs: latencyPercentiles(f.hist),
+      latencyBuckets: f.hist.slice(),
       replicas: live.map((r) => ({ id: r.id, gpu: r.gpu, smShare: r.smShare, quota: r.quota, batchSize: r.batchSize, ready: r.readyAt <= now, throughputRps: r.done / tickS })),
       cluster,
     };
     cluster.canAddGpu = cluster.gpus.length < gpuLimit;
     const t0 = performance.now();
-    const out = f.policy.decide(spec, f.state, obs, Math.round(now * 1000));
+    const out = decideLive({
+      policy: f.policy,
+      spec,
+      state: f.state,
+      obs,
+      now: Math.round(now * 1000),
+      capability: cap,
+      zeroAfterMs: spec.minScale === 0 ? spec.idleToZeroMs : undefined,
+      activeNow: false,
+      hasProfile: true,
+      desired: f.desired,
+      sloGuardS,
+      sloGuardHoldS,
+    });
     decideMs += performance.now() - t0;
-    f.state = out.nextState;
-    const d = out.decision;
+    f.state = out.next;
+    if (out.decision) actuate(f, out.decision, now, warm);
+    endInterval(f);
+  };
+
+  /** The actuator: the decision's quotas, removals and additions (placed as the policy planned). */
+  const actuate = (f: Fn, d: Decision, now: number, warm: boolean) => {
+    const spec = f.sim.spec;
+    const live = f.replicas.filter((r) => !r.removed);
     const byId = new Map(live.map((r) => [r.id, r]));
     const ids = d.add.map(() => `${spec.name}-${nextRep++}`);
     const gpuIds = new Map<string, string>();
@@ -231,6 +270,18 @@ export function simulate(fns: SimFunction[], o: SimOptions): SimResult {
       if (!warm) f.r.coldStarts++;
       heap.push({ t: rep.readyAt, fn: f, rep, ready: true });
     });
+    f.desired = f.replicas.filter((r) => !r.removed).length;
+  };
+
+  /**
+   * The gateway's wake: a request for a function at zero sets desired 1 and the provider starts a
+   * replica with the defaults (a whole device, quota 1, until the autoscaler places it), cold.
+   */
+  const wake = (f: Fn, now: number) =>
+    actuate(f, { replicas: 1, quotas: [], add: [{ gpu: 'new:wake', smShare: 1, quota: 1, batchSize: 1 }], remove: [], weights: {}, reason: 'wake' }, now, false);
+
+  /** Counters of the interval just decided on start again. */
+  const endInterval = (f: Fn) => {
     f.arrivals = f.completions = f.rejected = 0;
     f.area = 0;
     f.hist.fill(0);
@@ -274,6 +325,7 @@ export function simulate(fns: SimFunction[], o: SimOptions): SimResult {
       touch(f, t, 1);
       f.arrivals++;
       f.r.requests++;
+      if (f.desired === 0 && !f.replicas.some((r) => !r.removed)) wake(f, t);
       for (const rep of f.replicas) {
         if (!rep.busy && !rep.removed && rep.readyAt <= t) {
           start(f, rep, t);

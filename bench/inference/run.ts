@@ -40,6 +40,12 @@ export interface Scenario {
   enforced?: EnforcedDims;
 }
 
+/** The live SLO guard's settings (MLFAAS_SLO_GUARD_S and its hold), as the platform runs them unless set. */
+const SLO_GUARD = {
+  ...(process.env.BENCH_SLO_GUARD_S ? { sloGuardS: Number(process.env.BENCH_SLO_GUARD_S) } : {}),
+  ...(process.env.BENCH_SLO_GUARD_HOLD_S ? { sloGuardHoldS: Number(process.env.BENCH_SLO_GUARD_HOLD_S) } : {}),
+};
+
 /** Runs every policy on one scenario (same seed, hence the same arrivals, for all). */
 export function runScenario(sc: Scenario, dataDir: string, record = false): Run[] {
   const { fns, capability } = buildFunctions(sc.trace, { dataDir, models: sc.models, sloMult: sc.sloMult, enforced: sc.enforced });
@@ -48,6 +54,6 @@ export function runScenario(sc: Scenario, dataDir: string, record = false): Run[
     workload: sc.workload,
     sloMult: sc.sloMult,
     label: p.label,
-    r: simulate(fns, { policy: p.policy, params: { ...p.params, ...sc.params?.[p.label] }, capability, coldStartS: sc.coldStartS, record }),
+    r: simulate(fns, { policy: p.policy, params: { ...p.params, ...sc.params?.[p.label] }, capability, coldStartS: sc.coldStartS, record, ...SLO_GUARD }),
   }));
 }

@@ -3,7 +3,7 @@ import { decideLive, DecideInput } from '../../../autoscaler/live/decider';
 import { PlacedReplica } from '../../../autoscaler/live/observation';
 import { hybrid } from '../../../autoscaler/inference/hybrid';
 import { ProfileCapability } from '../../../autoscaler/inference/capability';
-import type { Decision } from '../../../autoscaler/inference/types';
+import { Decision, LATENCY_BUCKETS_MS } from '../../../autoscaler/inference/types';
 import type { FunctionProvider } from '../../../gateway/providers/function-provider';
 import type { ScalingEvent, ScalingEvents } from '../../../gateway/registry/scaling-events';
 import { manualHoldMs } from '../../../gateway/registry/manual-scale';
@@ -60,6 +60,7 @@ describe('decider', () => {
     hasProfile: true,
     desired: 1,
     sloGuardS: 5,
+    sloGuardHoldS: 60,
     ...over,
   });
 
@@ -128,6 +129,42 @@ describe('decider', () => {
     expect(held.skipped).toMatch(/being started are not listed yet/);
     const listed = decideLive(base({ spec, state: held.next, now: 6000, zeroAfterMs: 3000, obs: observe(0, [replica('n', 'g0', 1, 1, { ready: false })]), desired: 1 }));
     expect(listed.decision!.replicas).toBeGreaterThanOrEqual(1);
+  });
+
+  it("the SLO guard acts for policies that take it (ours), not for a baseline; what it gave is held, then released", () => {
+    // a function sized right by the model that misses its SLO on every request (the model is off)
+    const reps = [replica('a', 'g0', 1, 1)];
+    const missing = observe(2, reps, { latencyBuckets: LATENCY_BUCKETS_MS.map((b) => (b === 200 ? 2 : 0)), latencyMs: { p50: 150, p95: 190, p99: 199 } });
+    const run = (policy: DecideInput['policy']) => {
+      let state: DecideInput['state'];
+      const outs = [];
+      for (let t = 1; t <= 5; t++) {
+        const out = decideLive(base({ policy, obs: missing, now: t * 1000, state, spec: aFunction().slo(50).maxScale(3).build() }));
+        state = out.next;
+        outs.push(out);
+      }
+      return { outs, state: state! };
+    };
+    // a policy whose model says the replica it has is enough
+    const holding = (sloGuard?: boolean): DecideInput['policy'] => ({
+      name: 'holding',
+      sloGuard,
+      initialState: () => ({}),
+      decide: (_s, st, o) => ({ decision: { replicas: o.replicas.length, quotas: [], add: [], remove: [], weights: {}, reason: 'enough' }, nextState: st, reason: 'enough' }),
+    });
+    const ours = run(holding(true));
+    expect(ours.outs[4].decision!.add).toHaveLength(1);
+    expect(ours.outs[4].decision!.reason).toMatch(/^SLO guard: 10 of 10 requests over 50 ms in 5 s/);
+    expect(ours.state.guard.holdUntilMs).toBe(65000);
+    expect(run(holding()).outs.every((o) => !o.decision || !/SLO guard/.test(o.decision.reason))).toBe(true);
+    // within the hold a scale-down (an idle second: the policy wants fewer) is held and says so; after it, it goes through
+    const two = [replica('a', 'g0', 1, 1), replica('b', 'g0', 1, 1)];
+    const removing = { ...hybrid({}, { capability: cap() }), decide: (_s: unknown, st: unknown) => ({ decision: { replicas: 1, quotas: [], add: [], remove: ['b'], weights: {}, reason: 'fewer' }, nextState: st, reason: 'fewer' }) };
+    const held = decideLive(base({ policy: removing, obs: observe(1, two), desired: 2, now: 30000, state: ours.state }));
+    expect(held.decision).toBeUndefined();
+    expect(held.skipped).toMatch(/^hold: the SLO guard's capacity is kept until 1970-01-01T00:01:05.000Z \(fewer\)/);
+    const after = decideLive(base({ policy: removing, obs: observe(1, two), desired: 2, now: 65000, state: ours.state }));
+    expect(after.decision!.remove).toEqual(['b']);
   });
 
   it('manual hold window: annotation (Go duration or seconds) > env > 5 min', () => {
