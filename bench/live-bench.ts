@@ -12,6 +12,8 @@ import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { Agent, request } from 'undici';
 import { simulate } from '../autoscaler/sim/engine';
+import { ScalingEvents } from '../gateway/registry/scaling-events';
+import { DEFAULT_NAMESPACE } from '../gateway/lib/names';
 import { readTrace } from '../autoscaler/sim/traces';
 import { ProfileCapability } from '../autoscaler/inference/capability';
 import { lineChart } from './inference/svg';
@@ -105,6 +107,13 @@ async function runPolicy(policy: string, schedules: Record<string, Record<string
       const m = res.slice(-FUNCTIONS.length).map((r) => `${r.fn} ${summarise(r.outs, FUNCTIONS.find((x) => x.name === r.fn)!.sloMs).violations}/${r.outs.length} viol ${integrateCost(r.samples).coreSeconds.toFixed(0)} core-s`);
       log(`${policy} ${seg.name}: ${m.join('; ')}`);
     }
+    // the autoscaler's decisions with their reasons, oldest first, beside the run's data (not committed)
+    const events = new ScalingEvents(p.redis);
+    for (const f of FUNCTIONS) {
+      const list = (await events.list({ name: f.name, namespace: DEFAULT_NAMESPACE }, 1000)).reverse();
+      writeFileSync(join(dir, `events-${f.name}.txt`), list.map((e) => ScalingEvents.summary(e)).join('\n') + '\n');
+    }
+    log(`${policy}: scaling events in ${dir}/events-*.txt`);
   } finally {
     await agent.close();
     await p.stop();

@@ -68,6 +68,8 @@ export function functionRoutes(provider: FunctionProvider, registry: Registry, e
     if (!s) throw notFound(`No such function: ${ref.name}`);
     const [withCount] = withCounts([s], await registry.invocationCounts());
     const [last] = await events.list(ref, 1);
+    // what the platform enforces on its replicas (and the fallback, where there is one), as /system/info says
+    withCount.annotations = { ...withCount.annotations, 'mlfaas.enforcement': provider.enforcement().summary };
     if (last) withCount.annotations = { ...withCount.annotations, 'mlfaas.autoscaler.last-decision': ScalingEvents.summary(last) };
     res.json(withCount);
   });

@@ -27,6 +27,9 @@ describe('scaling events', () => {
     expect(((await (await p.get('/system/scaling-events?function=scaled.openfaas-fn&limit=1')).json()) as unknown[]).length).toBe(1);
     const fn = (await (await p.get('/system/function/scaled')).json()) as { annotations: Record<string, string> };
     expect(fn.annotations['mlfaas.autoscaler.last-decision']).toBe('2026-11-21T10:00:05Z hybrid: replicas 1→2 — quota at max');
+    // describe also says what is enforced (or that the CPU quota is only the voluntary tokend gate)
+    expect(fn.annotations['mlfaas.enforcement']).toBe(p.gw.provider.enforcement().summary);
+    expect(fn.annotations['mlfaas.enforcement']).toMatch(/cfs|cgroup|tokend|VOLUNTARY/i);
     expect((await p.json('DELETE', '/system/functions', { functionName: 'scaled' })).status).toBe(202);
     expect(await ev.list(ref)).toEqual([]);
   });
