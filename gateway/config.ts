@@ -61,6 +61,10 @@ export interface Config {
     intervalMs: number;
     /** SLO for functions that set no `mlfaas.slo.latency_ms`, ms. */
     defaultSloMs: number;
+    /** The SLO guard's window, s (autoscaler/live/slo-guard.ts). */
+    sloGuardS: number;
+    /** How long the SLO guard's capacity is kept, s; undefined: the guard's own default (GUARD_HOLD_S). */
+    sloGuardHoldS?: number;
   };
   training: {
     /** Registered training policy (`elasticflow`, `edf`, `gandiva`, …). */
@@ -198,6 +202,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       params: jsonObject(env, 'MLFAAS_AUTOSCALER_PARAMS'),
       intervalMs: int(env, 'MLFAAS_AUTOSCALER_INTERVAL_MS', 1000, 50),
       defaultSloMs: int(env, 'MLFAAS_DEFAULT_SLO_MS', 1000, 1),
+      sloGuardS: int(env, 'MLFAAS_SLO_GUARD_S', 5, 1),
+      ...(env.MLFAAS_SLO_GUARD_HOLD_S ? { sloGuardHoldS: seconds(env, 'MLFAAS_SLO_GUARD_HOLD_S', 0, 3600) } : {}),
     },
     training: {
       policy: env.MLFAAS_TRAINING_POLICY || 'elasticflow',

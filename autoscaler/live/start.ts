@@ -20,9 +20,8 @@ export async function startAutoscaler(cfg: Config, redis: Redis, provider: Funct
     intervalMs: cfg.autoscaler.intervalMs,
     defaultSloMs: cfg.autoscaler.defaultSloMs,
     devices: localDevices(),
-    // seconds over the SLO before the SLO guard acts (slo-guard.ts); read here, not in config.ts
-    sloGuardS: Math.max(1, Number(process.env.MLFAAS_SLO_GUARD_S) || 5),
-    ...(process.env.MLFAAS_SLO_GUARD_HOLD_S ? { sloGuardHoldS: Math.max(0, Number(process.env.MLFAAS_SLO_GUARD_HOLD_S) || 0) } : {}),
+    sloGuardS: cfg.autoscaler.sloGuardS,
+    sloGuardHoldS: cfg.autoscaler.sloGuardHoldS,
   });
   await a.start();
   return a;

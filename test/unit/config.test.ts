@@ -8,6 +8,10 @@ describe('loadConfig', () => {
     // secure by default: auth on, the password generated at first start (auth-credentials)
     expect(c.auth).toEqual({ enabled: true, user: 'admin', password: '' });
     expect(c.isolation).toBe('auto');
+    // the SLO guard: a 5 s window; its hold is the guard's own default unless set
+    expect(c.autoscaler.sloGuardS).toBe(5);
+    expect(c.autoscaler.sloGuardHoldS).toBeUndefined();
+    expect(loadConfig({ MLFAAS_SLO_GUARD_HOLD_S: '0' }).autoscaler.sloGuardHoldS).toBe(0);
   });
   test.each([
     { env: { MLFAAS_PORT: 'eighty' }, msg: /MLFAAS_PORT="eighty" must be an integer/ },
@@ -15,6 +19,8 @@ describe('loadConfig', () => {
     { env: { MLFAAS_AGENT: 'perhaps' }, msg: /MLFAAS_AGENT="perhaps" must be true or false/ },
     { env: { MLFAAS_AUTH_USER: 'a:b' }, msg: /user must be non-empty and hold no ":"/ },
     { env: { MLFAAS_ISOLATION: 'maybe' }, msg: /MLFAAS_ISOLATION="maybe" must be one of auto, off/ },
+    { env: { MLFAAS_SLO_GUARD_S: '0' }, msg: /MLFAAS_SLO_GUARD_S="0" must be an integer ≥ 1/ },
+    { env: { MLFAAS_SLO_GUARD_HOLD_S: 'long' }, msg: /MLFAAS_SLO_GUARD_HOLD_S="long" must be a number of seconds in \[0, 3600\]/ },
   ])('rejects $env', ({ env, msg }) => expect(() => loadConfig(env)).toThrow(msg));
 });
 
