@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { PlacementBook } from '../../autoscaler/live/placements';
 import { Cgroups } from '../../gateway/providers/local/cgroups';
 import { sandboxUnavailable } from '../../gateway/providers/local/sandbox';
+import { CFS_PERIOD_US } from '../../gateway/providers/local/cpu-values';
 import { eventually, testGateway, testRedis, TestPlatform } from '../helpers/platform';
 
 const cg = sandboxUnavailable() ? undefined : Cgroups.detect();
@@ -105,9 +106,9 @@ maybe('kernel-enforced CPU share and quota (cgroup v' + cg?.version + ')', () =>
 
   test('a replica not placed yet has every core of the node at quota 1', async () => {
     const all = cg!.nodeCores;
-    const want = String(all.length * 100_000);
+    const want = String(all.length * CFS_PERIOD_US);
     expect(await eventually(() => f.quota() === want, 5000)).toBe(true);
-    expect(f.period()).toBe('100000');
+    expect(f.period()).toBe(String(CFS_PERIOD_US));
     expect(f.cpus()).toBe(all.length > 1 ? `${all[0]}-${all[all.length - 1]}` : `${all[0]}`);
     // the replica's process really sits in those groups
     const own = readFileSync(`/proc/${pid}/cgroup`, 'utf8');
@@ -120,7 +121,7 @@ maybe('kernel-enforced CPU share and quota (cgroup v' + cg?.version + ')', () =>
     await new PlacementBook(p.gw.redis).write(ref, id, { gpu: `cpu${core}`, smShare: 1, batchSize: 1 });
     let t0 = performance.now();
     await p.gw.provider.setQuota(ref, id, 0.25);
-    const toFile = await msUntil(() => f.quota() === '25000' && f.cpus() === String(core), 3000);
+    const toFile = await msUntil(() => f.quota() === String(0.25 * CFS_PERIOD_US) && f.cpus() === String(core), 3000);
     console.log(`setQuota(0.25) + placement cpu${core} -> cgroup files: ${(toFile + (performance.now() - t0 - toFile)).toFixed(0)} ms after the call began (${toFile.toFixed(0)} ms after it returned)`);
     expect(toFile).toBeLessThan(1500);
 
@@ -134,7 +135,7 @@ maybe('kernel-enforced CPU share and quota (cgroup v' + cg?.version + ')', () =>
     const at = async (q: number) => {
       if (p.gw.agent!.local(ref)[0].quota !== q) {
         await p.gw.provider.setQuota(ref, id, q);
-        expect(await msUntil(() => f.quota() === String(q * 100_000), 3000)).toBeLessThan(3000);
+        expect(await msUntil(() => f.quota() === String(q * CFS_PERIOD_US), 3000)).toBeLessThan(3000);
         await sleep(300);
       }
       return rate(f.usageUs, 2000);
@@ -145,7 +146,7 @@ maybe('kernel-enforced CPU share and quota (cgroup v' + cg?.version + ')', () =>
     t0 = performance.now();
     const u0 = f.usageUs();
     await p.gw.provider.setQuota(ref, id, 1);
-    const fileMs = await msUntil(() => f.quota() === '100000', 3000);
+    const fileMs = await msUntil(() => f.quota() === String(CFS_PERIOD_US), 3000);
     let last = { t: performance.now(), u: f.usageUs() };
     let rateMs = Infinity;
     while (performance.now() - t0 < 3000) {
@@ -189,12 +190,12 @@ maybe('kernel-enforced CPU share and quota (cgroup v' + cg?.version + ')', () =>
     const core = cg!.nodeCores[0];
     const procs = join(cg!.version === 1 ? join(ROOT, 'cpu/mlfaas', id) : join(ROOT, 'mlfaas', id), 'cgroup.procs');
     await p.gw.provider.setQuota(ref, id, 0.5);
-    expect(await eventually(() => f.quota() === '50000', 3000)).toBe(true);
+    expect(await eventually(() => f.quota() === String(0.5 * CFS_PERIOD_US), 3000)).toBe(true);
     for (const x of readFileSync(procs, 'utf8').split('\n').filter(Boolean)) process.kill(Number(x), 'SIGKILL');
     const back = await eventually(async () => p.gw.agent!.local(ref).find((r) => r.state === 'ready' && !!r.pid && r.pid !== pid), 20000, 50);
     expect(back).toBeDefined();
     // the new process: same replica id and group, the placement and quota put back once ready
-    expect(await eventually(() => f.cpus() === String(core) && f.quota() === '50000', 5000)).toBe(true);
+    expect(await eventually(() => f.cpus() === String(core) && f.quota() === String(0.5 * CFS_PERIOD_US), 5000)).toBe(true);
     const cores = await eventually(async () => {
       const res = await fetch(`${p.gw.url}/function/burn`, { method: 'POST', body: 'echo $MLFAAS_CPU_CORES' });
       return res.status === 200 ? (await res.text()).trim() : undefined; // the router may still hold the old endpoint

@@ -7,17 +7,18 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Cgroups } from '../../gateway/providers/local/cgroups';
 import { cgroupCpuEnforcer, enforcementOf, tokendCpuEnforcer } from '../../gateway/providers/local/cpu-enforcer';
-import { cfsQuotaUs, coresOfDevice, cpuFiles, cpuMaxLine, cpusetList, parseCpuList, usageUs } from '../../gateway/providers/local/cpu-values';
+import { CFS_PERIOD_US, cfsQuotaUs, coresOfDevice, cpuFiles, cpuMaxLine, cpusetList, parseCpuList, usageUs } from '../../gateway/providers/local/cpu-values';
 
 describe('cpu values', () => {
   test('CFS quota is quota × cores × period, capped by limits.cpu, at least 1 ms', () => {
-    expect(cfsQuotaUs(1, 1)).toBe(100_000);
-    expect(cfsQuotaUs(0.25, 1)).toBe(25_000);
-    expect(cfsQuotaUs(0.5, 2)).toBe(100_000);
-    expect(cfsQuotaUs(1, 4)).toBe(400_000);
-    expect(cfsQuotaUs(1, 2, 0.5)).toBe(50_000);
-    expect(cfsQuotaUs(0.1, 2, 4)).toBe(20_000);
-    expect(cfsQuotaUs(0.001, 1)).toBe(1000);
+    expect(CFS_PERIOD_US).toBe(20_000); // tokend's window; stalls at most (1 − q) × 20 ms
+    expect(cfsQuotaUs(1, 1)).toBe(20_000);
+    expect(cfsQuotaUs(0.25, 1)).toBe(5_000);
+    expect(cfsQuotaUs(0.5, 2)).toBe(20_000);
+    expect(cfsQuotaUs(1, 4)).toBe(80_000);
+    expect(cfsQuotaUs(1, 2, 0.5)).toBe(10_000);
+    expect(cfsQuotaUs(0.1, 2, 4)).toBe(4_000);
+    expect(cfsQuotaUs(0.001, 1)).toBe(1000); // the kernel's minimum
     expect(cfsQuotaUs(0.5, 1, undefined, 50_000)).toBe(25_000);
     expect(() => cfsQuotaUs(0, 1)).toThrow(/quota/);
     expect(() => cfsQuotaUs(1.5, 1)).toThrow(/quota/);
@@ -25,8 +26,8 @@ describe('cpu values', () => {
   });
 
   test('cpu.max lines', () => {
-    expect(cpuMaxLine(25_000)).toBe('25000 100000');
-    expect(cpuMaxLine(undefined)).toBe('max 100000');
+    expect(cpuMaxLine(5_000)).toBe('5000 20000');
+    expect(cpuMaxLine(undefined)).toBe('max 20000');
   });
 
   test('cpuset lists are formatted and parsed in the kernel syntax', () => {
@@ -94,11 +95,11 @@ describe('cgroup enforcer on a fake cgroup root', () => {
     expect(e.declares).toEqual({ spatial: 'cpuset', temporal: 'cfs' });
     await e.apply({ id: 'r1', pid: 1, cores: [2], quota: 0.25 });
     expect(file('cpuset', 'mlfaas', 'r1', 'cpuset.cpus')).toBe('2');
-    expect(file('cpu', 'mlfaas', 'r1', 'cpu.cfs_quota_us')).toBe('25000');
-    expect(file('cpu', 'mlfaas', 'r1', 'cpu.cfs_period_us')).toBe('100000');
+    expect(file('cpu', 'mlfaas', 'r1', 'cpu.cfs_quota_us')).toBe(String(0.25 * CFS_PERIOD_US));
+    expect(file('cpu', 'mlfaas', 'r1', 'cpu.cfs_period_us')).toBe(String(CFS_PERIOD_US));
     await e.apply({ id: 'r1', pid: 1, cores: [0, 1, 2, 3], quota: 1, limitCores: 1.5 });
     expect(file('cpuset', 'mlfaas', 'r1', 'cpuset.cpus')).toBe('0-3');
-    expect(file('cpu', 'mlfaas', 'r1', 'cpu.cfs_quota_us')).toBe('150000');
+    expect(file('cpu', 'mlfaas', 'r1', 'cpu.cfs_quota_us')).toBe(String(1.5 * CFS_PERIOD_US));
     writeFileSync(join(root, 'cpuacct', 'mlfaas', 'r1', 'cpuacct.usage'), '7000000');
     expect(cg.usageUs('r1')).toBe(7000);
   });
@@ -112,7 +113,7 @@ describe('cgroup enforcer on a fake cgroup root', () => {
     const e = cgroupCpuEnforcer(cg);
     expect(e.declares).toEqual({ spatial: 'none', temporal: 'cfs' });
     await e.apply({ id: 'r2', pid: 1, cores: [0], quota: 0.5 });
-    expect(file('cpu', 'mlfaas', 'r2', 'cpu.cfs_quota_us')).toBe('50000');
+    expect(file('cpu', 'mlfaas', 'r2', 'cpu.cfs_quota_us')).toBe(String(0.5 * CFS_PERIOD_US));
   });
 
   test('v2: +cpuset in subtree_control, cpuset.cpus and cpu.max in the replica group', async () => {
@@ -125,10 +126,10 @@ describe('cgroup enforcer on a fake cgroup root', () => {
     expect(file('mlfaas', 'cgroup.subtree_control')).toBe('+cpu +cpuset +memory');
     expect(cg.create('r3', { cpuCores: 0.5 })).toEqual([join(root, 'mlfaas', 'r3', 'cgroup.procs')]);
     expect(file('mlfaas', 'r3', 'cpuset.cpus')).toBe('0-1');
-    expect(file('mlfaas', 'r3', 'cpu.max')).toBe('50000 100000');
+    expect(file('mlfaas', 'r3', 'cpu.max')).toBe(`${0.5 * CFS_PERIOD_US} ${CFS_PERIOD_US}`);
     await cgroupCpuEnforcer(cg).apply({ id: 'r3', pid: 1, cores: [1], quota: 0.25 });
     expect(file('mlfaas', 'r3', 'cpuset.cpus')).toBe('1');
-    expect(file('mlfaas', 'r3', 'cpu.max')).toBe('25000 100000');
+    expect(file('mlfaas', 'r3', 'cpu.max')).toBe(`${0.25 * CFS_PERIOD_US} ${CFS_PERIOD_US}`);
     writeFileSync(join(root, 'mlfaas', 'r3', 'cpu.stat'), 'usage_usec 4200\nuser_usec 4000\n');
     expect(cg.usageUs('r3')).toBe(4200);
   });
