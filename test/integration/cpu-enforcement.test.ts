@@ -209,7 +209,7 @@ maybe('kernel-enforced CPU share and quota (cgroup v' + cg?.version + ')', () =>
     await p.gw.provider.setQuota(ref, id, 0.5); // any change: the 2 s reconcile would do it too
     const all = cg!.nodeCores;
     expect(await eventually(() => f.cpus() === (all.length > 1 ? `${all[0]}-${all[all.length - 1]}` : `${all[0]}`), 5000)).toBe(true);
-    expect(f.quota()).toBe(String(0.5 * all.length * 100_000));
+    expect(f.quota()).toBe(String(0.5 * all.length * CFS_PERIOD_US));
   });
 
   test('the replica group goes when the function goes', async () => {
