@@ -11,13 +11,13 @@ import { CFS_PERIOD_US, cfsQuotaUs, coresOfDevice, cpuFiles, cpuMaxLine, cpusetL
 
 describe('cpu values', () => {
   test('CFS quota is quota × cores × period, capped by limits.cpu, at least 1 ms', () => {
-    expect(CFS_PERIOD_US).toBe(20_000); // tokend's window; stalls at most (1 − q) × 20 ms
-    expect(cfsQuotaUs(1, 1)).toBe(20_000);
-    expect(cfsQuotaUs(0.25, 1)).toBe(5_000);
-    expect(cfsQuotaUs(0.5, 2)).toBe(20_000);
-    expect(cfsQuotaUs(1, 4)).toBe(80_000);
-    expect(cfsQuotaUs(1, 2, 0.5)).toBe(10_000);
-    expect(cfsQuotaUs(0.1, 2, 4)).toBe(4_000);
+    expect(CFS_PERIOD_US).toBe(100_000); // the kernel's default (cpu-values.ts says why)
+    expect(cfsQuotaUs(1, 1)).toBe(100_000);
+    expect(cfsQuotaUs(0.25, 1)).toBe(25_000);
+    expect(cfsQuotaUs(0.5, 2)).toBe(100_000);
+    expect(cfsQuotaUs(1, 4)).toBe(400_000);
+    expect(cfsQuotaUs(1, 2, 0.5)).toBe(50_000);
+    expect(cfsQuotaUs(0.1, 2, 4)).toBe(20_000);
     expect(cfsQuotaUs(0.001, 1)).toBe(1000); // the kernel's minimum
     expect(cfsQuotaUs(0.5, 1, undefined, 50_000)).toBe(25_000);
     expect(() => cfsQuotaUs(0, 1)).toThrow(/quota/);
@@ -26,8 +26,8 @@ describe('cpu values', () => {
   });
 
   test('cpu.max lines', () => {
-    expect(cpuMaxLine(5_000)).toBe('5000 20000');
-    expect(cpuMaxLine(undefined)).toBe('max 20000');
+    expect(cpuMaxLine(25_000)).toBe('25000 100000');
+    expect(cpuMaxLine(undefined)).toBe('max 100000');
   });
 
   test('cpuset lists are formatted and parsed in the kernel syntax', () => {
