@@ -19,8 +19,8 @@ import { ProfileCapability } from '../autoscaler/inference/capability';
 import { lineChart } from './inference/svg';
 import { table } from './lib/results';
 import { allocationSeries, integrateCost, Sample, scaleToZeroS } from './live/cost';
-import { fmt, Outcome, p99Series, ratio, summarise, VIOLATION_FLOOR, worstRelError } from './live/outcomes';
-import { FUNCTIONS, sampleReplicas, startPlatform, waitProfile } from './live/platform';
+import { fmt, Outcome, p99Series, ratio, summarise, violationSeconds, VIOLATION_FLOOR, worstRelError } from './live/outcomes';
+import { FUNCTIONS, sampleReplicas, startPlatform, waitProfile, ZERO_S } from './live/platform';
 import { countsPerSecond, poissonSchedule, segmentRates } from './live/schedule';
 
 const SECONDS = Number(process.env.BENCH_LIVE_SECONDS ?? 180);
@@ -106,6 +106,11 @@ async function runPolicy(policy: string, schedules: Record<string, Record<string
       });
       const m = res.slice(-FUNCTIONS.length).map((r) => `${r.fn} ${summarise(r.outs, FUNCTIONS.find((x) => x.name === r.fn)!.sloMs).violations}/${r.outs.length} viol ${integrateCost(r.samples).coreSeconds.toFixed(0)} core-s`);
       log(`${policy} ${seg.name}: ${m.join('; ')}`);
+      // where each function's replicas ran and when it missed its SLO (for reading a result, not in the table)
+      for (const r of res.slice(-FUNCTIONS.length)) {
+        const devices = [...new Set(r.samples.flatMap((x) => x.replicas.map((y) => `${y.device ?? 'unplaced'}@${y.quota}`)))].join(' ');
+        log(`  ${r.fn}: allotments ${devices || '—'}; violations by second ${violationSeconds(r.outs, FUNCTIONS.find((x) => x.name === r.fn)!.sloMs) || '—'}`);
+      }
     }
     // the autoscaler's decisions with their reasons, oldest first, beside the run's data (not committed)
     const events = new ScalingEvents(p.redis);
@@ -140,7 +145,8 @@ async function main() {
   for (const pol of POLICIES)
     for (const seg of SEGMENTS) {
       const fns = FUNCTIONS.filter((f) => profiles[f.name]).map((f) => ({
-        spec: { name: f.name, minScale: f.minScale, maxScale: f.maxScale, sloLatencyMs: f.sloMs, sloPercentile: f.percentile, maxBatchSize: f.maxBatch },
+        // the live scale to zero too (the simulator wraps the same decider, and wakes on a request)
+        spec: { name: f.name, minScale: f.minScale, maxScale: f.maxScale, sloLatencyMs: f.sloMs, sloPercentile: f.percentile, maxBatchSize: f.maxBatch, ...(f.minScale === 0 ? { idleToZeroMs: ZERO_S * 1000 } : {}) },
         model: f.name,
         counts: countsPerSecond(schedules[seg.name][f.name], SECONDS),
         intervalS: 1,

@@ -3,6 +3,8 @@ export interface ReplicaSample {
   id: string;
   cores: number;
   quota: number;
+  /** The device the autoscaler placed it on (`cpuN`); absent: not placed (every core). */
+  device?: string;
 }
 
 /** The provider's replicas of one function at one instant (ms). */

@@ -70,3 +70,11 @@ export function worstRelError(pairs: ReadonlyArray<{ predicted: number; measured
   for (const p of pairs) if (p.measured > 0) w = Math.max(w, Math.abs(p.predicted - p.measured) / p.measured);
   return w;
 }
+
+/** Seconds of the segment with violations, as `second:count`, in time order (a log line's worth). Pure. */
+export function violationSeconds(outs: readonly Outcome[], sloMs: number, max = 24): string {
+  const per = new Map<number, number>();
+  for (const o of outs) if (isViolation(o, sloMs)) per.set(Math.floor(o.at / 1000), (per.get(Math.floor(o.at / 1000)) ?? 0) + 1);
+  const all = [...per].sort((a, b) => a[0] - b[0]).map(([s, n]) => `${s}:${n}`);
+  return all.length > max ? `${all.slice(0, max).join(' ')} …(+${all.length - max})` : all.join(' ');
+}

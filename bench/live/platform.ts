@@ -38,6 +38,9 @@ export function writeStack(dir: string, zeroS: number): string {
   return p;
 }
 
+/** The heavy function's com.openfaas.scale.zero-duration, s. */
+export const ZERO_S = 20;
+
 export interface Platform {
   url: string;
   redis: Redis;
@@ -48,7 +51,7 @@ export interface Platform {
 export async function startPlatform(dir: string, policy: string, env: Record<string, string>, log: (l: string) => void): Promise<Platform> {
   mkdirSync(dir, { recursive: true });
   const embedded = await startEmbeddedRedis({ dir: join(dir, 'r') });
-  const stack = writeStack(dir, Number(env.BENCH_ZERO_S ?? 20));
+  const stack = writeStack(dir, Number(env.BENCH_ZERO_S ?? ZERO_S));
   const child: ChildProcess = spawn(process.execPath, [join(ROOT, 'bin', 'mlfaas'), 'up', '-f', stack, '--port', '0', '--redis-url', embedded.url], {
     cwd: dir,
     env: { ...process.env, MLFAAS_BASIC_AUTH: 'false', MLFAAS_DATA_DIR: join(dir, 'data'), MLFAAS_AUTOSCALER_POLICY: policy, MLFAAS_PROFILE_SECONDS: '1', ...env },
@@ -114,7 +117,7 @@ export async function sampleReplicas(redis: Redis, name: string): Promise<Sample
     replicas: Object.keys(reps).map((id) => {
       const s = settings[id] ? (JSON.parse(settings[id]) as { quota?: number }) : {};
       const spot = book[id] ? (JSON.parse(book[id]) as { gpu?: string }) : {};
-      return { id, cores: coresOfDevice(spot.gpu, NODE_CORES).length, quota: s.quota ?? 1 };
+      return { id, cores: coresOfDevice(spot.gpu, NODE_CORES).length, quota: s.quota ?? 1, ...(spot.gpu ? { device: spot.gpu } : {}) };
     }),
   };
 }
