@@ -45,43 +45,72 @@ export class Collector {
   async collect(now: number): Promise<{ items: Collected[]; cluster: ClusterView }> {
     const fns = (await this.provider.list()).filter((f) => f.kind === 'inference');
     const sec = Math.floor(now / 1000) - 1;
-    const items: Collected[] = [];
+    // First every function's replicas with the spots already booked, then spots for new replicas:
+    // a replica nobody planned goes to the least occupied device of the whole node, which needs
+    // every function's replicas (per function, a woken function landed on the core another
+    // function's replica was using while the other core stayed idle: seen in bench:live).
+    const read = [];
     for (const f of fns) {
       const ref = { name: f.name, namespace: f.namespace };
-      const fnId = `${f.name}.${f.namespace}`;
-      const ml = parseMlSpec(f.labels, f.annotations);
+      read.push({ f, ref, fnId: `${f.name}.${f.namespace}`, ml: parseMlSpec(f.labels, f.annotations), ...(await this.booked(ref)) });
+    }
+    const everywhere: PlacedReplica[] = read.flatMap((x) => x.replicas.filter((r): r is PlacedReplica => r !== undefined));
+    const items: Collected[] = [];
+    for (const x of read) {
       const initial: QuotaChange[] = [];
-      const replicas = await this.placed(ref, fnId, initial);
-      const secs = await readSeconds(this.redis, ref, sec, sec + 1);
+      const replicas = await this.placeNew(x.ref, x.fnId, x.eps, x.replicas, everywhere, initial);
+      await this.book.prune(x.ref, new Set(x.eps.map((r) => r.id)));
+      const secs = await readSeconds(this.redis, x.ref, sec, sec + 1);
       const cur = secs.get(sec + 1);
       const activeNow = !!cur && (cur.arrivals > 0 || cur.queue > 0 || cur.inflight > 0);
-      items.push({ f, ref, fnId, ml, replicas, counters: secs.get(sec), activeNow, pin: await readPin(this.redis, ref), initial });
+      items.push({ f: x.f, ref: x.ref, fnId: x.fnId, ml: x.ml, replicas, counters: secs.get(sec), activeNow, pin: await readPin(this.redis, x.ref), initial });
     }
     return { items, cluster: clusterView(this.devices, items.flatMap((x) => x.replicas)) };
   }
 
-  /** Replicas with their spots; a replica without one takes the next planned placement. */
-  private async placed(ref: FunctionRef, fnId: string, initial: QuotaChange[]): Promise<PlacedReplica[]> {
+  /** The function's replicas (draining ones left out), each with its booked spot or undefined. */
+  private async booked(ref: FunctionRef): Promise<{ eps: Array<{ id: string; state: string; quota: number }>; replicas: Array<PlacedReplica | undefined> }> {
     const eps = (await this.provider.endpoints(ref)).filter((r) => r.state !== 'draining');
     const book = await this.book.read(ref);
+    const fnId = `${ref.name}.${ref.namespace}`;
+    const replicas = eps.map((r) => {
+      const spot = book[r.id];
+      return spot ? { id: r.id, fn: fnId, ready: r.state === 'ready', gpu: spot.gpu, smShare: spot.smShare, quota: r.quota, batchSize: spot.batchSize } : undefined;
+    });
+    return { eps, replicas };
+  }
+
+  /** Spots for replicas without one: the next planned placement, else the node's least occupied device. */
+  private async placeNew(
+    ref: FunctionRef,
+    fnId: string,
+    eps: Array<{ id: string; state: string; quota: number }>,
+    booked: Array<PlacedReplica | undefined>,
+    everywhere: PlacedReplica[],
+    initial: QuotaChange[],
+  ): Promise<PlacedReplica[]> {
     const out: PlacedReplica[] = [];
-    for (const r of eps) {
-      let spot = book[r.id];
-      if (!spot) {
-        const next = this.pending.get(fnId)?.shift();
-        const gpu = next && !next.gpu.startsWith('new') ? next.gpu : defaultDevice(this.devices, out);
-        // A replica nobody planned (the deploy's min_scale ones, a wake from zero) is modelled at batch 1:
-        // the lowest-latency configuration, valid whenever any is. At the largest batch a heavy model's
-        // full batch can exceed the SLO (image-classify: 8 at 381 ms against 200 ms), which the SLO
-        // model reads as no capacity at all, and the hybrid added a replica beside every wake (bench:live).
-        // The runtime batches dynamically up to mlfaas.batch.max, so under load it only does better.
-        spot = { gpu, smShare: next?.smShare ?? 1, batchSize: next?.batchSize ?? 1 };
-        await this.book.write(ref, r.id, spot);
-        if (next && next.quota !== r.quota) initial.push({ replicaId: r.id, quota: next.quota });
+    for (let i = 0; i < eps.length; i++) {
+      const r = eps[i];
+      const have = booked[i];
+      if (have) {
+        out.push(have);
+        continue;
       }
-      out.push({ id: r.id, fn: fnId, ready: r.state === 'ready', gpu: spot.gpu, smShare: spot.smShare, quota: r.quota, batchSize: spot.batchSize });
+      const next = this.pending.get(fnId)?.shift();
+      const gpu = next && !next.gpu.startsWith('new') ? next.gpu : defaultDevice(this.devices, everywhere);
+      // A replica nobody planned (the deploy's min_scale ones, a wake from zero) is modelled at batch 1:
+      // the lowest-latency configuration, valid whenever any is. At the largest batch a heavy model's
+      // full batch can exceed the SLO (image-classify: 8 at 381 ms against 200 ms), which the SLO
+      // model reads as no capacity at all, and the hybrid added a replica beside every wake (bench:live).
+      // The runtime batches dynamically up to mlfaas.batch.max, so under load it only does better.
+      const spot = { gpu, smShare: next?.smShare ?? 1, batchSize: next?.batchSize ?? 1 };
+      await this.book.write(ref, r.id, spot);
+      if (next && next.quota !== r.quota) initial.push({ replicaId: r.id, quota: next.quota });
+      const placed = { id: r.id, fn: fnId, ready: r.state === 'ready', gpu: spot.gpu, smShare: spot.smShare, quota: r.quota, batchSize: spot.batchSize };
+      everywhere.push(placed);
+      out.push(placed);
     }
-    await this.book.prune(ref, new Set(eps.map((r) => r.id)));
     return out;
   }
 }
