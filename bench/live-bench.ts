@@ -151,7 +151,7 @@ async function main() {
         counts: countsPerSecond(schedules[seg.name][f.name], SECONDS),
         intervalS: 1,
       }));
-      const cap = new ProfileCapability(Object.fromEntries(fns.map((f) => [f.model, profiles[f.model].points])));
+      const cap = new ProfileCapability(Object.fromEntries(fns.map((f) => [f.model, profiles[f.model].points])), { belowMeasured: 'refuse' }); // as the live loop
       const r = simulate(fns, { policy: pol, capability: cap, coldStartS: 3, gpuLimit: cpus().length, seed: SEED });
       sim[`${pol}/${seg.name}`] = { violations: r.violations, cost: r.gpuSeconds };
     }

@@ -64,7 +64,8 @@ const LOCK = 'mlfaas:autoscaler-lock';
  * scaling event. One leader at a time (Redis lease).
  */
 export class LiveAutoscaler {
-  private readonly profiles = new ProfileCapability({});
+  // never below the measured quotas: the profile's throughput says nothing about the tails there
+  private readonly profiles = new ProfileCapability({}, { belowMeasured: 'refuse' });
   private readonly capability = new CorrectedCapability(this.profiles);
   private readonly policy: InferencePolicy<unknown>;
   private readonly states = new Map<string, LiveState>();

@@ -36,4 +36,15 @@ describe('profile capability', () => {
     const p = new ProfileCapability({ cpu: [0.2, 0.5, 1].map((q) => ({ batch: 1, smShare: 1, quota: q, latencyMs: 10 / q })) });
     expect(p.capability('cpu', 1, 1, 0.35)).toBeCloseTo(35, 6);
   });
+  test("belowMeasured 'refuse' (the live loop's): no capacity under the smallest measured quota, the rest unchanged", () => {
+    const pts = [0.25, 0.5, 1].map((q) => ({ batch: 1, smShare: 1, quota: q, latencyMs: 10 / q }));
+    const live = new ProfileCapability({ cpu: pts }, { belowMeasured: 'refuse' });
+    const sim = new ProfileCapability({ cpu: pts });
+    expect(live.capability('cpu', 1, 1, 0.1)).toBe(0);
+    expect(live.latencyMs('cpu', 1, 1, 0.2)).toBe(Infinity);
+    expect(sim.latencyMs('cpu', 1, 1, 0.1)).toBeCloseTo(100, 6); // the simulator's extrapolation
+    expect(live.latencyMs('cpu', 1, 1, 0.25)).toBeCloseTo(40, 6);
+    expect(live.capability('cpu', 1, 1, 0.35)).toBeCloseTo(sim.capability('cpu', 1, 1, 0.35), 9);
+    expect(live.capability('cpu', 2, 1, 1)).toBeCloseTo(sim.capability('cpu', 2, 1, 1), 9); // above the largest batch: still answered
+  });
 });
