@@ -141,6 +141,10 @@ async function main() {
   for (const pol of POLICIES) all.push(...(await runPolicy(pol, schedules, profiles)));
 
   // ---- simulator check: same arrivals, this machine's measured profiles, CPU devices = cores
+  // (its inputs are kept, so the check can be re-run and studied without the live runs)
+  const simInput = `/tmp/bench-live-${process.pid}-sim-input.json`;
+  writeFileSync(simInput, JSON.stringify({ seconds: SECONDS, seed: SEED, profiles, counts: Object.fromEntries(SEGMENTS.map((seg) => [seg.name, Object.fromEntries(FUNCTIONS.map((f) => [f.name, countsPerSecond(schedules[seg.name][f.name], SECONDS)]))])) }));
+  log(`simulator inputs in ${simInput}`);
   const sim: Record<string, { violations: number; cost: number }> = {};
   for (const pol of POLICIES)
     for (const seg of SEGMENTS) {
