@@ -11,17 +11,16 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { Agent, request } from 'undici';
-import { simulate } from '../autoscaler/sim/engine';
 import { ScalingEvents } from '../gateway/registry/scaling-events';
 import { DEFAULT_NAMESPACE } from '../gateway/lib/names';
 import { readTrace } from '../autoscaler/sim/traces';
-import { ProfileCapability } from '../autoscaler/inference/capability';
 import { lineChart } from './inference/svg';
 import { table } from './lib/results';
 import { allocationSeries, integrateCost, Sample, scaleToZeroS } from './live/cost';
 import { fmt, Outcome, p99Series, ratio, summarise, violationSeconds, VIOLATION_FLOOR, worstRelError } from './live/outcomes';
-import { FUNCTIONS, sampleReplicas, startPlatform, waitProfile, ZERO_S } from './live/platform';
+import { FUNCTIONS, sampleReplicas, startPlatform, waitProfile } from './live/platform';
 import { countsPerSecond, poissonSchedule, segmentRates } from './live/schedule';
+import { simulateSegment } from './live/sim-check';
 
 const SECONDS = Number(process.env.BENCH_LIVE_SECONDS ?? 180);
 const POLICIES = (process.env.BENCH_LIVE_POLICIES ?? 'hybrid,kpa,static-share,openfaas-rps').split(',');
@@ -148,15 +147,8 @@ async function main() {
   const sim: Record<string, { violations: number; cost: number }> = {};
   for (const pol of POLICIES)
     for (const seg of SEGMENTS) {
-      const fns = FUNCTIONS.filter((f) => profiles[f.name]).map((f) => ({
-        // the live scale to zero too (the simulator wraps the same decider, and wakes on a request)
-        spec: { name: f.name, minScale: f.minScale, maxScale: f.maxScale, sloLatencyMs: f.sloMs, sloPercentile: f.percentile, maxBatchSize: f.maxBatch, ...(f.minScale === 0 ? { idleToZeroMs: ZERO_S * 1000 } : {}) },
-        model: f.name,
-        counts: countsPerSecond(schedules[seg.name][f.name], SECONDS),
-        intervalS: 1,
-      }));
-      const cap = new ProfileCapability(Object.fromEntries(fns.map((f) => [f.model, profiles[f.model].points])), { belowMeasured: 'refuse' }); // as the live loop
-      const r = simulate(fns, { policy: pol, capability: cap, coldStartS: 3, gpuLimit: cpus().length, seed: SEED });
+      const counts = Object.fromEntries(FUNCTIONS.map((f) => [f.name, countsPerSecond(schedules[seg.name][f.name], SECONDS)]));
+      const r = simulateSegment(pol, profiles, counts, SEED);
       sim[`${pol}/${seg.name}`] = { violations: r.violations, cost: r.gpuSeconds };
     }
 
@@ -213,7 +205,7 @@ async function main() {
     `Real platform (\`mlfaas up\`), ${cpus().length} cores, load average before ${load0.map((l) => l.toFixed(2)).join(' ')}, after ${loadavg().map((l) => l.toFixed(2)).join(' ')} (a shared, busy machine). Segments: first ${SECONDS} s of Dilu bursty and periodic, Poisson arrivals (seed ${SEED}), peaks digits ${PEAK['digits-classify']} req/s, image ${PEAK['image-classify']} req/s; same arrivals for every policy. Runtime ${runtimeS.toFixed(0)} s.`,
     'Violation = over the SLO, or failed / 429 / 5xx (dropped also counted alone). Cost = Σ replicas cores × quota × time alive (sampled every 250 ms from Redis, starting replicas included). Starts = replicas first seen after the segment began. Zero = s from the end of the load to no replica (bounded wait).',
     table(['policy', 'segment', 'function', 'requests', 'violations', 'viol %', 'dropped', 'p50 ms', 'p99 ms', 'core-s', 'starts', 'max replicas', 'to zero s'], rows),
-    '## Simulator check (both segments, both functions)\n\nThe simulator (`autoscaler/sim/engine.ts`) given the measured profiles, the same per-second arrivals, devices = cores, 3 s cold start.\n\n' +
+    '## Simulator check (both segments, both functions)\n\nThe simulator (`autoscaler/sim/engine.ts`, configured in `bench/live/sim-check.ts`) given the measured profiles, the same per-second arrivals, devices = cores, 3 s cold start, quotas served as CFS bandwidth (100 ms period), the live online correction.\n\n' +
       table(['policy', 'violations measured', 'violations predicted', 'core-s measured', 'core-s predicted', 'cost rel. error'], simRows),
     `Ratios are baseline ÷ hybrid; violation counts are floored at ${VIOLATION_FLOOR} (so 0 vs 0 = 1.00); n/a = a policy not run.`,
     'Plot: `bench/results/live.svg`.',

@@ -7,7 +7,7 @@
  */
 
 /** Upper bounds (ms) of the gateway's per-second latency histogram buckets, in order. */
-export const LATENCY_BUCKETS_MS: readonly number[] = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, Infinity];
+export const LATENCY_BUCKETS_MS: readonly number[] = [1, 2, 5, 10, 15, 20, 25, 30, 40, 50, 75, 100, 150, 200, 300, 500, 1000, 2000, 5000, 10000, Infinity];
 
 /** What a policy needs to know about a function (a subset of the deployed function's spec). */
 export interface FunctionSpec {

@@ -1,4 +1,3 @@
-import type { ProfileCapability } from '../inference/capability';
 import type { Capability } from '../inference/types';
 import { LogFactor, quantise } from './correction';
 
@@ -10,13 +9,13 @@ import { LogFactor, quantise } from './correction';
 export class CorrectedCapability implements Capability {
   private readonly factors = new Map<string, { k: number; base: object | undefined; token: object }>();
 
-  constructor(readonly base: ProfileCapability) {}
+  constructor(readonly base: Capability) {}
 
   /** Sets fn's correction (ln k). */
   setFactor(fn: string, logK: LogFactor): void {
     const k = quantise(logK);
     const cur = this.factors.get(fn);
-    const base = this.base.profileKey(fn);
+    const base = this.base.profileKey?.(fn);
     if (!cur || cur.k !== k || cur.base !== base) this.factors.set(fn, { k, base, token: {} });
   }
 
@@ -41,7 +40,7 @@ export class CorrectedCapability implements Capability {
   }
 
   profileKey(fn: string): object | undefined {
-    const base = this.base.profileKey(fn);
+    const base = this.base.profileKey?.(fn);
     const f = this.factors.get(fn);
     if (!f || f.k === 1) return base;
     if (f.base !== base) this.setFactor(fn, Math.log(f.k));

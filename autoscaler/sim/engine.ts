@@ -7,6 +7,9 @@
  */
 import { applyDecision } from '../inference/cluster';
 import { decideLive, LiveState } from '../live/decider';
+import { CorrectedCapability } from '../live/corrected-capability';
+import { correctionStep, LogFactor } from '../live/correction';
+import { CfsBudget, cfsFinish } from './cfs';
 import { GUARD_HOLD_S } from '../live/slo-guard';
 import { bucketIndex, latencyPercentiles } from '../inference/histogram';
 import '../inference/index';
@@ -22,6 +25,11 @@ export interface SimFunction {
   model: string;
   counts: number[];
   intervalS: number;
+  /**
+   * A function at zero (min 0) has one replica up at t = 0, as the gateway's wake leaves it (whole
+   * device, quota 1) before the policy's first decision: a live run that called it before its trace.
+   */
+  warmAtStart?: boolean;
 }
 
 export interface SimOptions {
@@ -46,6 +54,19 @@ export interface SimOptions {
   sloGuardS?: number;
   /** How long the SLO guard's capacity is kept, s (live default GUARD_HOLD_S). */
   sloGuardHoldS?: number;
+  /**
+   * Quotas are CFS bandwidth with this period, ms (a CPU node's cgroup; cfs.ts): a batch runs at
+   * the profile's full-speed (quota 1) latency while the replica's budget per period lasts, the
+   * budget being the profile's measured throughput ratio cap(q) ÷ cap(1). Undefined: a batch takes
+   * the profile's latency at its quota (a GPU limiter as RaPP measured it).
+   */
+  cfsPeriodMs?: number;
+  /**
+   * The live loop's online correction (correction.ts): the policy sees the profile × a
+   * per-function factor learnt each tick from the simulated latencies and throughputs, as live;
+   * the ground truth stays the profile. Off by default.
+   */
+  correction?: boolean;
 }
 
 export interface FunctionResult {
@@ -93,6 +114,7 @@ interface Replica {
   batch: number[];
   accruedTo: number;
   done: number;
+  cfs: CfsBudget;
 }
 
 interface Fn {
@@ -115,6 +137,8 @@ interface Fn {
   area: number;
   areaAt: number;
   r: FunctionResult;
+  /** ln of the online correction factor (SimOptions.correction). */
+  logK: LogFactor;
 }
 
 type Ev = { t: number; fn: Fn; rep: Replica; ready: boolean };
@@ -132,6 +156,9 @@ export function simulate(fns: SimFunction[], o: SimOptions): SimResult {
   const gpuLimit = o.gpuLimit ?? Infinity;
   const rand = mulberry32(o.seed ?? 42);
   const cap = o.capability;
+  /** What the policies are told: the profile, or the profile corrected online as live. */
+  const told: Capability & { setFactor?(fn: string, k: LogFactor): void } = o.correction ? new CorrectedCapability(cap) : cap;
+  const periodS = o.cfsPeriodMs !== undefined ? o.cfsPeriodMs / 1000 : undefined;
   const heap = new Heap<Ev>((a, b) => a.t < b.t); // earliest event first
   const cluster: ClusterView = { gpus: [], canAddGpu: true };
   const where = new Map<string, string>();
@@ -142,10 +169,10 @@ export function simulate(fns: SimFunction[], o: SimOptions): SimResult {
   const ticks = Math.ceil(durationS / tickS);
 
   const S: Fn[] = fns.map((sim) => {
-    const policy = createPolicy(o.policy, o.params ?? {}, { capability: cap, coldStartS: cold });
+    const policy = createPolicy(o.policy, o.params ?? {}, { capability: told, coldStartS: cold });
     const r: FunctionResult = { name: sim.spec.name, requests: 0, violations: 0, dropped: 0, p50: NaN, p95: NaN, p99: NaN, coldStarts: 0, gpuSeconds: 0, cost: 0, maxReplicas: 0 };
     if (o.record) r.series = { arrivals: [], replicas: [], share: [] };
-    return { sim, policy, state: undefined, desired: 0, queue: [], qHead: 0, replicas: [], lat: [], hist: new Array(LATENCY_BUCKETS_MS.length).fill(0), arrivals: 0, completions: 0, rejected: 0, inSys: 0, area: 0, areaAt: 0, r };
+    return { sim, policy, state: undefined, desired: 0, queue: [], qHead: 0, replicas: [], lat: [], hist: new Array(LATENCY_BUCKETS_MS.length).fill(0), arrivals: 0, completions: 0, rejected: 0, inSys: 0, area: 0, areaAt: 0, r, logK: 0 };
   });
 
   /** Moves the requests-in-system integral to `t`, then applies a change of `d` requests. */
@@ -181,7 +208,16 @@ export function simulate(fns: SimFunction[], o: SimOptions): SimResult {
       f.qHead = 0;
     }
     rep.busy = true;
-    heap.push({ t: now + cap.latencyMs(f.sim.model, k, rep.smShare, rep.quota) / 1000, fn: f, rep, ready: false });
+    heap.push({ t: finish(f.sim.model, k, rep, now), fn: f, rep, ready: false });
+  };
+
+  /** When a batch of k started now on rep completes (the ground truth, under CFS where declared). */
+  const finish = (model: string, k: number, rep: Replica, now: number): number => {
+    const at = cap.latencyMs(model, k, rep.smShare, rep.quota) / 1000;
+    if (periodS === undefined || rep.quota >= 1) return now + at;
+    const full = cap.latencyMs(model, k, rep.smShare, 1) / 1000;
+    const ratio = full / at; // measured cap(q) ÷ cap(1)
+    return cfsFinish(now, full, Number.isFinite(ratio) && ratio > 0 ? ratio : rep.quota, periodS, rep.cfs);
   };
 
   const complete = (ev: Ev) => {
@@ -219,6 +255,11 @@ export function simulate(fns: SimFunction[], o: SimOptions): SimResult {
       cluster,
     };
     cluster.canAddGpu = cluster.gpus.length < gpuLimit;
+    if (told.setFactor) {
+      // the collector's correction, as live-autoscaler.ts runs it before the decision
+      f.logK = correctionStep(f.logK, spec.name, obs, cap);
+      told.setFactor(spec.name, f.logK);
+    }
     const t0 = performance.now();
     const out = decideLive({
       policy: f.policy,
@@ -226,7 +267,7 @@ export function simulate(fns: SimFunction[], o: SimOptions): SimResult {
       state: f.state,
       obs,
       now: Math.round(now * 1000),
-      capability: cap,
+      capability: told,
       zeroAfterMs: spec.minScale === 0 ? spec.idleToZeroMs : undefined,
       activeNow: false,
       hasProfile: true,
@@ -264,7 +305,7 @@ export function simulate(fns: SimFunction[], o: SimOptions): SimResult {
     }
     d.add.forEach((p, k) => {
       const gpu = p.gpu.startsWith('new:') ? gpuIds.get(p.gpu)! : p.gpu;
-      const rep: Replica = { id: ids[k], gpu, smShare: p.smShare, quota: p.quota, batchSize: Math.max(1, p.batchSize), readyAt: warm ? now : now + cold, busy: false, removed: false, batch: [], accruedTo: now, done: 0 };
+      const rep: Replica = { id: ids[k], gpu, smShare: p.smShare, quota: p.quota, batchSize: Math.max(1, p.batchSize), readyAt: warm ? now : now + cold, busy: false, removed: false, batch: [], accruedTo: now, done: 0, cfs: { period: -1, used: 0 } };
       where.set(rep.id, gpu);
       f.replicas.push(rep);
       if (!warm) f.r.coldStarts++;
@@ -277,8 +318,9 @@ export function simulate(fns: SimFunction[], o: SimOptions): SimResult {
    * The gateway's wake: a request for a function at zero sets desired 1 and the provider starts a
    * replica with the defaults (a whole device, quota 1, until the autoscaler places it), cold.
    */
-  const wake = (f: Fn, now: number) =>
-    actuate(f, { replicas: 1, quotas: [], add: [{ gpu: 'new:wake', smShare: 1, quota: 1, batchSize: 1 }], remove: [], weights: {}, reason: 'wake' }, now, false);
+  const wakeWith = (f: Fn, now: number, warm: boolean) =>
+    actuate(f, { replicas: 1, quotas: [], add: [{ gpu: 'new:wake', smShare: 1, quota: 1, batchSize: 1 }], remove: [], weights: {}, reason: 'wake' }, now, warm);
+  const wake = (f: Fn, now: number) => wakeWith(f, now, false);
 
   /** Counters of the interval just decided on start again. */
   const endInterval = (f: Fn) => {
@@ -295,7 +337,10 @@ export function simulate(fns: SimFunction[], o: SimOptions): SimResult {
   };
 
   // Deployment before the trace starts: the policy's first decision, ready at t = 0.
-  for (const f of S) act(f, 0, true);
+  for (const f of S) {
+    if (f.sim.warmAtStart && f.sim.spec.minScale === 0) wakeWith(f, 0, true);
+    act(f, 0, true);
+  }
 
   const pending: Array<[number, Fn]> = [];
   for (let k = 0; k < ticks; k++) {

@@ -4,23 +4,13 @@
  * `npx tsx bench/live/sim-replay.ts /tmp/bench-live-<pid>-sim-input.json [policy]`.
  */
 import { readFileSync } from 'node:fs';
-import { cpus } from 'node:os';
-import { simulate } from '../../autoscaler/sim/engine';
-import { ProfileCapability } from '../../autoscaler/inference/capability';
-import { FUNCTIONS, ZERO_S } from './platform';
+import { simulateSegment } from './sim-check';
 
 const [file, policy = 'hybrid'] = process.argv.slice(2);
 if (!file) throw new Error('usage: sim-replay.ts <sim-input.json> [policy]');
 const input = JSON.parse(readFileSync(file, 'utf8')) as { seconds: number; seed: number; profiles: Record<string, { points: never[] }>; counts: Record<string, Record<string, number[]>> };
 for (const [seg, counts] of Object.entries(input.counts)) {
-  const fns = FUNCTIONS.filter((f) => input.profiles[f.name]).map((f) => ({
-    spec: { name: f.name, minScale: f.minScale, maxScale: f.maxScale, sloLatencyMs: f.sloMs, sloPercentile: f.percentile, maxBatchSize: f.maxBatch, ...(f.minScale === 0 ? { idleToZeroMs: ZERO_S * 1000 } : {}) },
-    model: f.name,
-    counts: counts[f.name],
-    intervalS: 1,
-  }));
-  const cap = new ProfileCapability(Object.fromEntries(fns.map((f) => [f.model, input.profiles[f.model].points])), { belowMeasured: 'refuse' });
-  const r = simulate(fns, { policy, capability: cap, coldStartS: 3, gpuLimit: cpus().length, seed: input.seed, record: true });
+  const r = simulateSegment(policy, input.profiles, counts, input.seed, true);
   for (const f of r.functions) {
     const share = f.series!.share;
     const runs: string[] = [];

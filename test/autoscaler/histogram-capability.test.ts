@@ -2,19 +2,22 @@ import { ProfileCapability } from '../../autoscaler/inference/capability';
 import { bucketIndex, percentileFromHistogram } from '../../autoscaler/inference/histogram';
 import { LATENCY_BUCKETS_MS } from '../../autoscaler/inference/types';
 import { cap } from './fixtures';
+import { LATENCY_BUCKETS_MS as GATEWAY_BUCKETS } from '../../gateway/metrics/second-window';
 
 describe('latency histogram', () => {
-  test('buckets are the gateway\'s', () => expect(LATENCY_BUCKETS_MS).toEqual([1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, Infinity]));
+  test('buckets are the gateway\'s', () => expect(LATENCY_BUCKETS_MS).toEqual(GATEWAY_BUCKETS));
   test.each([
     { ms: 0.5, i: 0 },
-    { ms: 20, i: 4 },
-    { ms: 21, i: 5 },
-    { ms: 1e6, i: 13 },
+    { ms: 20, i: 5 },
+    { ms: 21, i: 6 },
+    { ms: 50, i: 9 },
+    { ms: 200, i: 13 },
+    { ms: 1e6, i: 20 },
   ])('bucketIndex($ms) = $i', ({ ms, i }) => expect(bucketIndex(ms)).toBe(i));
   test.each([
-    { name: 'p50 inside the 20-50 bucket', counts: [0, 0, 0, 0, 0, 10], p: 50, want: 35 },
-    { name: 'p99 across buckets', counts: [0, 0, 0, 0, 0, 90, 10], p: 99, want: 50 + 50 * (9 / 10) },
-    { name: 'open bucket answers its lower bound', counts: [...new Array(13).fill(0), 5], p: 99, want: 10000 },
+    { name: 'p50 inside the 20-25 bucket', counts: [0, 0, 0, 0, 0, 0, 10], p: 50, want: 22.5 },
+    { name: 'p99 across buckets', counts: [...new Array(9).fill(0), 90, 10], p: 99, want: 50 + 25 * (9 / 10) },
+    { name: 'open bucket answers its lower bound', counts: [...new Array(20).fill(0), 5], p: 99, want: 10000 },
   ])('$name', ({ counts, p, want }) => expect(percentileFromHistogram(counts, p)).toBeCloseTo(want, 9));
   test('empty is NaN', () => expect(percentileFromHistogram([0, 0], 50)).toBeNaN());
 });

@@ -75,7 +75,7 @@ describe('SLO guard (misses beyond chance over its window)', () => {
     expect(poissonTail(300, 300)).toBeGreaterThan(0.45); // normal approximation: about one half at the mean
     expect(poissonTail(300, 360)).toBeLessThan(GUARD_ALPHA);
     expect(countOver(buckets(100, 7), 50)).toBeCloseTo(7, 9);
-    expect(countOver(buckets(100, 7), 150)).toBeCloseTo(3.5, 9); // half of the (100, 200] bucket
+    expect(countOver(buckets(100, 7), 175)).toBeCloseTo(3.5, 9); // half of the (150, 200] bucket
   });
 
   it('a model off by 2.5x (issue 10: every request at 129 ms against 50 ms) raises the lowest quota after 5 s, and says why', () => {
