@@ -132,7 +132,8 @@ export class LiveAutoscaler {
     const spec = { ...policySpec(fnId, ml, this.opts.defaultSloMs), ...(zero !== undefined ? { idleToZeroMs: zero } : {}) };
     const obs = toObservation(it.counters, replicas, cluster, this.opts.intervalMs);
     if (hasProfile && this.opts.correction !== false) {
-      const k = correctionStep(this.factors.get(fnId) ?? 0, fnId, obs, this.profiles);
+      // every enforcement here is a budget per period (CFS, tokend windows): an idle replica runs at full speed
+      const k = correctionStep(this.factors.get(fnId) ?? 0, fnId, obs, this.profiles, 'full-speed');
       this.factors.set(fnId, k);
       this.capability.setFactor(fnId, k);
     }

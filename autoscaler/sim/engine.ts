@@ -257,7 +257,7 @@ export function simulate(fns: SimFunction[], o: SimOptions): SimResult {
     cluster.canAddGpu = cluster.gpus.length < gpuLimit;
     if (told.setFactor) {
       // the collector's correction, as live-autoscaler.ts runs it before the decision
-      f.logK = correctionStep(f.logK, spec.name, obs, cap);
+      f.logK = correctionStep(f.logK, spec.name, obs, cap, periodS === undefined ? 'at-quota' : 'full-speed');
       told.setFactor(spec.name, f.logK);
     }
     const t0 = performance.now();

@@ -17,7 +17,7 @@ describe('capability correction (EWMA in log space, clamped to [1/50, 2])', () =
     const ks: number[] = [];
     for (let i = 0; i < 60; i++) {
       // idle queue: observed median 2000 ms vs predicted 20 ms
-      k = correctionStep(k, 'f', observe(5, [replica('a', 'g0', 1, 1)], { latencyMs: lat(2500, 2000) }), base);
+      k = correctionStep(k, 'f', observe(5, [replica('a', 'g0', 1, 1)], { latencyMs: lat(2500, 2000) }), base, 'full-speed');
       ks.push(Math.exp(k));
     }
     expect(ks[0]).toBeGreaterThan(0.3); // one second moves it by the gain only (0.2 of the log gap)
@@ -28,12 +28,25 @@ describe('capability correction (EWMA in log space, clamped to [1/50, 2])', () =
 
   it('saturated: observed throughput per replica vs predicted; never above 2; no completions: no change', () => {
     let k = 0;
-    for (let i = 0; i < 100; i++) k = correctionStep(k, 'f', observe(30, [replica('a', 'g0', 1, 1, { throughputRps: 25 })], { queueLength: 40, latencyMs: lat(900, 500) }), base);
+    for (let i = 0; i < 100; i++) k = correctionStep(k, 'f', observe(30, [replica('a', 'g0', 1, 1, { throughputRps: 25 })], { queueLength: 40, latencyMs: lat(900, 500) }), base, 'full-speed');
     expect(Math.exp(k)).toBeCloseTo(0.5, 2); // 25 of a predicted 50 req/s
     let up = 0;
-    for (let i = 0; i < 100; i++) up = correctionStep(up, 'f', observe(5, [replica('a', 'g0', 1, 1)], { latencyMs: lat(2, 1) }), base);
+    for (let i = 0; i < 100; i++) up = correctionStep(up, 'f', observe(5, [replica('a', 'g0', 1, 1)], { latencyMs: lat(2, 1) }), base, 'full-speed');
     expect(Math.exp(up)).toBeCloseTo(CORRECTION.max, 6);
-    expect(correctionStep(0.3, 'f', observe(0, [replica('a', 'g0', 1, 1)], { completions: 0 }), base)).toBe(0.3);
+    expect(correctionStep(0.3, 'f', observe(0, [replica('a', 'g0', 1, 1)], { completions: 0 }), base, 'full-speed')).toBe(0.3);
+  });
+
+  it('under a budget per period an idle replica at quota 0.5 runs at full speed: no evidence of spare capacity (full-speed), k → 2 read at its quota', () => {
+    let full = 0;
+    let atQuota = 0;
+    for (let i = 0; i < 60; i++) {
+      // observed median 20 ms: the profile's batch-1 latency at quota 1 (40 ms at quota 0.5)
+      const obs = observe(5, [replica('a', 'g0', 1, 0.5)], { latencyMs: lat(30, 20) });
+      full = correctionStep(full, 'f', obs, base, 'full-speed');
+      atQuota = correctionStep(atQuota, 'f', obs, base, 'at-quota');
+    }
+    expect(Math.exp(full)).toBeCloseTo(1, 6);
+    expect(Math.exp(atQuota)).toBeGreaterThan(1.9);
   });
 
   it('the wrapped capability scales rate by k and latency by 1/k, with a new profileKey', () => {
@@ -54,7 +67,7 @@ describe('capability correction (EWMA in log space, clamped to [1/50, 2])', () =
 
 describe('SLO guard (misses beyond chance over its window)', () => {
   const spec = aFunction().slo(50).maxScale(3).build(); // p99: 1 % of requests may be over 50 ms
-  /** A histogram with `over` of `n` requests in the (100, 200] ms bucket, the rest in (10, 20]. */
+  /** A histogram with `over` of `n` requests in the (150, 200] ms bucket, the rest in (15, 20]. */
   const buckets = (n: number, over: number) => LATENCY_BUCKETS_MS.map((b) => (b === 20 ? n - over : b === 200 ? over : 0));
   const run = (reps: ReturnType<typeof replica>[], seconds: Array<[number, number]>, window = 5) => {
     let st: SloGuardState = freshGuard();
