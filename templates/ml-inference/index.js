@@ -87,7 +87,7 @@ async function main() {
   if (config.watchParent) watchParent(() => void shutdown('parent process exited'));
 
   const { gate, kind } = loadTokenGate({ socketPath: config.tokendSocket, device: 'cpu' }, log);
-  const loaded = await Model.load(config.modelPath, { intraOpThreads: config.intraOpThreads });
+  const loaded = await Model.load(config.modelPath, { intraOpThreads: config.intraOpThreads, allowSpinning: config.allowSpinning });
   let maxBatchSize = config.maxBatchSize;
   if (!loaded.info.dynamicBatch) {
     if (loaded.info.fixedBatch !== 1) {

@@ -89,11 +89,12 @@ class Model {
 
   /**
    * @param {string} modelPath
-   * @param {{ intraOpThreads: number }} opts
+   * @param {{ intraOpThreads: number, allowSpinning?: boolean }} opts
    */
   static async load(modelPath, opts) {
+    const spin = opts.allowSpinning ? '1' : '0';
     /** @type {ort.InferenceSession.SessionOptions} */
-    const so = { graphOptimizationLevel: 'all' };
+    const so = { graphOptimizationLevel: 'all', extra: { session: { intra_op: { allow_spinning: spin }, inter_op: { allow_spinning: spin } } } };
     if (opts.intraOpThreads > 0) so.intraOpNumThreads = opts.intraOpThreads;
     // ORT_IN_WORKER=0 runs the session on the main thread (it then blocks the loop per batch)
     const session = process.env.ORT_IN_WORKER === '0' ? await ort.InferenceSession.create(modelPath, so) : await WorkerSession.create(modelPath, so);

@@ -160,7 +160,7 @@ describe('tokend fallback and the declaration', () => {
 
 describe('ml-inference runtime threads follow the cpuset', () => {
   const { parseConfig } = require('../../templates/ml-inference/config.js') as {
-    parseConfig(env: Record<string, string>, cwd: string): { intraOpThreads: number };
+    parseConfig(env: Record<string, string>, cwd: string): { intraOpThreads: number; allowSpinning: boolean };
   };
   test('MLFAAS_CPU_CORES sets the intra-op threads; an explicit ORT_INTRA_OP_THREADS wins; neither: onnxruntime decides', () => {
     expect(parseConfig({ MLFAAS_CPU_CORES: '1' }, '/img').intraOpThreads).toBe(1);
@@ -168,5 +168,10 @@ describe('ml-inference runtime threads follow the cpuset', () => {
     expect(parseConfig({ MLFAAS_CPU_CORES: '4', ORT_INTRA_OP_THREADS: '2' }, '/img').intraOpThreads).toBe(2);
     expect(parseConfig({}, '/img').intraOpThreads).toBe(0);
     expect(() => parseConfig({ MLFAAS_CPU_CORES: 'x' }, '/img')).toThrow(/MLFAAS_CPU_CORES/);
+  });
+  test("onnxruntime's threads do not spin-wait (a spinning thread burns the CFS budget) unless ORT_ALLOW_SPINNING=1", () => {
+    expect(parseConfig({}, '/img').allowSpinning).toBe(false);
+    expect(parseConfig({ ORT_ALLOW_SPINNING: '1' }, '/img').allowSpinning).toBe(true);
+    expect(() => parseConfig({ ORT_ALLOW_SPINNING: 'yes' }, '/img')).toThrow(/ORT_ALLOW_SPINNING/);
   });
 });
