@@ -14,93 +14,12 @@ import { GUARD_HOLD_S } from '../live/slo-guard';
 import { bucketIndex, latencyPercentiles } from '../inference/histogram';
 import '../inference/index';
 import { createPolicy } from '../inference/registry';
-import { Capability, ClusterView, Decision, FunctionSpec, InferencePolicy, LATENCY_BUCKETS_MS, Observation, PolicyParams } from '../inference/types';
+import { Capability, ClusterView, Decision, InferencePolicy, LATENCY_BUCKETS_MS, Observation } from '../inference/types';
 import { Heap } from '../heap';
 import { mulberry32, poisson } from './rng';
+import type { SimFunction, SimOptions, FunctionResult, SimResult } from './types';
 
-/** One simulated function: its spec, the profile it runs with, and its arrivals per interval. */
-export interface SimFunction {
-  spec: FunctionSpec;
-  /** Key of the function's profile in `capability` (e.g. a RaPP model name). */
-  model: string;
-  counts: number[];
-  intervalS: number;
-  /**
-   * A function at zero (min 0) has one replica up at t = 0, as the gateway's wake leaves it (whole
-   * device, quota 1) before the policy's first decision: a live run that called it before its trace.
-   */
-  warmAtStart?: boolean;
-}
-
-export interface SimOptions {
-  policy: string;
-  params?: PolicyParams;
-  /** Ground truth for replica latency, and what the policy is told (a perfect profile). */
-  capability: Capability;
-  /** Decision interval, s (1 as live). */
-  tickS?: number;
-  /** Delay from creating a replica to its readiness, s. */
-  coldStartS?: number;
-  /** $ per GPU-hour (HAS-GPU: $2.48/h for a V100). */
-  pricePerGpuHour?: number;
-  seed?: number;
-  /** A request still queued this long is dropped (counts as a violation), s. */
-  timeoutS?: number;
-  /** Devices the cluster may use at once. */
-  gpuLimit?: number;
-  /** Record per-tick arrivals / replicas / share per function. */
-  record?: boolean;
-  /** The live SLO guard's consecutive seconds over the SLO (MLFAAS_SLO_GUARD_S; live default 5). */
-  sloGuardS?: number;
-  /** How long the SLO guard's capacity is kept, s (live default GUARD_HOLD_S). */
-  sloGuardHoldS?: number;
-  /**
-   * Quotas are CFS bandwidth with this period, ms (a CPU node's cgroup; cfs.ts): a batch runs at
-   * the profile's full-speed (quota 1) latency while the replica's budget per period lasts, the
-   * budget being the profile's measured throughput ratio cap(q) ÷ cap(1). Undefined: a batch takes
-   * the profile's latency at its quota (a GPU limiter as RaPP measured it).
-   */
-  cfsPeriodMs?: number;
-  /**
-   * The live loop's online correction (correction.ts): the policy sees the profile × a
-   * per-function factor learnt each tick from the simulated latencies and throughputs, as live;
-   * the ground truth stays the profile. Off by default.
-   */
-  correction?: boolean;
-}
-
-export interface FunctionResult {
-  name: string;
-  requests: number;
-  /** Requests over the SLO, dropped ones included. */
-  violations: number;
-  dropped: number;
-  p50: number;
-  p95: number;
-  p99: number;
-  coldStarts: number;
-  /** Σ over replicas of seconds × smShare × quota. */
-  gpuSeconds: number;
-  cost: number;
-  maxReplicas: number;
-  series?: { arrivals: number[]; replicas: number[]; share: number[] };
-}
-
-export interface SimResult {
-  policy: string;
-  functions: FunctionResult[];
-  requests: number;
-  violations: number;
-  violationRate: number;
-  p50: number;
-  p95: number;
-  p99: number;
-  coldStarts: number;
-  gpuSeconds: number;
-  cost: number;
-  /** Mean wall time of one decision round over all functions, ms. */
-  decideMsPerTick: number;
-}
+export type { SimFunction, SimOptions, FunctionResult, SimResult };
 
 interface Replica {
   id: string;
@@ -157,7 +76,8 @@ export function simulate(fns: SimFunction[], o: SimOptions): SimResult {
   const rand = mulberry32(o.seed ?? 42);
   const cap = o.capability;
   /** What the policies are told: the profile, or the profile corrected online as live. */
-  const told: Capability & { setFactor?(fn: string, k: LogFactor): void } = o.correction ? new CorrectedCapability(cap) : cap;
+  const corrected = o.correction ? new CorrectedCapability(cap) : undefined;
+  const told: Capability = corrected ?? cap;
   const periodS = o.cfsPeriodMs !== undefined ? o.cfsPeriodMs / 1000 : undefined;
   const heap = new Heap<Ev>((a, b) => a.t < b.t); // earliest event first
   const cluster: ClusterView = { gpus: [], canAddGpu: true };
@@ -255,10 +175,10 @@ export function simulate(fns: SimFunction[], o: SimOptions): SimResult {
       cluster,
     };
     cluster.canAddGpu = cluster.gpus.length < gpuLimit;
-    if (told.setFactor) {
+    if (corrected) {
       // the collector's correction, as live-autoscaler.ts runs it before the decision
       f.logK = correctionStep(f.logK, spec.name, obs, cap, periodS === undefined ? 'at-quota' : 'full-speed');
-      told.setFactor(spec.name, f.logK);
+      corrected.setFactor(spec.name, f.logK);
     }
     const t0 = performance.now();
     const out = decideLive({
@@ -316,11 +236,11 @@ export function simulate(fns: SimFunction[], o: SimOptions): SimResult {
 
   /**
    * The gateway's wake: a request for a function at zero sets desired 1 and the provider starts a
-   * replica with the defaults (a whole device, quota 1, until the autoscaler places it), cold.
+   * replica with the defaults (a whole device, quota 1, until the autoscaler places it), cold
+   * (`warm`: already up, SimFunction.warmAtStart).
    */
-  const wakeWith = (f: Fn, now: number, warm: boolean) =>
+  const wake = (f: Fn, now: number, warm = false) =>
     actuate(f, { replicas: 1, quotas: [], add: [{ gpu: 'new:wake', smShare: 1, quota: 1, batchSize: 1 }], remove: [], weights: {}, reason: 'wake' }, now, warm);
-  const wake = (f: Fn, now: number) => wakeWith(f, now, false);
 
   /** Counters of the interval just decided on start again. */
   const endInterval = (f: Fn) => {
@@ -338,7 +258,7 @@ export function simulate(fns: SimFunction[], o: SimOptions): SimResult {
 
   // Deployment before the trace starts: the policy's first decision, ready at t = 0.
   for (const f of S) {
-    if (f.sim.warmAtStart && f.sim.spec.minScale === 0) wakeWith(f, 0, true);
+    if (f.sim.warmAtStart && f.sim.spec.minScale === 0) wake(f, 0, true);
     act(f, 0, true);
   }
 

@@ -1,9 +1,10 @@
 import type Redis from 'ioredis';
 import { FunctionRef, refKey } from '../lib/names';
 import { keys } from '../registry/keys';
+import { LATENCY_BUCKETS_MS } from '../../autoscaler/inference/types';
 
-/** Upper bounds (ms) of the latency histogram kept per function per second. */
-export const LATENCY_BUCKETS_MS = [1, 2, 5, 10, 15, 20, 25, 30, 40, 50, 75, 100, 150, 200, 300, 500, 1000, 2000, 5000, 10000, Infinity];
+/** Upper bounds (ms) of the latency histogram kept per function per second: the ones the autoscaler reads. */
+export { LATENCY_BUCKETS_MS };
 
 /** Per-function counters for one second, as stored in the Redis hash `mlfaas:metrics:<fn>:<sec>`. */
 export interface SecondCounters {

@@ -1,0 +1,86 @@
+/** The inference simulator's inputs and results (engine.ts). */
+import type { Capability, FunctionSpec, PolicyParams } from '../inference/types';
+
+/** One simulated function: its spec, the profile it runs with, and its arrivals per interval. */
+export interface SimFunction {
+  spec: FunctionSpec;
+  /** Key of the function's profile in `capability` (e.g. a RaPP model name). */
+  model: string;
+  counts: number[];
+  intervalS: number;
+  /**
+   * A function at zero (min 0) has one replica up at t = 0, as the gateway's wake leaves it (whole
+   * device, quota 1) before the policy's first decision: a live run that called it before its trace.
+   */
+  warmAtStart?: boolean;
+}
+
+export interface SimOptions {
+  policy: string;
+  params?: PolicyParams;
+  /** Ground truth for replica latency, and what the policy is told (a perfect profile). */
+  capability: Capability;
+  /** Decision interval, s (1 as live). */
+  tickS?: number;
+  /** Delay from creating a replica to its readiness, s. */
+  coldStartS?: number;
+  /** $ per GPU-hour (HAS-GPU: $2.48/h for a V100). */
+  pricePerGpuHour?: number;
+  seed?: number;
+  /** A request still queued this long is dropped (counts as a violation), s. */
+  timeoutS?: number;
+  /** Devices the cluster may use at once. */
+  gpuLimit?: number;
+  /** Record per-tick arrivals / replicas / share per function. */
+  record?: boolean;
+  /** The live SLO guard's consecutive seconds over the SLO (MLFAAS_SLO_GUARD_S; live default 5). */
+  sloGuardS?: number;
+  /** How long the SLO guard's capacity is kept, s (live default GUARD_HOLD_S). */
+  sloGuardHoldS?: number;
+  /**
+   * Quotas are CFS bandwidth with this period, ms (a CPU node's cgroup; cfs.ts): a batch runs at
+   * the profile's full-speed (quota 1) latency while the replica's budget per period lasts, the
+   * budget being the profile's measured throughput ratio cap(q) ÷ cap(1). Undefined: a batch takes
+   * the profile's latency at its quota (a GPU limiter as RaPP measured it).
+   */
+  cfsPeriodMs?: number;
+  /**
+   * The live loop's online correction (correction.ts): the policy sees the profile × a
+   * per-function factor learnt each tick from the simulated latencies and throughputs, as live;
+   * the ground truth stays the profile. Off by default.
+   */
+  correction?: boolean;
+}
+
+export interface FunctionResult {
+  name: string;
+  requests: number;
+  /** Requests over the SLO, dropped ones included. */
+  violations: number;
+  dropped: number;
+  p50: number;
+  p95: number;
+  p99: number;
+  coldStarts: number;
+  /** Σ over replicas of seconds × smShare × quota. */
+  gpuSeconds: number;
+  cost: number;
+  maxReplicas: number;
+  series?: { arrivals: number[]; replicas: number[]; share: number[] };
+}
+
+export interface SimResult {
+  policy: string;
+  functions: FunctionResult[];
+  requests: number;
+  violations: number;
+  violationRate: number;
+  p50: number;
+  p95: number;
+  p99: number;
+  coldStarts: number;
+  gpuSeconds: number;
+  cost: number;
+  /** Mean wall time of one decision round over all functions, ms. */
+  decideMsPerTick: number;
+}
