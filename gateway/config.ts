@@ -67,7 +67,7 @@ export interface Config {
     sloGuardHoldS?: number;
   };
   training: {
-    /** Registered training policy (`elasticflow`, `edf`, `gandiva`, …). */
+    /** Registered training policy (`mlfaas`, `elasticflow`, `edf`, `gandiva`, …). */
     policy: string;
     /** Scheduling round, s. */
     slotSeconds: number;
@@ -206,7 +206,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       ...(env.MLFAAS_SLO_GUARD_HOLD_S ? { sloGuardHoldS: seconds(env, 'MLFAAS_SLO_GUARD_HOLD_S', 0, 3600) } : {}),
     },
     training: {
-      policy: env.MLFAAS_TRAINING_POLICY || 'elasticflow',
+      policy: env.MLFAAS_TRAINING_POLICY || 'mlfaas',
       slotSeconds: int(env, 'MLFAAS_TRAINING_SLOT_S', 60, 1),
       slots: powerOfTwo(env, 'MLFAAS_TRAINING_SLOTS', 4),
       lockMs: int(env, 'MLFAAS_TRAINING_LOCK_MS', 30_000, 1000),

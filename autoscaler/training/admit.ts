@@ -11,10 +11,10 @@ import type { AdmissionDecision, SchedulerState, Seconds, TrainingJob } from './
  * Decides whether `job` can be admitted now with the jobs already admitted in `state`.
  * Policies without admission control admit everything with an earliest-completion forecast.
  */
-export function admit(job: TrainingJob, state: SchedulerState, now: Seconds, policy = 'elasticflow'): AdmissionDecision {
+export function admit(job: TrainingJob, state: SchedulerState, now: Seconds, policy = 'mlfaas'): AdmissionDecision {
   const p = getPolicy(policy);
   if (p.admission) return p.admission.admit(job, state, now);
-  return getPolicy('elasticflow').admission!.admit({ ...job, deadline: undefined }, state, now);
+  return getPolicy('mlfaas').admission!.admit({ ...job, deadline: undefined }, state, now);
 }
 
 /** GPUs per future round of an admitted plan, for the 201 body (`rounds` rounds from now). */

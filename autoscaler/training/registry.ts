@@ -4,11 +4,12 @@
  */
 import { gandiva, optimus, pollux, themis, tiresias } from './baselines/cluster-schedulers';
 import { edf, edfAdmission, fifo, sjf } from './baselines/simple';
-import { elasticFlowPolicy } from './elasticflow/policy';
+import { elasticFlowPolicy, mlfaasPolicy } from './elasticflow/policy';
 import { fapesPolicy } from './fapes/policy';
 import type { TrainingPolicy } from './types';
 
 const REGISTRY: Readonly<Record<string, () => TrainingPolicy>> = {
+  mlfaas: () => mlfaasPolicy(),
   elasticflow: () => elasticFlowPolicy(),
   fapes: () => fapesPolicy(),
   edf: () => edf,

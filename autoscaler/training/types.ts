@@ -88,6 +88,8 @@ export interface Plan {
   readonly steps: readonly PlanStep[];
   /** When the job's last iteration is predicted to finish (s, not rounded to the grid). */
   readonly predictedCompletion: Seconds;
+  /** Until when the plan holds its GPUs, if not `predictedCompletion` rounded up to the slot grid. */
+  readonly reservedUntil?: Seconds;
 }
 
 /** What the scheduler knows at a round: the cluster and the admitted, unfinished jobs. */
@@ -139,6 +141,11 @@ export type Placement = Readonly<Record<string, readonly number[]>>;
 /** Admission phase: admit a new job given the admitted ones, or say why not and what deadline would work. */
 export interface AdmissionPhase {
   admit(job: TrainingJob, state: SchedulerState, now: Seconds): AdmissionDecision;
+  /**
+   * Judges the deadline arrivals of one scheduling event together (one decision per job, in
+   * order). Absent = the caller admits them one at a time with `admit`.
+   */
+  admitEvent?(jobs: readonly TrainingJob[], state: SchedulerState, now: Seconds): AdmissionDecision[];
 }
 
 /** Allocation phase: GPUs per job for the next round. */
@@ -161,6 +168,8 @@ export interface TrainingPolicy {
   readonly placement: PlacementPhase;
   /** True if the policy may change a running job's GPU count (elastic); false = gang-scheduled at `requestedGpus`. */
   readonly elastic: boolean;
+  /** True if the policy uses ElasticFlow's hand-coded per-model `max_gpu` table (else the largest usable column). */
+  readonly elasticMaxGpus?: boolean;
   /** True if the policy co-adapts batch size (and LR) with the worker count when the job reports a GNS. */
   readonly adaptsBatch?: boolean;
 }

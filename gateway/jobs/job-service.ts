@@ -13,7 +13,7 @@ import { JobStore } from './job-store';
 import type { TrainingFunctions } from './training-functions';
 
 export interface JobServiceOptions {
-  /** Registered training policy (`elasticflow` by default): admission plans as the round loop will. */
+  /** Registered training policy (`mlfaas` by default): admission plans as the round loop will. */
   policy: string;
   /** Scheduling round, s. */
   slotSeconds: number;

@@ -120,7 +120,7 @@ function toJob(l: Live, policy: TrainingPolicy): TrainingJob {
     deadline: s.deadline,
     batchSize: s.batchSize,
     requestedGpus: s.requestedGpus,
-    maxGpus: policy.name.startsWith('elasticflow') ? s.maxGpusElastic : s.maxGpusBaseline,
+    maxGpus: policy.elasticMaxGpus ? s.maxGpusElastic : s.maxGpusBaseline,
     curve: adaptive ? s.adaptiveCurve! : s.curve,
     currentGpus: l.gpus,
     attainedGpuSeconds: l.attained,
@@ -195,23 +195,29 @@ export function simulate(trace: readonly SimJob[], cfg: SimConfig): SimResult {
       viewCluster = { ...cluster, nodes: view.length };
     }
     const viewTotal = viewCluster.nodes * gpn;
-    // 1. arrivals up to now, admitted one at a time
+    // 1. arrivals up to now: one event, judged as a whole by policies with `admitEvent`, else one at a time
+    const event: Live[] = [];
     while (next < arrivals.length && arrivals[next].submitTime <= t) {
       const spec = arrivals[next++];
       const l: Live = { spec, done: 0, gpus: 0, placement: [], attained: 0, waiting: 0, overhead: 0 };
-      const job = toJob(l, policy);
-      if (levelsOf(job, total).length === 0) {
+      if (levelsOf(toJob(l, policy), total).length === 0) {
         outcomes.set(spec.id, { id: spec.id, submitTime: spec.submitTime, deadline: spec.deadline, admitted: false, metDeadline: false, gpuSeconds: 0, reason: 'cannot run on this cluster' });
         continue;
       }
-      if (policy.admission && spec.deadline !== undefined) {
-        const d = policy.admission.admit(job, stateOf(), t);
-        if (!d.admitted) {
-          outcomes.set(spec.id, { id: spec.id, submitTime: spec.submitTime, deadline: spec.deadline, admitted: false, metDeadline: false, gpuSeconds: 0, reason: d.reason });
-          continue;
-        }
-      }
-      live.set(spec.id, l);
+      event.push(l);
+    }
+    const decline = (spec: SimJob, reason: string) =>
+      outcomes.set(spec.id, { id: spec.id, submitTime: spec.submitTime, deadline: spec.deadline, admitted: false, metDeadline: false, gpuSeconds: 0, reason });
+    const judged = policy.admission ? event.filter((l) => l.spec.deadline !== undefined) : [];
+    const verdict = new Map<Live, { admitted: boolean; reason: string }>();
+    if (policy.admission?.admitEvent && judged.length > 0) {
+      const decisions = policy.admission.admitEvent(judged.map((l) => toJob(l, policy)), stateOf(), t);
+      judged.forEach((l, i) => verdict.set(l, decisions[i]));
+    }
+    for (const l of event) {
+      const d = verdict.get(l) ?? (judged.includes(l) ? policy.admission!.admit(toJob(l, policy), stateOf(), t) : undefined);
+      if (d && !d.admitted) decline(l.spec, d.reason);
+      else live.set(l.spec.id, l);
     }
     // 2. allocation and placement
     const state = stateOf();

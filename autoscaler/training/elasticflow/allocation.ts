@@ -18,7 +18,7 @@ export function marginalReturn(job: TrainingJob, from: number, to: number): numb
   return (throughputAt(job.curve, to) - throughputAt(job.curve, from)) / (to - from) / unit;
 }
 
-export function allocateElasticFlow(state: SchedulerState, now: Seconds, opts: ElasticFlowOptions = {}): RoundDecision {
+export function allocateElasticFlow(state: SchedulerState, now: Seconds, opts: ElasticFlowOptions = {}, name = 'mlfaas'): RoundDecision {
   const cap = capacityOf(state);
   const pass = edfPass(state.jobs, state, now, opts);
   const gpus: Record<string, number> = {};
@@ -52,11 +52,11 @@ export function allocateElasticFlow(state: SchedulerState, now: Seconds, opts: E
     gpus,
     plans,
     reasons,
-    reason: `elasticflow: ${pass.plans.size} guaranteed jobs use ${used} GPUs as minimum shares, ${total - used} more by marginal return, ${cap - total} idle`,
+    reason: `${name}: ${pass.plans.size} guaranteed jobs use ${used} GPUs as minimum shares, ${total - used} more by marginal return, ${cap - total} idle`,
     nextDecisionAt: Number.isFinite(nextDecisionAt) ? nextDecisionAt : undefined,
   };
 }
 
-export function elasticFlowAllocation(opts: ElasticFlowOptions = {}): AllocationPhase {
-  return { allocate: (state, now) => allocateElasticFlow(state, now, opts) };
+export function elasticFlowAllocation(opts: ElasticFlowOptions = {}, name = 'mlfaas'): AllocationPhase {
+  return { allocate: (state, now) => allocateElasticFlow(state, now, opts, name) };
 }

@@ -9,11 +9,11 @@ const c = cluster(1, 4);
 describe('registry', () => {
   test('has ours and every baseline', () => {
     expect(policyNames().sort()).toEqual(
-      ['edf', 'edf-admission', 'elasticflow', 'fapes', 'fifo', 'gandiva', 'optimus', 'pollux', 'sjf', 'themis', 'tiresias'].sort(),
+      ['edf', 'edf-admission', 'elasticflow', 'fapes', 'fifo', 'gandiva', 'mlfaas', 'optimus', 'pollux', 'sjf', 'themis', 'tiresias'].sort(),
     );
   });
   test('unknown names fail with the list', () => {
-    expect(() => getPolicy('nope')).toThrow(/unknown training policy "nope"; known: elasticflow/);
+    expect(() => getPolicy('nope')).toThrow(/unknown training policy "nope"; known: mlfaas, elasticflow/);
   });
   test.each(policyNames())('%s never over-allocates and gives usable counts', (name) => {
     const jobs = [

@@ -87,7 +87,7 @@ describe('allocation (Algorithm 2)', () => {
     const d = allocateElasticFlow(state(c, [good, poor]), 0);
     expect((d.gpus.good ?? 0) + (d.gpus.poor ?? 0)).toBe(6);
     expect(d.gpus).toMatchObject({ good: 4, poor: 2 });
-    expect(d.reason).toMatch(/elasticflow/);
+    expect(d.reason).toMatch(/mlfaas/);
   });
 
   test('a tight deadline job keeps its minimum share even if it scales worse', () => {
