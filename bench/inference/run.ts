@@ -4,12 +4,13 @@ import { SimResult, simulate } from '../../autoscaler/sim/engine';
 import { buildFunctions } from '../../autoscaler/sim/setup';
 import { Trace } from '../../autoscaler/sim/traces';
 
-/** The policies compared, ours first. `hybrid+lazy` is the hybrid with Dilu's lazy window on; `hybrid-mdc` the hybrid with the earlier per-replica M/D/1 model (p93). */
+/** The policies compared, ours first. `hybrid+lazy` is the hybrid with Dilu's lazy window on; `hybrid-mdc` the hybrid with the earlier per-replica M/D/1 model (p93); `static-share` FaST-GShare's profiler's share (tuned headroom), `static-share-hasgpu` the share HAS-GPU's FaST-GShare YAMLs used (SM 30 %, quota 0.5). */
 export const POLICIES: Array<{ label: string; policy: string; params?: PolicyParams }> = [
   { label: 'hybrid', policy: 'hybrid' },
   { label: 'hybrid+lazy', policy: 'hybrid', params: { lazy: true } },
   { label: 'hybrid-mdc', policy: 'hybrid', params: { sloModel: 'mdc' } },
   { label: 'static-share', policy: 'static-share' },
+  { label: 'static-share-hasgpu', policy: 'static-share', params: { perModel: false } },
   { label: 'kpa', policy: 'kpa' },
   { label: 'openfaas-rps', policy: 'openfaas-rps' },
   { label: 'oneshot', policy: 'oneshot' },

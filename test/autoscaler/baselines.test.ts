@@ -51,13 +51,26 @@ describe('baselines', () => {
   test('static-share per model: the smallest s·q whose batch-1 latency meets the SLO (faster on equal share)', () => {
     // synthetic profile: 20 ms / q at s ≥ 0.2, 30 ms / q below; SLO 200 ms → s·q = 0.02 either as
     // (0.1, 0.2) at 150 ms or (0.2, 0.1) at 200 ms; the faster wins
-    const s = hold(make('static-share'), observe(60, [replica('a', 'g1', 0.1, 0.2)]), 1);
+    const s = hold(make('static-share', { select: 'smallest' }), observe(60, [replica('a', 'g1', 0.1, 0.2)]), 1);
     expect(s.add.length).toBeGreaterThan(0);
     expect(s.add[0]).toMatchObject({ smShare: 0.1, quota: 0.2 });
     const tight = aFunction().slo(25).build();
-    const p = make('static-share');
+    const p = make('static-share', { select: 'smallest' });
     const d = p.decide(tight, p.initialState(tight), observe(60, []), 1000).decision;
     expect(d.add[0]).toMatchObject({ smShare: 0.2, quota: 0.8 }); // 20 ms / 0.8 = 25 ms
+  });
+
+  test('static-share per model, FaST-GShare\'s profiler (default): the most batch-1 throughput per s·q within headroom × SLO', () => {
+    // same profile: throughput per resource is 1000/30/0.1 = 333 /s at s = 0.1 (any q), 1000/20/s at s ≥ 0.2
+    // (250 at 0.2); SLO 200 ms × headroom 0.2 = 40 ms → at s = 0.1 only q ≥ 0.75; equal keys: the faster, q = 1
+    const p = make('static-share');
+    const fn = aFunction().slo(200).build();
+    expect(p.decide(fn, p.initialState(fn), observe(60, []), 1000).decision.add[0]).toMatchObject({ smShare: 0.1, quota: 1 });
+    // a looser headroom keeps the same per-resource throughput at a smaller quota's latency limit: still s = 0.1
+    const loose = make('static-share', { headroom: 1 });
+    expect(loose.decide(fn, loose.initialState(fn), observe(60, []), 1000).decision.add[0]).toMatchObject({ smShare: 0.1 });
+    expect(() => make('static-share', { select: 'best' })).toThrow(/select must be rpr or smallest/);
+    expect(() => make('static-share', { headroom: 0 })).toThrow(/headroom must be in/);
   });
 
   test('fixed-configuration policies set a replica started at another quota (min_scale at deploy) to their own', () => {

@@ -2,20 +2,32 @@ import { chooseBatch, fmt, observedRps, parseParams, resizeTo } from '../common'
 import { makePredictor, upper } from '../predictors';
 import { Capability, FunctionSpec, InferencePolicy, PolicyDeps, PolicyParams } from '../types';
 
-/** The smallest (s·q) configuration whose batch-1 latency meets the SLO; the fastest if none does. */
-export function profiledShare(cap: Capability, spec: FunctionSpec, quotaStep = 0.1): { smShare: number; quota: number } | undefined {
+/** How FaST-GShare's profiler picks a function's fixed share; see `STATIC_DEFAULTS`. */
+export type ShareSelect = 'rpr' | 'smallest';
+
+/**
+ * The function's fixed (SM share, quota) from its profile, on the profile's SM grid and quota
+ * steps of `quotaStep`. 'rpr' (FaST-GShare's profiler): the most efficient configuration, the
+ * largest batch-1 throughput per unit of resource (s·q), among those whose batch-1 latency is at
+ * most `headroom` × the SLO. 'smallest': the smallest s·q whose batch-1 latency meets the SLO.
+ * The fastest configuration when none qualifies.
+ */
+export function profiledShare(cap: Capability, spec: FunctionSpec, quotaStep = 0.1, select: ShareSelect = 'smallest', headroom = 1): { smShare: number; quota: number } | undefined {
   const g = cap.grid(spec.name);
-  let best: { smShare: number; quota: number; cost: number; l: number } | undefined;
+  let best: { smShare: number; quota: number; key: number; l: number } | undefined;
   let fastest: { smShare: number; quota: number; l: number } | undefined;
   const steps = Math.max(1, Math.round(1 / quotaStep));
+  const limit = select === 'rpr' ? headroom * spec.sloLatencyMs : spec.sloLatencyMs;
   for (const s of g.smShares)
     for (let k = 1; k <= steps; k++) {
       const q = Math.round((k / steps) * 1e6) / 1e6;
       const l = cap.latencyMs(spec.name, 1, s, q);
       if (!(l < Infinity)) continue;
       if (!fastest || l < fastest.l) fastest = { smShare: s, quota: q, l };
-      const cost = s * q;
-      if (l <= spec.sloLatencyMs && (!best || cost < best.cost - 1e-12 || (Math.abs(cost - best.cost) <= 1e-12 && l < best.l))) best = { smShare: s, quota: q, cost, l };
+      if (l > limit) continue;
+      // rpr: maximise throughput per resource (minimise its negative); smallest: minimise s·q
+      const key = select === 'rpr' ? -cap.capability(spec.name, 1, s, q) / (s * q) : s * q;
+      if (!best || key < best.key - 1e-12 || (Math.abs(key - best.key) <= 1e-12 && l < best.l)) best = { smShare: s, quota: q, key, l };
     }
   const c = best ?? fastest;
   return c && { smShare: c.smShare, quota: c.quota };
@@ -24,9 +36,10 @@ export function profiledShare(cap: Capability, spec: FunctionSpec, quotaStep = 0
 /**
  * Static fractional shares with horizontal scaling only (FaST-GShare-like): every replica of a
  * function gets one fixed SM partition and time quota, batch 1. `perModel` (default): the share
- * FaST-GShare's profiler would pick for the function — the smallest SM × quota on the profile's SM
- * grid and quota steps of `quotaStep` whose batch-1 latency meets the SLO (the faster on equal
- * share); when none does, the fastest configuration. `perModel: false`: the fixed `smShare`/`quota`
+ * FaST-GShare's profiler would pick for the function (`profiledShare`, `select`: 'rpr', the most
+ * throughput per resource whose batch-1 latency is at most `headroom` × the SLO; `headroom` was
+ * chosen on the tuning set as the value with the fewest static-share violations, see
+ * bench/results/inference.md). `perModel: false`: the fixed `smShare`/`quota`
  * (HAS-GPU's FaST-GShare YAMLs, validation/fast-gshare/yaml: SM 30 %, quota 0.5, batch 1, the same
  * for every model). The count follows ⌈R / (α · capability)⌉ with the hybrid's α (0.9)
  * and scale-down cool-down (10 s), so it differs from `hybrid` only in having no vertical scaling.
@@ -35,6 +48,8 @@ export function profiledShare(cap: Capability, spec: FunctionSpec, quotaStep = 0
 export const STATIC_DEFAULTS = {
   perModel: true,
   quotaStep: 0.1,
+  select: 'rpr' as ShareSelect,
+  headroom: 0.2,
   smShare: 0.3,
   quota: 0.5,
   batchSize: 1,
@@ -51,6 +66,8 @@ export interface StaticState {
 
 export function staticShare(params: PolicyParams, deps: PolicyDeps): InferencePolicy<StaticState> {
   const p = parseParams('static-share', STATIC_DEFAULTS, params);
+  if (p.select !== 'rpr' && p.select !== 'smallest') throw new Error(`static-share: select must be rpr or smallest, got ${JSON.stringify(p.select)}`);
+  if (!(p.headroom > 0 && p.headroom <= 1)) throw new Error(`static-share: headroom must be in (0, 1], got ${p.headroom}`);
   const predictor = makePredictor(p.predictor);
   const shares = new Map<string, { key: string; smShare: number; quota: number }>();
   const shareOf = (spec: FunctionSpec) => {
@@ -58,7 +75,7 @@ export function staticShare(params: PolicyParams, deps: PolicyDeps): InferencePo
     const key = `${spec.sloLatencyMs}|${String(deps.capability.profileKey?.(spec.name) ? 'k' : '')}`;
     let e = shares.get(spec.name);
     if (!e || e.key !== key) {
-      const c = profiledShare(deps.capability, spec, p.quotaStep) ?? { smShare: p.smShare, quota: p.quota };
+      const c = profiledShare(deps.capability, spec, p.quotaStep, p.select, p.headroom) ?? { smShare: p.smShare, quota: p.quota };
       shares.set(spec.name, (e = { key, ...c }));
     }
     return e;
