@@ -4,7 +4,7 @@
  * from `results_rerun_here.csv` (the authors' simulator rerun here) where it has a final ratio,
  * else from the paper (Fig. 8(b), `plot_figure/scripts/plot_fig8b.py`, quoted in the data README).
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 export interface BenchCase {
@@ -53,21 +53,33 @@ export const AUTHORS_NAME: Readonly<Record<string, string>> = {
 export interface Reference {
   readonly value: number;
   readonly source: 'rerun' | 'published';
+  /** Jobs that met their deadline in the authors' run (rerun only). */
+  readonly accepted?: number;
 }
 
-/** The authors' value for (case, their scheduler name), rerun first, else published. */
-export function loadReferences(dataDir: string): (c: BenchCase, scheduler: string) => Reference | undefined {
-  const text = readFileSync(join(dataDir, 'results_rerun_here.csv'), 'utf8').trim().split(/\r?\n/);
+/** Our reruns of the authors' simulator on the traces the shared data has no final value for. */
+export const OUR_RERUNS = join(__dirname, 'authors-rerun.csv');
+
+function rowsOf(path: string): Array<Record<string, string>> {
+  const text = readFileSync(path, 'utf8').trim().split(/\r?\n/).filter((l) => !l.startsWith('#'));
   const head = text[0].split(',');
-  const rows = text.slice(1).map((l) => {
+  return text.slice(1).map((l) => {
     const cells = l.split(',');
     return Object.fromEntries(head.map((h, i) => [h, cells[i] ?? '']));
   });
+}
+
+/**
+ * The authors' value for (case, their scheduler name): a rerun of their simulator (the shared
+ * `results_rerun_here.csv`, then ours in `authors-rerun.csv`), else the paper's figure.
+ */
+export function loadReferences(dataDir: string): (c: BenchCase, scheduler: string) => Reference | undefined {
+  const rows = [...rowsOf(join(dataDir, 'results_rerun_here.csv')), ...(existsSync(OUR_RERUNS) ? rowsOf(OUR_RERUNS) : [])];
   return (c, scheduler) => {
     const row = rows.find(
       (r) => r.trace === c.csvTrace && r.cluster_spec === c.cluster && Number(r.scheduling_slot_s) === c.slot && r.scheduler === scheduler && r.ddl_satis_ratio !== '',
     );
-    if (row) return { value: Number(row.ddl_satis_ratio), source: 'rerun' };
+    if (row) return { value: Number(row.accepted) / (Number(row.accepted) + Number(row.declined)), source: 'rerun', accepted: Number(row.accepted) };
     const p = c.published?.[scheduler];
     return p === undefined ? undefined : { value: p, source: 'published' };
   };

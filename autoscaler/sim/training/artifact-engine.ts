@@ -11,11 +11,12 @@
  * - a deadline counts as met when the last plan's unaligned end (`real_end_time`) is ≤ the deadline,
  *   not by the time the work is done with overheads (`engine.ts` counts that, the stricter test);
  * - a job is counted from its first start; a late one is declined at its end.
- * Placement (buddy) only matters through the overhead cache, as in the artifact.
+ * Placement (`artifact-placement.ts`) only matters through the overhead cache, as in the artifact.
  */
 import { alignUp } from '../../training/board';
 import { throughputAt } from '../../training/curve';
 import type { AdmissionDecision, ClusterSpec, SchedulerState, TrainingJob, TrainingPolicy } from '../../training/types';
+import { ArtifactCluster } from './artifact-placement';
 import { overheadSeconds, type SimJob } from './engine';
 
 export interface ArtifactRunResult {
@@ -42,12 +43,13 @@ interface Run {
   /** Slot-aligned planned end (+ overheads): the end event's time. */
   endTime: number;
   realEnd: number;
+  /** Holds GPUs since the last event (only such a job ends at its end event). */
   placed: boolean;
   started: boolean;
   placement: readonly number[];
 }
 
-export function simulateArtifact(trace: readonly SimJob[], cluster: ClusterSpec, slot: number, policy: TrainingPolicy): ArtifactRunResult {
+export function simulateArtifact(trace: readonly SimJob[], cluster: ClusterSpec, slot: number, policy: TrainingPolicy, opts: { until?: number } = {}): ArtifactRunResult {
   const cap = cluster.nodes * cluster.gpusPerNode;
   const events = new EventList();
   const find = (t: number) => events.at(t);
@@ -59,6 +61,7 @@ export function simulateArtifact(trace: readonly SimJob[], cluster: ClusterSpec,
   const runnable: Run[] = [];
   const outcome = new Map<string, { admitted: boolean; met: boolean; realEnd?: number; endEvent?: number }>();
   const cache = new Set<string>();
+  const phys = new ArtifactCluster(cluster);
   let accepted = 0;
   let admissionDeclined = 0;
   let count = 0;
@@ -90,7 +93,7 @@ export function simulateArtifact(trace: readonly SimJob[], cluster: ClusterSpec,
   let cur = events.length ? events.first.time : 0;
   let dt = 0;
   let guard = 0;
-  while (events.length + runnable.length > 0 && guard++ < 5_000_000) {
+  while (events.length + runnable.length > 0 && guard++ < 5_000_000 && !(opts.until !== undefined && cur > opts.until)) {
     // progress of the interval just ended (`run_all_jobs`)
     for (const r of runnable) {
       if (r.gpus === 0) continue;
@@ -113,6 +116,7 @@ export function simulateArtifact(trace: readonly SimJob[], cluster: ClusterSpec,
       for (const r of ev.end) {
         if (!r.placed || !runnable.includes(r)) continue;
         runnable.splice(runnable.indexOf(r), 1);
+        phys.release(r.spec.id);
         const met = r.realEnd <= (r.spec.deadline ?? Infinity);
         if (!met && r.started) accepted--;
         outcome.set(r.spec.id, { admitted: true, met, realEnd: r.realEnd, endEvent: cur });
@@ -128,8 +132,9 @@ export function simulateArtifact(trace: readonly SimJob[], cluster: ClusterSpec,
         }
       }
     }
-    // plan and allocate (`estimate_all_jobs`, `allocate_free_gpus`)
+    // plan and allocate (`estimate_all_jobs`, which first releases every job's GPUs in deadline order, then `allocate_free_gpus`)
     runnable.sort((a, b) => (a.spec.deadline ?? 1e12) - (b.spec.deadline ?? 1e12));
+    for (const r of runnable) phys.release(r.spec.id);
     const round = policy.allocation.allocate(state(runnable.map(toJob)), cur);
     const want: Record<string, number> = {};
     let nextChange = Infinity;
@@ -158,14 +163,15 @@ export function simulateArtifact(trace: readonly SimJob[], cluster: ClusterSpec,
         }
       }
     }
-    const previous: Record<string, readonly number[]> = {};
-    for (const r of runnable) if (r.placement.length) previous[r.spec.id] = r.placement;
-    const placement = policy.placement.place(want, cluster, previous);
+    // the artifact's placement, in the round's final job order (every job was released above)
+    const placement = phys.place(Object.entries(round.gpus));
     const inCache = new Set<Run>();
     for (const r of runnable) {
-      r.placement = r.gpus > 0 ? placement[r.spec.id] ?? [] : [];
+      r.placement = r.gpus > 0 ? placement.get(r.spec.id) ?? [] : [];
+      // every event releases all jobs' GPUs before planning and places only those with GPUs now,
+      // so at the next event only those can end (`'node_set' in e_job`)
+      r.placed = r.gpus > 0;
       if (r.gpus === 0) continue;
-      r.placed = true;
       const key = [...r.placement].sort((a, b) => a - b).join(',');
       if (cache.has(key)) inCache.add(r);
       cache.add(key);
