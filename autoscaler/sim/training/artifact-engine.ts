@@ -163,8 +163,12 @@ export function simulateArtifact(trace: readonly SimJob[], cluster: ClusterSpec,
         }
       }
     }
-    // the artifact's placement, in the round's final job order (every job was released above)
+    // the artifact's placement, in the round's final job order (every job was released above);
+    // the artifact then keeps its job list sorted by GPUs, descending (stable), which orders the
+    // overhead moves of end events below and the next event's ties
     const placement = phys.place(Object.entries(round.gpus));
+    const rank = new Map(Object.keys(round.gpus).map((id, i) => [id, i]));
+    runnable.sort((a, b) => b.gpus - a.gpus || (rank.get(a.spec.id) ?? Infinity) - (rank.get(b.spec.id) ?? Infinity));
     const inCache = new Set<Run>();
     for (const r of runnable) {
       r.placement = r.gpus > 0 ? placement.get(r.spec.id) ?? [] : [];

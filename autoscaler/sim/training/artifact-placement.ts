@@ -3,7 +3,8 @@
  * called from `ef_sim_jobs_access_control`) and the GPU ranks its log gives each job (`log.py`
  * `scheduling_result`), which key the overhead cache. Node ids are per switch (0..n-1 in each),
  * and the free-node list is kept sorted by id with a stable sort, so which of two nodes with the
- * same id comes first depends on the order they were freed: `ArtifactCluster` keeps that list
+ * same id comes first depends on the order they were freed (at the start it is switch by switch,
+ * unsorted): `ArtifactCluster` keeps that list
  * across events. Every event releases every job first (`estimate_all_jobs`), so each placement
  * starts with every node set empty:
  * - jobs of ≥ one node's GPUs first, by GPU count descending (a stable sort of the round's order),
@@ -43,8 +44,8 @@ export class ArtifactCluster {
   constructor(private readonly cluster: ClusterSpec) {
     this.gpn = cluster.gpusPerNode;
     const per = cluster.nodesPerSwitch ?? cluster.nodes;
-    const nodes: NodeRef[] = [...Array(cluster.nodes).keys()].map((pos) => ({ pos, id: pos % per }));
-    this.free = stableById(nodes);
+    // `init_gandiva_nodes`: switch by switch, not sorted; the list is sorted by id only when a set is released
+    this.free = [...Array(cluster.nodes).keys()].map((pos) => ({ pos, id: pos % per }));
   }
 
   /** `release_job_res`: the job leaves its set; an emptied set's nodes return to the free list. */

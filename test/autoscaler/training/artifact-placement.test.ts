@@ -7,12 +7,17 @@ import { ArtifactCluster } from '../../../autoscaler/sim/training/artifact-place
 describe('ArtifactCluster (elastic_placement, release_job_res, scheduling_result ranks)', () => {
   const twoSwitches = { nodes: 4, gpusPerNode: 8, nodesPerSwitch: 2 };
 
-  test('free nodes are taken by per-switch id: a 16-GPU job spans node 0 of both switches', () => {
+  test('free nodes start switch by switch, and are sorted by per-switch id once a set is released', () => {
     const c = new ArtifactCluster(twoSwitches);
+    expect(c.place([['a', 8], ['b', 8]]).get('b')![0]).toBe(8); // s0n0, then s0n1 (row position 1)
+    c.release('a');
+    c.release('b');
+    // free: [s1n0, s1n1] + [s0n0, s0n1] sorted by id, stable: s1n0, s0n0, s1n1, s0n1
     const r = c.place([['big', 16]]);
-    // switch 0 node 0 = row position 0, switch 1 node 0 = row position 2; the log gives the job
-    // consecutive ranks from its first node's position
+    // the set is s1n0 + s0n0; the log gives consecutive ranks from the first node in row order (s0n0)
     expect(r.get('big')).toEqual([...Array(16).keys()]);
+    c.release('big');
+    expect(c.place([['x', 8]]).get('x')![0]).toBe(2 * 8); // s1n0 (row position 2) was freed first
   });
 
   test('small jobs share a node, ranks consecutive in placement order; larger classes first', () => {
@@ -25,14 +30,18 @@ describe('ArtifactCluster (elastic_placement, release_job_res, scheduling_result
   });
 
   test('release order decides which same-id node comes first next time', () => {
-    // free list at start, stable by id: s0n0 (pos 0), s1n0 (pos 2), s0n1 (pos 1), s1n1 (pos 3)
     const first = (releaseOrder: string[]) => {
       const c = new ArtifactCluster(twoSwitches);
-      c.place([['x', 8], ['y', 8]]); // x on pos 0, y on pos 2
+      c.place([['x', 8], ['y', 8]]); // s0n0, s0n1
+      c.release('x');
+      c.release('y'); // free: s1n0, s0n0, s1n1, s0n1
+      c.place([['p', 8], ['q', 8]]); // p on s1n0 (pos 2), q on s0n0 (pos 0)
       for (const id of releaseOrder) c.release(id);
       return c.place([['z', 8]]).get('z')![0] / 8;
     };
-    expect(first(['y', 'x'])).toBe(2); // [s1n0, s0n0, s0n1, s1n1]: y's node first
-    expect(first(['x', 'y'])).toBe(0); // [s0n0, s1n0, ...]
+    // p first: [s1n1, s0n1] + s1n0 → s1n0, s1n1, s0n1; + s0n0 → s1n0, s0n0, ...
+    expect(first(['p', 'q'])).toBe(2);
+    // q first: [s1n1, s0n1] + s0n0 → s0n0, s1n1, s0n1; + s1n0 → s0n0, s1n0, ...
+    expect(first(['q', 'p'])).toBe(0);
   });
 });
