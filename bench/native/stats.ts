@@ -1,4 +1,5 @@
 /** Small statistics for repeated bench measurements (pure). */
+import { mulberry32 } from '../../autoscaler/sim/rng';
 
 export function median(xs: number[]): number {
   if (!xs.length) return NaN;
@@ -14,17 +15,8 @@ export function percentile(xs: number[], p: number): number {
   return s[Math.min(s.length - 1, Math.max(0, Math.ceil(p * s.length) - 1))];
 }
 
-/** mulberry32: a seeded PRNG so that the reported intervals are reproducible from the samples. */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** mulberry32 (the simulator's seeded PRNG), so that the reported intervals are reproducible from the samples. */
+export const rng = mulberry32;
 
 /**
  * Percentile-bootstrap 95 % interval of the median (resamples with replacement, seeded).
