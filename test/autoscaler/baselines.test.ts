@@ -35,8 +35,8 @@ describe('baselines', () => {
     { name: 'oneshot waits 30 s', policy: 'oneshot', obs: observe(10, one, { latencyMs: { p50: 300, p95: 380, p99: 400 } }), ticks: 30, want: 1 },
     { name: 'aiad adds one after 30 s overloaded', policy: 'aiad', obs: observe(10, [replica('a', 'g1', 1, 1), replica('b', 'g2', 1, 1)], { latencyMs: { p50: 300, p95: 380, p99: 400 } }), ticks: 31, want: 3 },
     { name: 'aiad removes one after 5 min underloaded', policy: 'aiad', obs: observe(1, [replica('a', 'g1', 1, 1), replica('b', 'g2', 1, 1)], { latencyMs: { p50: 20, p95: 20, p99: 20 } }), ticks: 301, want: 1 },
-    { name: 'dilu-horizontal scales out after 20 of 40 samples above capacity (100 / 25 req/s → 4)', policy: 'dilu-horizontal', obs: observe(100, [replica('a', 'g1', 0.3, 0.5)]), ticks: 20, want: 4 },
-    { name: 'dilu-horizontal waits before 20 samples', policy: 'dilu-horizontal', obs: observe(100, [replica('a', 'g1', 0.3, 0.5)]), ticks: 19, want: 1 },
+    { name: 'dilu-horizontal (fixed share) scales out after 20 of 40 samples above capacity (100 / 25 req/s → 4)', policy: 'dilu-horizontal', params: { profile: false }, obs: observe(100, [replica('a', 'g1', 0.3, 0.5)]), ticks: 20, want: 4 },
+    { name: 'dilu-horizontal waits before 20 samples', policy: 'dilu-horizontal', params: { profile: false }, obs: observe(100, [replica('a', 'g1', 0.3, 0.5)]), ticks: 19, want: 1 },
   ] as Array<{ name: string; policy: string; params?: object; obs: Observation; ticks: number; want: number }>)('$name', ({ policy: name, params, obs, ticks, want }) => {
     expect(hold(make(name, params), obs, ticks).replicas).toBe(want);
   });
@@ -71,6 +71,15 @@ describe('baselines', () => {
     expect(loose.decide(fn, loose.initialState(fn), observe(60, []), 1000).decision.add[0]).toMatchObject({ smShare: 0.1 });
     expect(() => make('static-share', { select: 'best' })).toThrow(/select must be rpr or smallest/);
     expect(() => make('static-share', { headroom: 0 })).toThrow(/headroom must be in/);
+  });
+
+  test('dilu-horizontal per model, Dilu\'s profiler (default): the largest throughput per SM rate whose batch latency meets the SLO, whole time quota', () => {
+    // the synthetic profile's batch-1 latency is 20 ms / q at s ≥ 0.2, 30 ms / q below: at q = 1 the
+    // throughput per SM rate is 33.3 / 0.1 = 333 at s = 0.1, best, and 30 ms meets a 200 ms SLO
+    const p = make('dilu-horizontal');
+    const fn = aFunction().slo(200).build();
+    const add = p.decide(fn, p.initialState(fn), observe(60, []), 1000).decision.add[0];
+    expect(add).toMatchObject({ smShare: 0.1, quota: 1 });
   });
 
   test('fixed-configuration policies set a replica started at another quota (min_scale at deploy) to their own', () => {

@@ -1,15 +1,43 @@
 import { chooseBatch, fmt, observedRps, parseParams, resizeTo } from '../common';
 import { lazyIn, lazyOut, pushSample } from '../lazy';
-import { InferencePolicy, PolicyDeps, PolicyParams } from '../types';
+import { Capability, FunctionSpec, InferencePolicy, PolicyDeps, PolicyParams } from '../types';
 
 /**
- * Dilu with horizontal scaling only (its lazy scale-out/in without fast vertical scaling): fixed
- * fractional replicas (same share as `static-share` by default), a 40 s window of RPS samples;
+ * Dilu's inference profiling (Sec. 3.2, Hybrid Growth Search): the most cost-efficient
+ * <SM rate, batch>, i.e. the largest throughput efficacy TE = throughput ÷ SM rate, among the
+ * settings whose batch latency meets the SLO (batch doubling, SM rate in the profile's steps, the
+ * whole time quota: Dilu's temporal tokens are its vertical scaling, off here). The SM rate is the
+ * replica's *request* quota. The fastest setting when none meets the SLO.
+ */
+export function diluProfile(cap: Capability, spec: FunctionSpec): { smShare: number; batchSize: number } | undefined {
+  const g = cap.grid(spec.name);
+  let best: { smShare: number; batchSize: number; te: number } | undefined;
+  let fastest: { smShare: number; batchSize: number; l: number } | undefined;
+  for (const b of g.batches) {
+    if (b > spec.maxBatchSize) continue;
+    for (const s of g.smShares) {
+      const l = cap.latencyMs(spec.name, b, s, 1);
+      if (!(l < Infinity)) continue;
+      if (b === 1 && (!fastest || l < fastest.l)) fastest = { smShare: s, batchSize: 1, l };
+      if (l > spec.sloLatencyMs) continue;
+      const te = cap.capability(spec.name, b, s, 1) / s;
+      if (!best || te > best.te + 1e-12 || (Math.abs(te - best.te) <= 1e-12 && s < best.smShare)) best = { smShare: s, batchSize: b, te };
+    }
+  }
+  const c = best ?? fastest;
+  return c && { smShare: c.smShare, batchSize: c.batchSize };
+}
+
+/**
+ * Dilu with horizontal scaling only (its lazy scale-out/in without fast vertical scaling). Each
+ * replica gets the share Dilu's profiler gives the function (`diluProfile`, `profile: true`,
+ * default) or the fixed `smShare`/`quota`/`batchSize` (`profile: false`: HAS-GPU's 0.3 / 0.5,
+ * which misses a 2× SLO for resnet152 on every request). A 40 s window of RPS samples;
  * out when ≥ ϕ_out = 20 samples exceed the deployed throughput (to the count the window's mean
  * over-capacity sample needs), in by one when ≥ ϕ_in = 30 samples are below the throughput of
  * n − 1; the window is cleared after each action.
  */
-export const DILU_DEFAULTS = { windowS: 40, phiOut: 20, phiIn: 30, smShare: 0.3, quota: 0.5, batchSize: 1 };
+export const DILU_DEFAULTS = { windowS: 40, phiOut: 20, phiIn: 30, profile: true, smShare: 0.3, quota: 0.5, batchSize: 1 };
 
 export interface DiluState {
   samples: number[];
@@ -17,16 +45,28 @@ export interface DiluState {
 
 export function diluHorizontal(params: PolicyParams, deps: PolicyDeps): InferencePolicy<DiluState> {
   const p = parseParams('dilu-horizontal', DILU_DEFAULTS, params);
+  const profiled = new Map<string, { slo: number; smShare: number; quota: number; batchSize: number }>();
+  const shareOf = (spec: FunctionSpec) => {
+    if (!p.profile) return { smShare: p.smShare, quota: p.quota, batchSize: p.batchSize };
+    let e = profiled.get(spec.name);
+    if (!e || e.slo !== spec.sloLatencyMs) {
+      const c = diluProfile(deps.capability, spec);
+      e = c ? { slo: spec.sloLatencyMs, smShare: c.smShare, quota: 1, batchSize: c.batchSize } : { slo: spec.sloLatencyMs, smShare: p.smShare, quota: p.quota, batchSize: p.batchSize };
+      profiled.set(spec.name, e);
+    }
+    return e;
+  };
   return {
     name: 'dilu-horizontal',
     initialState: () => ({ samples: [] }),
     decide(spec, state, obs) {
       let samples = pushSample(state.samples, observedRps(obs), p, obs.intervalMs / 1000);
-      const b = chooseBatch(deps.capability, spec.name, Math.min(p.batchSize, spec.maxBatchSize), p.smShare, p.quota, Infinity);
-      const per = deps.capability.capability(spec.name, b, p.smShare, p.quota);
+      const sh = shareOf(spec);
+      const b = chooseBatch(deps.capability, spec.name, Math.min(sh.batchSize, spec.maxBatchSize), sh.smShare, sh.quota, Infinity);
+      const per = deps.capability.capability(spec.name, b, sh.smShare, sh.quota);
       const n = obs.replicas.length;
       let want = n;
-      let why = `dilu-horizontal: ${fmt(per)} req/s per replica, window ${samples.length} s`;
+      let why = `dilu-horizontal (s=${sh.smShare}, q=${sh.quota}, b=${b}): ${fmt(per)} req/s per replica, window ${samples.length} s`;
       if (per > 0 && lazyOut(samples, n * per, p)) {
         const hot = samples.filter((s) => s > n * per);
         want = Math.max(n + 1, Math.ceil(hot.reduce((a, s) => a + s, 0) / hot.length / per));
@@ -37,7 +77,7 @@ export function diluHorizontal(params: PolicyParams, deps: PolicyDeps): Inferenc
         samples = [];
         why += `, window below ${fmt((n - 1) * per)} req/s`;
       }
-      const decision = resizeTo(spec, obs, deps.capability, Math.max(1, want), { exclusive: false, smShare: p.smShare, quota: p.quota, batchSize: b }, why);
+      const decision = resizeTo(spec, obs, deps.capability, Math.max(1, want), { exclusive: false, smShare: sh.smShare, quota: sh.quota, batchSize: b }, why);
       return { decision, nextState: { samples }, reason: decision.reason };
     },
   };
