@@ -118,14 +118,6 @@ function lastLevelBelow(job: ArtifactJob, n: number): number {
   return best;
 }
 
-/** `get_available_gpu`: free GPUs at t on a sorted board (the last key ≤ t), `cap` before it. */
-export function freeAt(board: ReadonlyMap<number, number>, t: number, cap: number): number {
-  if (board.has(t)) return board.get(t)!;
-  let v = cap;
-  for (const [k, f] of board) if (k <= t) v = f;
-  return v;
-}
-
 const fits = (job: ArtifactJob, free: number) => lastLevelBelow(job, 1 + free);
 
 /**
