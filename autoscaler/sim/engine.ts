@@ -16,6 +16,7 @@ import '../inference/index';
 import { createPolicy } from '../inference/registry';
 import { Capability, ClusterView, Decision, InferencePolicy, LATENCY_BUCKETS_MS, Observation } from '../inference/types';
 import { Heap } from '../heap';
+import { slowdown } from '../inference/interference';
 import { mulberry32, poisson } from './rng';
 import type { SimFunction, SimOptions, FunctionResult, SimResult } from './types';
 
@@ -75,9 +76,12 @@ export function simulate(fns: SimFunction[], o: SimOptions): SimResult {
   const gpuLimit = o.gpuLimit ?? Infinity;
   const rand = mulberry32(o.seed ?? 42);
   const cap = o.capability;
-  /** What the policies are told: the profile, or the profile corrected online as live. */
-  const corrected = o.correction ? new CorrectedCapability(cap) : undefined;
-  const told: Capability = corrected ?? cap;
+  /** The profile the policies have (not the ground truth when `o.told` is set)... */
+  const profile: Capability = o.told ?? cap;
+  /** ...and what they are told: it, or it corrected online as live. */
+  const corrected = o.correction ? new CorrectedCapability(profile) : undefined;
+  const told: Capability = corrected ?? profile;
+  const beta = o.interferenceBeta ?? 0;
   const periodS = o.cfsPeriodMs !== undefined ? o.cfsPeriodMs / 1000 : undefined;
   const heap = new Heap<Ev>((a, b) => a.t < b.t); // earliest event first
   const cluster: ClusterView = { gpus: [], canAddGpu: true };
@@ -87,6 +91,44 @@ export function simulate(fns: SimFunction[], o: SimOptions): SimResult {
   let decideMs = 0;
   const durationS = Math.max(...fns.map((f) => f.counts.length * f.intervalS));
   const ticks = Math.ceil(durationS / tickS);
+  const endT = ticks * tickS;
+
+  // Devices held: the replicas placed on each (until their last batch is done), and the integral
+  // of the number of devices holding any, up to the end of the trace.
+  const onGpu = new Map<string, Set<Replica>>();
+  let devHeld = 0;
+  let devAt = 0;
+  let deviceSeconds = 0;
+  const devTouch = (t: number) => {
+    const u = Math.min(t, endT);
+    if (u > devAt) {
+      deviceSeconds += devHeld * (u - devAt);
+      devAt = u;
+    }
+  };
+  const place = (rep: Replica, t: number) => {
+    devTouch(t);
+    let on = onGpu.get(rep.gpu);
+    if (!on) onGpu.set(rep.gpu, (on = new Set()));
+    if (on.size === 0) devHeld++;
+    on.add(rep);
+  };
+  const unplace = (rep: Replica, t: number) => {
+    const on = onGpu.get(rep.gpu);
+    if (!on || !on.has(rep)) return;
+    devTouch(t);
+    on.delete(rep);
+    if (on.size === 0) {
+      devHeld--;
+      onGpu.delete(rep.gpu);
+    }
+  };
+  /** Σ smShare·quota of rep's device neighbours busy now. */
+  const busyNeighbours = (rep: Replica): number => {
+    let u = 0;
+    for (const x of onGpu.get(rep.gpu) ?? []) if (x !== rep && x.busy) u += x.smShare * x.quota;
+    return u;
+  };
 
   const S: Fn[] = fns.map((sim) => {
     const policy = createPolicy(o.policy, o.params ?? {}, { capability: told, coldStartS: cold });
@@ -133,9 +175,10 @@ export function simulate(fns: SimFunction[], o: SimOptions): SimResult {
 
   /** When a batch of k started now on rep completes (the ground truth, under CFS where declared). */
   const finish = (model: string, k: number, rep: Replica, now: number): number => {
-    const at = cap.latencyMs(model, k, rep.smShare, rep.quota) / 1000;
+    const slow = beta > 0 ? slowdown(beta, busyNeighbours(rep)) : 1;
+    const at = (cap.latencyMs(model, k, rep.smShare, rep.quota) * slow) / 1000;
     if (periodS === undefined || rep.quota >= 1) return now + at;
-    const full = cap.latencyMs(model, k, rep.smShare, 1) / 1000;
+    const full = (cap.latencyMs(model, k, rep.smShare, 1) * slow) / 1000;
     const ratio = full / at; // measured cap(q) ÷ cap(1)
     return cfsFinish(now, full, Number.isFinite(ratio) && ratio > 0 ? ratio : rep.quota, periodS, rep.cfs);
   };
@@ -154,8 +197,10 @@ export function simulate(fns: SimFunction[], o: SimOptions): SimResult {
     rep.done += rep.batch.length;
     rep.batch = [];
     rep.busy = false;
-    if (rep.removed) f.replicas = f.replicas.filter((x) => x !== rep);
-    else start(f, rep, t);
+    if (rep.removed) {
+      f.replicas = f.replicas.filter((x) => x !== rep);
+      unplace(rep, t);
+    } else start(f, rep, t);
   };
 
   const act = (f: Fn, now: number, warm: boolean) => {
@@ -177,7 +222,7 @@ export function simulate(fns: SimFunction[], o: SimOptions): SimResult {
     cluster.canAddGpu = cluster.gpus.length < gpuLimit;
     if (corrected) {
       // the collector's correction, as live-autoscaler.ts runs it before the decision
-      f.logK = correctionStep(f.logK, spec.name, obs, cap, periodS === undefined ? 'at-quota' : 'full-speed');
+      f.logK = correctionStep(f.logK, spec.name, obs, profile, periodS === undefined ? 'at-quota' : 'full-speed');
       corrected.setFactor(spec.name, f.logK);
     }
     const t0 = performance.now();
@@ -221,13 +266,17 @@ export function simulate(fns: SimFunction[], o: SimOptions): SimResult {
       accrue(f, rep, now);
       rep.removed = true;
       where.delete(id);
-      if (!rep.busy) f.replicas = f.replicas.filter((x) => x !== rep);
+      if (!rep.busy) {
+        f.replicas = f.replicas.filter((x) => x !== rep);
+        unplace(rep, now);
+      }
     }
     d.add.forEach((p, k) => {
       const gpu = p.gpu.startsWith('new:') ? gpuIds.get(p.gpu)! : p.gpu;
       const rep: Replica = { id: ids[k], gpu, smShare: p.smShare, quota: p.quota, batchSize: Math.max(1, p.batchSize), readyAt: warm ? now : now + cold, busy: false, removed: false, batch: [], accruedTo: now, done: 0, cfs: { period: -1, used: 0 } };
       where.set(rep.id, gpu);
       f.replicas.push(rep);
+      place(rep, now);
       if (!warm) f.r.coldStarts++;
       heap.push({ t: rep.readyAt, fn: f, rep, ready: true });
     });
@@ -302,7 +351,8 @@ export function simulate(fns: SimFunction[], o: SimOptions): SimResult {
   }
   // Drain: no more decisions; what is queued is served or times out.
   for (let ev = heap.pop(); ev; ev = heap.pop()) complete(ev);
-  const end = ticks * tickS;
+  const end = endT;
+  devTouch(end);
   let all: number[] = [];
   for (const f of S) {
     for (const rep of f.replicas) if (!rep.removed) accrue(f, rep, end);
@@ -332,6 +382,8 @@ export function simulate(fns: SimFunction[], o: SimOptions): SimResult {
     coldStarts: sum((r) => r.coldStarts),
     gpuSeconds: sum((r) => r.gpuSeconds),
     cost: sum((r) => r.cost),
+    deviceSeconds,
+    deviceCost: deviceSeconds * price,
     decideMsPerTick: decideMs / (ticks + 1),
   };
 }

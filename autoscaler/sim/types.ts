@@ -18,8 +18,19 @@ export interface SimFunction {
 export interface SimOptions {
   policy: string;
   params?: PolicyParams;
-  /** Ground truth for replica latency, and what the policy is told (a perfect profile). */
+  /** Ground truth for replica latency (and what the policy is told unless `told` is set). */
   capability: Capability;
+  /**
+   * What the policies are told: a profile measured apart from the ground truth (profile-error.ts),
+   * possibly with a planning model of interference (inference/interference.ts). Default: `capability`.
+   */
+  told?: Capability;
+  /**
+   * Interference between replicas on one device (inference/interference.ts), β: a batch takes the
+   * ground truth × (1 + β·u), u = Σ smShare·quota of the other replicas on its device busy when it
+   * starts. 0 or undefined: none.
+   */
+  interferenceBeta?: number;
   /** Decision interval, s (1 as live). */
   tickS?: number;
   /** Delay from creating a replica to its readiness, s. */
@@ -81,6 +92,14 @@ export interface SimResult {
   coldStarts: number;
   gpuSeconds: number;
   cost: number;
+  /**
+   * Device-seconds: Σ over devices of the time any replica (starting, serving or draining its last
+   * batch) is placed on it: the bill at a whole-GPU granularity (a cloud sells V100s whole, by
+   * the second), not perfect packing.
+   */
+  deviceSeconds: number;
+  /** deviceSeconds × the price. */
+  deviceCost: number;
   /** Mean wall time of one decision round over all functions, ms. */
   decideMsPerTick: number;
 }
