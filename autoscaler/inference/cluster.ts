@@ -2,6 +2,13 @@ import { ClusterView, Decision, GpuView, SmSlot } from './types';
 
 const EPS = 1e-9;
 
+/**
+ * SM partitions a device may hold: MPS's client limit on Volta and later (48). Every replica is its
+ * own MPS client with its own limiter quota, so no fewer "rows" are needed (HAS-GPU's controller
+ * keeps 2, FaST-GShare's rows; the hybrid's `maxSmTypes: 2` reproduces that).
+ */
+export const MAX_SM_PARTITIONS = 48;
+
 /** HAS GPU Occupancy (HGO): Σ smShare·quota over every replica on the device. */
 export function occupancy(g: GpuView): number {
   let h = 0;

@@ -1,4 +1,4 @@
-import { ClusterOverlay, newReplicaOptions, occupancy } from './cluster';
+import { ClusterOverlay, MAX_SM_PARTITIONS, newReplicaOptions, occupancy } from './cluster';
 import { Capability, Decision, FunctionSpec, Observation, Placement, PolicyParams, ReplicaState } from './types';
 
 /**
@@ -61,7 +61,7 @@ export interface ReplicaConfig {
  * ones FaST-GShare-like, on the used device with the lowest occupancy that has room in an SM slot of
  * that size (or room to open one), else on a new device.
  */
-export function placeFixed(overlay: ClusterOverlay, fn: string, cfg: ReplicaConfig, count: number, maxSmTypes = 2): Placement[] {
+export function placeFixed(overlay: ClusterOverlay, fn: string, cfg: ReplicaConfig, count: number, maxSmTypes = MAX_SM_PARTITIONS): Placement[] {
   const out: Placement[] = [];
   for (let k = 0; k < count; k++) {
     let gpu: string | undefined;

@@ -1,12 +1,19 @@
 import type { ReplicaState } from './types';
+import { MAX_SM_PARTITIONS } from './cluster';
 /**
  * HAS-GPU hybrid vertical/horizontal auto-scaling (Euro-Par'25, Algorithm 1), optionally composed
  * with Dilu's lazy scale-out/in window.
  *
  * Constants the paper leaves open, and where ours come from:
- * - alpha 0.9, beta 0.3, quotaStep 0.1 (ΔI_q), minQuota 0.1, cooldownS 10, maxSmTypes 2 (SM
- *   partition types per GPU), hgoThreshold 0.95: the authors' controller (KontonGu/HAS-GPU
- *   has_autoscaling.go).
+ * - alpha 0.9, beta 0.3, quotaStep 0.1 (ΔI_q), minQuota 0.1, cooldownS 10, hgoThreshold 0.95:
+ *   the authors' controller (KontonGu/HAS-GPU has_autoscaling.go).
+ * - maxSmTypes 48 (ours): SM partitions per device. The authors' controller keeps 2 rows per GPU
+ *   (GPUSMConfigNum = 2; FaST-GShare's rows, each time-shared by its pods). This platform gives
+ *   every replica its own MPS client (CUDA_MPS_ACTIVE_THREAD_PERCENTAGE) and its own limiter
+ *   quota, so nothing limits a device to 2 partitions but MPS's 48 clients per device (Volta and
+ *   later) and Σ SM ≤ 1. Billed per whole device (issue 11), 2 rows leave ~90 % of a device's SMs
+ *   idle behind two 5 % partitions (bench/results/inference.md: `hybrid-2rows`, the hybrid with
+ *   maxSmTypes 2, beside `hybrid`).
  * - Kalman noises 1 / 10: the authors' request_predictor_kalman.go; quantile 0.9: ours.
  * - Scale-down gap ΔR = α·C_f − R, as the authors' code does (the paper's C_f − R would leave the
  *   function at 100 % of its capability, above the α trigger, and oscillate).
@@ -32,7 +39,7 @@ export const HYBRID_DEFAULTS = {
   quotaStep: 0.1,
   minQuota: 0.1,
   cooldownS: 10,
-  maxSmTypes: 2,
+  maxSmTypes: MAX_SM_PARTITIONS,
   hgoThreshold: 0.95,
   predictor: 'kalman',
   processNoise: 1,

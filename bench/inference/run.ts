@@ -1,14 +1,19 @@
+import { join } from 'node:path';
 import type { EnforcedDims } from '../../autoscaler/inference/enforcement';
+import { DILU_INTERFERENCE_BETA, InterferenceAwareCapability } from '../../autoscaler/inference/interference';
 import { PolicyParams } from '../../autoscaler/inference/types';
 import { SimResult, simulate } from '../../autoscaler/sim/engine';
-import { buildFunctions } from '../../autoscaler/sim/setup';
-import { Trace } from '../../autoscaler/sim/traces';
+import { readRapp } from '../../autoscaler/sim/latency-data';
+import { estimateProfileNoise } from '../../autoscaler/sim/profile-error';
+import { buildCluster, buildFunctions } from '../../autoscaler/sim/setup';
+import { readTrace, Trace } from '../../autoscaler/sim/traces';
 
-/** The policies compared, ours first. `hybrid+lazy` is the hybrid with Dilu's lazy window on; `hybrid-mdc` the hybrid with the earlier per-replica M/D/1 model (p93); `static-share` FaST-GShare's profiler's share (tuned headroom), `static-share-hasgpu` the share HAS-GPU's FaST-GShare YAMLs used (SM 30 %, quota 0.5). */
+/** The policies compared, ours first. `hybrid+lazy` is the hybrid with Dilu's lazy window on; `hybrid-mdc` the hybrid with the earlier per-replica M/D/1 model (p93); `hybrid-2rows` the hybrid with HAS-GPU's 2 SM partitions per device; `static-share` FaST-GShare's profiler's share (tuned headroom), `static-share-hasgpu` the share HAS-GPU's FaST-GShare YAMLs used (SM 30 %, quota 0.5). */
 export const POLICIES: Array<{ label: string; policy: string; params?: PolicyParams }> = [
   { label: 'hybrid', policy: 'hybrid' },
   { label: 'hybrid+lazy', policy: 'hybrid', params: { lazy: true } },
   { label: 'hybrid-mdc', policy: 'hybrid', params: { sloModel: 'mdc' } },
+  { label: 'hybrid-2rows', policy: 'hybrid', params: { maxSmTypes: 2 } },
   { label: 'static-share', policy: 'static-share' },
   { label: 'static-share-hasgpu', policy: 'static-share', params: { perModel: false } },
   { label: 'kpa', policy: 'kpa' },
@@ -39,6 +44,71 @@ export interface Scenario {
   only?: Array<{ label: string; policy: string; params?: PolicyParams }>;
   /** Dimensions the provider enforces (default both). */
   enforced?: EnforcedDims;
+  /**
+   * Functions deployed together on one cluster (their replicas may share devices), each part
+   * with its own trace, model and SLO; `trace`, `models` and `sloMult` are then ignored.
+   */
+  parts?: ClusterPart[];
+  /** Seed of the arrivals and of the policies' profile noise (default 42). */
+  seed?: number;
+}
+
+export interface ClusterPart {
+  prefix: string;
+  trace: Trace;
+  model: string;
+  sloMult: number;
+}
+
+/**
+ * What the simulator charges beyond the profile and what the policies plan with (issue 11), fixed
+ * before any reporting run: interference β (ground truth and planning model, Dilu's 1.24×), and
+ * the policies' profile a second measurement with noise σ read from RaPP's own labels.
+ */
+export interface Realism {
+  beta: number;
+  sigma: number;
+  /** Rows the noise was estimated from. */
+  n: number;
+}
+
+let realismCache: Realism | undefined;
+/** β = Dilu's figure; σ pooled over every RaPP model (profile-error.ts). BENCH_IDEAL=1: both 0 (the pre-issue-11 simulator). */
+export function realism(dataDir: string): Realism {
+  if (process.env.BENCH_IDEAL === '1') return { beta: 0, sigma: 0, n: 0 };
+  if (realismCache) return realismCache;
+  let ss = 0;
+  let n = 0;
+  for (const pts of Object.values(readRapp(dataDir))) {
+    const e = estimateProfileNoise(pts);
+    ss += e.sigma * e.sigma * e.n;
+    n += e.n;
+  }
+  return (realismCache = { beta: DILU_INTERFERENCE_BETA, sigma: n ? Math.sqrt(ss / n) : 0, n });
+}
+
+export const HAS_MODELS = ['resnet50', 'convnext_tiny', 'mobilenet_v3_large', 'shufflenet_v2_x1_0', 'resnet152'];
+export const HAS_SLOS = [1.5, 2, 2.5];
+
+/** HAS-GPU's suite as a cluster: its 5 models × 3 SLOs, 15 functions on one trace (rps or stress). */
+export function hasGpuParts(dataDir: string, workload: 'rps' | 'stress'): ClusterPart[] {
+  const trace = readTrace(join(dataDir, 'traces', `hasgpu_workloads/${workload}.json`));
+  return HAS_MODELS.flatMap((model) => HAS_SLOS.map((sloMult) => ({ prefix: `${model}-${sloMult}`, trace, model, sloMult })));
+}
+
+/** The functions a part's prefix names (buildCluster prefixes names with `<prefix>-`). */
+export const ofPart = (r: SimResult, prefix: string) => r.functions.filter((f) => f.name.startsWith(`${prefix}-`));
+
+/** Builds a scenario's functions, its ground truth and what the policies are told (with `realism`). */
+export function setUp(sc: Scenario, dataDir: string) {
+  const rl = realism(dataDir);
+  const seed = sc.seed ?? 42;
+  const profileError = rl.sigma > 0 ? { sigma: rl.sigma, seed: 1000 * seed } : undefined;
+  const b = sc.parts
+    ? buildCluster(sc.parts.map((p) => ({ prefix: p.prefix, trace: p.trace, options: { models: [p.model], sloMult: p.sloMult, enforced: sc.enforced, profileError } })), dataDir)
+    : buildFunctions(sc.trace, { dataDir, models: sc.models, sloMult: sc.sloMult, enforced: sc.enforced, profileError });
+  const told = rl.beta > 0 ? new InterferenceAwareCapability(b.told, rl.beta) : b.told;
+  return { fns: b.fns, capability: b.capability, told, beta: rl.beta };
 }
 
 /** The live SLO guard's settings (MLFAAS_SLO_GUARD_S and its hold), as the platform runs them unless set. */
@@ -49,12 +119,12 @@ const SLO_GUARD = {
 
 /** Runs every policy on one scenario (same seed, hence the same arrivals, for all). */
 export function runScenario(sc: Scenario, dataDir: string, record = false): Run[] {
-  const { fns, capability } = buildFunctions(sc.trace, { dataDir, models: sc.models, sloMult: sc.sloMult, enforced: sc.enforced });
+  const { fns, capability, told, beta } = setUp(sc, dataDir);
   return (sc.only ?? POLICIES).map((p) => ({
     suite: sc.suite,
     workload: sc.workload,
     sloMult: sc.sloMult,
     label: p.label,
-    r: simulate(fns, { policy: p.policy, params: { ...p.params, ...sc.params?.[p.label] }, capability, coldStartS: sc.coldStartS, record, ...SLO_GUARD }),
+    r: simulate(fns, { policy: p.policy, params: { ...p.params, ...sc.params?.[p.label] }, capability, told, interferenceBeta: beta, coldStartS: sc.coldStartS, seed: sc.seed ?? 42, record, ...SLO_GUARD }),
   }));
 }

@@ -1,19 +1,17 @@
 /**
  * The static-share baseline's one free parameter, tuned on the tuning set (HAS-GPU suite, both
- * workloads, SLO 1.5/2/2.5×, seed 42): FaST-GShare's profiler picks the most throughput per
+ * workloads, each workload's 15 functions (5 models × SLO 1.5/2/2.5×) on one cluster, seed 42,
+ * with the bench's interference and profile noise, cost per device): FaST-GShare's profiler picks the most throughput per
  * resource whose batch-1 latency is at most `headroom` × the SLO. Returns violations and cost per
  * headroom, and KPA's cost on the same set. The rule, fixed before the sweep was run: the
  * baseline's default is the headroom with the fewest violations among those that cost no more
  * than KPA (exclusive GPUs), i.e. the baseline at its best on the headline's metric.
  * `npx tsx bench/inference/tune-static.ts` prints the sweep.
  */
-import { join } from 'node:path';
 import { simulate } from '../../autoscaler/sim/engine';
-import { buildFunctions } from '../../autoscaler/sim/setup';
-import { readTrace } from '../../autoscaler/sim/traces';
+import { hasGpuParts, setUp } from './run';
 
 export const HEADROOMS = [1, 0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3, 0.2, 0.1];
-const MODELS = ['resnet50', 'convnext_tiny', 'mobilenet_v3_large', 'shufflenet_v2_x1_0', 'resnet152'];
 
 export interface TuneRow {
   readonly headroom: number;
@@ -25,16 +23,14 @@ function runSet(dataDir: string, policy: string, params: Record<string, number>)
   let v = 0;
   let n = 0;
   let cost = 0;
-  for (const w of ['rps', 'stress'])
-    for (const m of MODELS)
-      for (const slo of [1.5, 2, 2.5]) {
-        const trace = readTrace(join(dataDir, 'traces', `hasgpu_workloads/${w}.json`));
-        const { fns, capability } = buildFunctions(trace, { dataDir, models: [m], sloMult: slo });
-        const r = simulate(fns, { policy, params, capability, coldStartS: 20, seed: 42 });
-        v += r.violations;
-        n += r.requests;
-        cost += r.cost;
-      }
+  for (const w of ['rps', 'stress'] as const) {
+    const parts = hasGpuParts(dataDir, w);
+    const { fns, capability, told, beta } = setUp({ suite: 'has-gpu', workload: w, trace: parts[0].trace, models: [], sloMult: 2, coldStartS: 20, parts, seed: 42 }, dataDir);
+    const r = simulate(fns, { policy, params, capability, told, interferenceBeta: beta, coldStartS: 20, seed: 42 });
+    v += r.violations;
+    n += r.requests;
+    cost += r.deviceCost;
+  }
   return { v, n, cost };
 }
 

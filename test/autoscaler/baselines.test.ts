@@ -63,7 +63,7 @@ describe('baselines', () => {
   test('static-share per model, FaST-GShare\'s profiler (default): the most batch-1 throughput per s·q within headroom × SLO', () => {
     // same profile: throughput per resource is 1000/30/0.1 = 333 /s at s = 0.1 (any q), 1000/20/s at s ≥ 0.2
     // (250 at 0.2); SLO 200 ms × headroom 0.2 = 40 ms → at s = 0.1 only q ≥ 0.75; equal keys: the faster, q = 1
-    const p = make('static-share');
+    const p = make('static-share', { headroom: 0.2 });
     const fn = aFunction().slo(200).build();
     expect(p.decide(fn, p.initialState(fn), observe(60, []), 1000).decision.add[0]).toMatchObject({ smShare: 0.1, quota: 1 });
     // a looser headroom keeps the same per-resource throughput at a smaller quota's latency limit: still s = 0.1

@@ -49,7 +49,7 @@ export const STATIC_DEFAULTS = {
   perModel: true,
   quotaStep: 0.1,
   select: 'rpr' as ShareSelect,
-  headroom: 0.2,
+  headroom: 0.4,
   smShare: 0.3,
   quota: 0.5,
   batchSize: 1,
