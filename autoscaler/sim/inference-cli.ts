@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import '../inference/index';
 import { policyNames } from '../inference/registry';
+import { InterferenceAwareCapability } from '../inference/interference';
 import { PolicyParams } from '../inference/types';
 import { simulate } from './engine';
 import { DEFAULT_DATA_DIR } from './latency-data';
@@ -27,6 +28,10 @@ Replays a trace (any format of shared/data/traces) through an inference policy w
   --max-series N        keep the first N series
   --duration-s S        keep the first S seconds
   --seed N              arrivals seed (default 42)
+  --interference B      co-located replicas slow each other by 1 + B·(busy neighbours' share);
+                        policies plan with the worst case (default 0; Dilu's figure: 0.24)
+  --profile-noise S     policies plan from a re-measured profile, each point × e^(S·N(0,1))
+                        (default 0: they are told the ground truth; RaPP's labels: ~0.05)
   --data-dir DIR        shared data folder (default ${DEFAULT_DATA_DIR})
   --json                print the result as JSON`;
 
@@ -42,7 +47,7 @@ export async function main(args: string[]): Promise<number> {
         'max-batch': { type: 'string' }, 'min-scale': { type: 'string' }, 'max-scale': { type: 'string' },
         'cold-start-s': { type: 'string' }, 'timeout-s': { type: 'string' }, price: { type: 'string' }, scale: { type: 'string' },
         day: { type: 'string' }, sample: { type: 'string' }, 'max-series': { type: 'string' }, 'duration-s': { type: 'string' },
-        seed: { type: 'string' }, 'data-dir': { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' },
+        seed: { type: 'string' }, interference: { type: 'string' }, 'profile-noise': { type: 'string' }, 'data-dir': { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' },
       },
     }));
   } catch (e) {
@@ -58,7 +63,7 @@ export async function main(args: string[]): Promise<number> {
     return 2;
   }
   const num = (k: string) => (values[k] === undefined ? undefined : Number(values[k]));
-  for (const k of ['slo-ms', 'slo-mult', 'percentile', 'max-batch', 'min-scale', 'max-scale', 'cold-start-s', 'timeout-s', 'price', 'scale', 'day', 'sample', 'max-series', 'duration-s', 'seed']) {
+  for (const k of ['slo-ms', 'slo-mult', 'percentile', 'max-batch', 'min-scale', 'max-scale', 'cold-start-s', 'timeout-s', 'price', 'scale', 'day', 'sample', 'max-series', 'duration-s', 'seed', 'interference', 'profile-noise']) {
     const v = num(k);
     if (v !== undefined && !Number.isFinite(v)) {
       console.error(`--${k} must be a number, got "${values[k]}"`);
@@ -77,13 +82,21 @@ export async function main(args: string[]): Promise<number> {
   const policy = String(values.policy ?? 'hybrid');
   try {
     const trace = readTrace(String(values.trace), { scale: num('scale'), day: num('day'), sample: num('sample'), maxSeries: num('max-series'), maxDurationS: num('duration-s') });
-    const { fns, capability } = buildFunctions(trace, {
+    const beta = num('interference') ?? 0;
+    const sigma = num('profile-noise') ?? 0;
+    if (beta < 0 || sigma < 0) {
+      console.error(`--${beta < 0 ? 'interference' : 'profile-noise'} must be ≥ 0`);
+      return 2;
+    }
+    const { fns, capability, told } = buildFunctions(trace, {
       dataDir: String(values['data-dir'] ?? DEFAULT_DATA_DIR),
       models: String(values.model ?? 'resnet50').split(','),
       sloMs: num('slo-ms'), sloMult: num('slo-mult'), sloPercentile: num('percentile'),
       maxBatchSize: num('max-batch'), minScale: num('min-scale'), maxScale: num('max-scale'),
+      profileError: sigma > 0 ? { sigma, seed: num('seed') ?? 42 } : undefined,
     });
-    const r = simulate(fns, { policy, params, capability, coldStartS: num('cold-start-s'), timeoutS: num('timeout-s'), pricePerGpuHour: num('price'), seed: num('seed') });
+    const planned = beta > 0 ? new InterferenceAwareCapability(told, beta) : told;
+    const r = simulate(fns, { policy, params, capability, told: planned, interferenceBeta: beta, coldStartS: num('cold-start-s'), timeoutS: num('timeout-s'), pricePerGpuHour: num('price'), seed: num('seed') });
     if (values.json) {
       console.log(JSON.stringify(r, null, 2));
       return 0;
@@ -93,7 +106,7 @@ export async function main(args: string[]): Promise<number> {
     console.log(`violation rate: ${(100 * r.violationRate).toFixed(2)} % (${r.violations} of ${r.requests})`);
     console.log(`latency p50/p95/p99: ${f2(r.p50)} / ${f2(r.p95)} / ${f2(r.p99)} ms`);
     console.log(`cold starts: ${r.coldStarts}`);
-    console.log(`cost: $${r.cost.toFixed(4)} (${r.gpuSeconds.toFixed(1)} GPU-seconds × share at $${num('price') ?? 2.48}/h)`);
+    console.log(`cost: $${r.deviceCost.toFixed(4)} (${r.deviceSeconds.toFixed(1)} device-seconds, whole devices held, at $${num('price') ?? 2.48}/h); share cost $${r.cost.toFixed(4)} (${r.gpuSeconds.toFixed(1)} GPU-seconds × SM share × quota)`);
     return 0;
   } catch (e) {
     console.error((e as Error).message);

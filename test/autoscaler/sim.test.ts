@@ -75,7 +75,32 @@ const T = (f: string) => join(DATA, 'traces', f);
     expect(text).toMatch(/violation rate: [\d.]+ %/);
     expect(text).toMatch(/p50\/p95\/p99: [\d.]+ \/ [\d.]+ \/ [\d.]+ ms/);
     expect(text).toMatch(/cold starts: \d+/);
-    expect(text).toMatch(/cost: \$[\d.]+/);
+    expect(text).toMatch(/cost: \$[\d.]+ \([\d.]+ device-seconds/);
+    expect(text).toMatch(/share cost \$[\d.]+/);
+  });
+
+  test('mlfaas sim inference with interference and a re-measured profile: a fractional policy pays for it', async () => {
+    const run = async (extra: string[]) => {
+      const out: string[] = [];
+      const spy = jest.spyOn(console, 'log').mockImplementation((s: string) => void out.push(s));
+      try {
+        expect(await main(['inference', '--trace', T('hasgpu_workloads/rps.json'), '--policy', 'static-share', '--json', '--duration-s', '120', ...extra])).toBe(0);
+      } finally {
+        spy.mockRestore();
+      }
+      return JSON.parse(out.join('\n')) as { p50: number; requests: number };
+    };
+    const plain = await run([]);
+    const real = await run(['--interference', '0.24', '--profile-noise', '0.05']);
+    expect(real.requests).toBe(plain.requests);
+    expect(real.p50).not.toBe(plain.p50);
+    const err = jest.spyOn(console, 'error').mockImplementation(() => undefined);
+    try {
+      expect(await main(['inference', '--trace', T('hasgpu_workloads/rps.json'), '--interference=-1'])).toBe(2);
+      expect(err.mock.calls.flat().join(' ')).toMatch(/--interference must be ≥ 0/);
+    } finally {
+      err.mockRestore();
+    }
   });
 
   test('bad input exits non-zero with a message', async () => {
