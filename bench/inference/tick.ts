@@ -1,4 +1,4 @@
-import { ProfileCapability } from '../../autoscaler/inference/capability';
+import { ProfileCapability, ProfilePoint } from '../../autoscaler/inference/capability';
 import '../../autoscaler/inference/index';
 import { createPolicy } from '../../autoscaler/inference/registry';
 import { ClusterView, FunctionSpec, Observation } from '../../autoscaler/inference/types';
@@ -12,10 +12,11 @@ import { mulberry32 } from '../../autoscaler/sim/rng';
  * function's configuration table (reported apart); the median is over the later rounds, ms.
  * Functions running the same model share one profile (and so the policy's per-profile tables);
  * `distinctProfiles` gives each function its own copy, as the live loop's per-function deploy-time
- * profiles would, so nothing is shared (the worst case for round 1).
+ * profiles would, so nothing is shared (the worst case for round 1). `profiles` (by model) replaces
+ * the measured RaPP profiles (bench:rapp passes predicted ones).
  */
-export function tickTimeMs(dataDir: string, n = 3200, reps = 6, distinctProfiles = false, params: Record<string, unknown> = {}): { medianMs: number; firstMs: number; rounds: number[] } {
-  const { specs, cluster, capability } = setup(dataDir, n, distinctProfiles);
+export function tickTimeMs(dataDir: string, n = 3200, reps = 6, distinctProfiles = false, params: Record<string, unknown> = {}, profiles?: Record<string, ProfilePoint[]>): { medianMs: number; firstMs: number; rounds: number[] } {
+  const { specs, cluster, capability } = setup(dataDir, n, distinctProfiles, profiles);
   const policy = createPolicy('hybrid', params, { capability });
   const rand = mulberry32(7);
   const states = specs.map((s) => policy.initialState(s));
@@ -44,9 +45,11 @@ export function tickTimeMs(dataDir: string, n = 3200, reps = 6, distinctProfiles
  * The functions, the cluster and the capability model. A function apart, so the profile points
  * (which ProfileCapability reduces to dense grids) are garbage once it returns, as in the live loop.
  */
-function setup(dataDir: string, n: number, distinctProfiles: boolean): { specs: FunctionSpec[]; cluster: ClusterView; capability: ProfileCapability } {
-  const models = ['resnet50', 'resnet18', 'mobilenet_v3_large', 'densenet121', 'vgg16', 'efficientnet_b0', 'convnext_tiny', 'shufflenet_v2_x1_0'];
-  const rapp = readRapp(dataDir, models);
+export const TICK_MODELS = ['resnet50', 'resnet18', 'mobilenet_v3_large', 'densenet121', 'vgg16', 'efficientnet_b0', 'convnext_tiny', 'shufflenet_v2_x1_0'];
+
+function setup(dataDir: string, n: number, distinctProfiles: boolean, given?: Record<string, ProfilePoint[]>): { specs: FunctionSpec[]; cluster: ClusterView; capability: ProfileCapability } {
+  const models = TICK_MODELS;
+  const rapp = given ?? readRapp(dataDir, models);
   const profiles: Record<string, (typeof rapp)[string]> = {};
   const specs: FunctionSpec[] = [];
   const cluster: ClusterView = { gpus: [], canAddGpu: true };

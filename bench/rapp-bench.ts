@@ -1,0 +1,148 @@
+/**
+ * bench:rapp (issue 12, first part): the learned latency predictor on RaPP's V100 labels.
+ * 1. `bench/rapp/v100_cv.py` (Debian's python3-torch, /usr/bin/python3) trains and cross-validates
+ *    ours, the static-features-only baseline and the analytic baseline: leave-models-out (5 folds)
+ *    and unseen configurations (20 % of every model's rows); then trains on everything and exports
+ *    the model to ONNX in a temporary folder (trained on unlicensed data: never kept).
+ * 2. Here, the exported model runs in onnxruntime-node, as the autoscaler runs it: the features
+ *    are rebuilt in TypeScript from RaPP's graph JSON and checked against Python's, and the
+ *    predictions against Python's.
+ * 3. Prediction cost: one function's whole grid (one model run), a capability query on the
+ *    predicted profile, 3,200 functions' grids, and a hybrid decision round for 3,200 functions on
+ *    predicted profiles beside the same round on measured ones.
+ * Writes bench/results/rapp.md; last line
+ * `rapp: mape_unseen_models=<x> mape_unseen_configs=<y> cpu_mape_unseen_models=<z>` (z: n/a until
+ * the CPU corpus exists). BENCH_RAPP_EPOCHS (default 20) sets the training epochs.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ProfileCapability, ProfilePoint } from '../autoscaler/inference/capability';
+import { LatencyModel } from '../autoscaler/rapp/latency-model';
+import { predictProfile } from '../autoscaler/rapp/predicted-profile';
+import { readRapp } from '../autoscaler/sim/latency-data';
+import { tickTimeMs, TICK_MODELS } from './inference/tick';
+import { table } from './lib/results';
+import { featureRow, modelVector, readGraphs } from './rapp/v100-features';
+
+const DATA = process.env.MLFAAS_DATA_DIR ?? '/work/shared/data';
+const EPOCHS = Number(process.env.BENCH_RAPP_EPOCHS ?? 20);
+const PY = '/usr/bin/python3';
+const log = (s: string) => process.stderr.write(`[bench:rapp] ${s}\n`);
+const GRID = { batches: [1, 2, 4, 8], smShares: Array.from({ length: 20 }, (_, i) => (i + 1) / 20), quotas: Array.from({ length: 10 }, (_, i) => (i + 1) / 10) };
+
+interface CvResult {
+  models: number;
+  rows: number;
+  seed: number;
+  epochs: number;
+  unseen_models: Record<'ours' | 'static' | 'analytic', number>;
+  unseen_configs: Record<'ours' | 'static' | 'analytic', number>;
+  seconds: number;
+}
+
+function haveTorch(): boolean {
+  try {
+    execFileSync(PY, ['-c', 'import torch'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+async function main(): Promise<void> {
+  if (!haveTorch()) {
+    console.error('bench:rapp trains with Debian\'s PyTorch: apt-get install -y python3-torch (for /usr/bin/python3)');
+    process.exit(1);
+  }
+  const t0 = Date.now();
+  const out = mkdtempSync(join(tmpdir(), 'mlfaas-rapp-'));
+  try {
+    log(`training and cross-validating (${EPOCHS} epochs; about 6 min on 2 cores)`);
+    const cv = JSON.parse(execFileSync(PY, [join(__dirname, 'rapp', 'v100_cv.py'), '--data', DATA, '--out', out, '--epochs', String(EPOCHS)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 1 << 24 }).trim().split('\n').pop()!) as CvResult;
+
+    // the exported model in onnxruntime-node, on features rebuilt here
+    const model = await LatencyModel.load(join(out, 'rapp-v100.onnx'));
+    const sample = JSON.parse(readFileSync(join(out, 'sample.json'), 'utf8')) as { rows: Array<[string, number, number, number]>; x: number[][]; y: number[] };
+    const graphs = readGraphs(DATA);
+    const vecs = new Map(Object.entries(graphs).map(([m, g]) => [m, modelVector(g)]));
+    let featDiff = 0;
+    const rows = sample.rows.map(([m, b, s, q], i) => {
+      const r = featureRow(graphs[m], vecs.get(m)!, b, s, q);
+      r.forEach((v, k) => (featDiff = Math.max(featDiff, Math.abs(Math.fround(v) - sample.x[i][k]) / Math.max(1, Math.abs(sample.x[i][k])))));
+      return r;
+    });
+    const ts = await model.predictMs(rows);
+    const predDiff = Math.max(...sample.y.map((y, i) => Math.abs(ts[i] - y) / y));
+
+    // prediction cost
+    const one: number[] = [];
+    let profile: ProfilePoint[] = [];
+    for (let i = 0; i < 7; i++) {
+      const t = performance.now();
+      profile = await predictProfile(model, GRID, (b, s, q) => featureRow(graphs.resnet50, vecs.get('resnet50')!, b, s, q));
+      one.push(performance.now() - t);
+    }
+    const cap = new ProfileCapability({ f: profile });
+    const qt = performance.now();
+    let sink = 0;
+    for (let i = 0; i < 100_000; i++) sink += cap.capability('f', 1 + (i & 3), 0.05 + (i % 19) * 0.05, 0.1 + (i % 9) * 0.1);
+    const queryUs = ((performance.now() - qt) / 100_000) * 1000;
+    const names = Object.keys(graphs);
+    const t3 = performance.now();
+    for (let i = 0; i < 3200; i++) {
+      const m = names[i % names.length];
+      await predictProfile(model, GRID, (b, s, q) => featureRow(graphs[m], vecs.get(m)!, b, s, q));
+    }
+    const all3200S = (performance.now() - t3) / 1000;
+    const predicted: Record<string, ProfilePoint[]> = {};
+    for (const m of TICK_MODELS) predicted[m] = await predictProfile(model, GRID, (b, s, q) => featureRow(graphs[m], vecs.get(m)!, b, s, q));
+    const tickPred = tickTimeMs(DATA, 3200, 6, true, {}, predicted);
+    const tickMeas = tickTimeMs(DATA, 3200, 6, true);
+    // the predicted surface against the measured one on the tick's models (trained on them: in-sample)
+    const rapp = readRapp(DATA, TICK_MODELS);
+    const inSample = TICK_MODELS.map((m) => {
+      const p = new ProfileCapability({ f: predicted[m] });
+      const e = rapp[m].map((x) => Math.abs(p.latencyMs('f', x.batch, x.smShare, x.quota) - x.latencyMs) / x.latencyMs);
+      return e.reduce((a, b) => a + b, 0) / e.length;
+    });
+
+    const f3 = (x: number) => x.toFixed(3);
+    const sections = [
+      `Command: \`npm run bench:rapp\` (tsx bench/rapp-bench.ts; BENCH_RAPP_EPOCHS=${EPOCHS}); RaPP's V100 labels, ${cv.rows} rows over the ${cv.models} models that have graph features; seed ${cv.seed}; ${((Date.now() - t0) / 1000).toFixed(0)} s on this machine (${cv.seconds} s of it training in Python).`,
+      `MAPE (mean |predicted − measured| ÷ measured). **ours**: the operator graph pooled to a vector (means and log-sums of RaPP's 32 static operator features, mean of its 6 runtime ones), its graph features, the configuration, and the model's profiled batch-1 latency at the row's quota (RaPP's 5 runtime graph features are those latencies at quotas 0.2-1; the network predicts relative to it): an MLP (2 × 256) on ln latency. **static**: the same without runtime features (DIPPM-like). **analytic**: latency = c·batch/(share·quota) with c fitted per model (on its training rows for unseen configurations; on 3 profiled points of an unseen model).\n\n` +
+        table(['split', 'ours', 'static', 'analytic', 'target (ours)'], [
+          ['unseen models (leave-models-out, 5 folds)', f3(cv.unseen_models.ours), f3(cv.unseen_models.static), f3(cv.unseen_models.analytic), '≤ 0.05'],
+          ['unseen configurations (20 % of each model)', f3(cv.unseen_configs.ours), f3(cv.unseen_configs.static), f3(cv.unseen_configs.analytic), '≤ 0.04'],
+          ['CPU, unseen models', 'n/a', 'n/a', 'n/a', '≤ 0.10 (no CPU corpus yet)'],
+        ]),
+      `The exported model in onnxruntime-node (as the autoscaler runs it) on ${rows.length} sampled rows: features rebuilt in TypeScript differ from Python's by at most ${featDiff.toExponential(1)} (relative), predictions by at most ${predDiff.toExponential(1)}.`,
+      'Prediction cost (single-threaded onnxruntime, this 2-core machine):\n\n' +
+        table(['what', 'time'], [
+          [`one function's whole grid (${GRID.batches.length * GRID.smShares.length * GRID.quotas.length} configurations, one run), median of 7`, `${median(one).toFixed(1)} ms`],
+          ['one capability query on the predicted profile (ProfileCapability)', `${queryUs.toFixed(2)} µs`],
+          ['3,200 functions\' grids at deploy (one run each)', `${all3200S.toFixed(1)} s`],
+          ['hybrid decision round, 3,200 functions, predicted profiles (median of 5)', `${tickPred.medianMs.toFixed(1)} ms (first ${tickPred.firstMs.toFixed(0)} ms)`],
+          ['the same round on measured profiles', `${tickMeas.medianMs.toFixed(1)} ms (first ${tickMeas.firstMs.toFixed(0)} ms)`],
+        ]) +
+        `\n\nThe final model's surface against the measured one on the tick's 8 models (in-sample: it was trained on them): MAPE ${inSample.map(f3).join(', ')}.`,
+      'Not yet (issue 12): features from a function\'s own ONNX file, the CPU corpus and its measurements, the capability interface answering from the predictor in the live loop, and bench:inference / bench:live rerun on predicted profiles.',
+    ];
+    const last = `rapp: mape_unseen_models=${f3(cv.unseen_models.ours)} mape_unseen_configs=${f3(cv.unseen_configs.ours)} cpu_mape_unseen_models=n/a`;
+    const body = [...sections, last].join('\n\n');
+    mkdirSync(join(__dirname, 'results'), { recursive: true });
+    writeFileSync(join(__dirname, 'results', 'rapp.md'), `# RaPP latency predictor benchmark\n\n${body}\n`);
+    console.log(body);
+    if (sink < 0) console.log(sink);
+  } finally {
+    rmSync(out, { recursive: true, force: true });
+  }
+}
+
+main().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});
