@@ -11,7 +11,12 @@ export const DEFAULT_DATA_DIR = '/work/shared/data';
 
 /** RaPP V100 labels: per model, latency of one batch at batch × SM % × quota %. */
 export function readRapp(dataDir: string, models?: string[]): Record<string, ProfilePoint[]> {
-  const text = readFileSync(join(dataDir, 'latency', 'rapp_v100', 'rapp_latency_bs_sm_quota.csv'), 'utf8');
+  return readRappFile(join(dataDir, 'latency', 'rapp_v100', 'rapp_latency_bs_sm_quota.csv'), models);
+}
+
+/** A file in the RaPP labels' format (model,batch,sm_pct,quota_pct,latency_ms; e.g. a predictor's output). */
+export function readRappFile(path: string, models?: string[]): Record<string, ProfilePoint[]> {
+  const text = readFileSync(path, 'utf8');
   const want = models ? new Set(models) : undefined;
   const out: Record<string, ProfilePoint[]> = {};
   for (const line of text.split('\n').slice(1)) {

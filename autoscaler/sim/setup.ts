@@ -1,4 +1,4 @@
-import { ProfileCapability } from '../inference/capability';
+import { ProfileCapability, ProfilePoint } from '../inference/capability';
 import { EnforcedDims, restrictToEnforced } from '../inference/enforcement';
 import { FunctionSpec } from '../inference/types';
 import { SimFunction } from './engine';
@@ -25,6 +25,8 @@ export interface BuildOptions {
    * function i seeded `seed + i`; returned as `told`. Undefined: `told` is the ground truth.
    */
   profileError?: { sigma: number; seed: number };
+  /** The policies' profile per model from elsewhere (e.g. a learned predictor's); wins over profileError. */
+  toldProfiles?: Record<string, ProfilePoint[]>;
 }
 
 type Points = ReturnType<typeof readRapp>[string];
@@ -45,7 +47,10 @@ function part(trace: Trace, o: BuildOptions, prefix = '', seedOffset = 0): Part 
     const model = o.models[i % o.models.length];
     const name = `${prefix}${s.name}-${model}`.replace(/[^A-Za-z0-9_.-]/g, '_');
     profiles[name] = rapp[model];
-    if (o.profileError) measured[name] = remeasure(rapp[model], o.profileError.sigma, o.profileError.seed + seedOffset + i);
+    if (o.toldProfiles) {
+      if (!o.toldProfiles[model]) throw new Error(`no told profile for model "${model}"`);
+      measured[name] = o.toldProfiles[model];
+    } else if (o.profileError) measured[name] = remeasure(rapp[model], o.profileError.sigma, o.profileError.seed + seedOffset + i);
     const base = Math.min(...rapp[model].filter((p) => p.batch === 1 && p.quota === 1 && p.smShare === 1).map((p) => p.latencyMs));
     const spec: FunctionSpec = {
       name,
@@ -74,7 +79,7 @@ function assemble(parts: Part[], noisy: boolean): Built {
  * policies are told (`told`: the ground truth itself unless `profileError`).
  */
 export function buildFunctions(trace: Trace, o: BuildOptions): Built {
-  return assemble([part(trace, o)], !!o.profileError);
+  return assemble([part(trace, o)], !!o.profileError || !!o.toldProfiles);
 }
 
 /**
@@ -88,5 +93,5 @@ export function buildCluster(parts: Array<{ prefix: string; trace: Trace; option
     offset += p.trace.series.length;
     return b;
   });
-  return assemble(built, parts.some((p) => !!p.options.profileError));
+  return assemble(built, parts.some((p) => !!p.options.profileError || !!p.options.toldProfiles));
 }

@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import type { ProfilePoint } from '../../autoscaler/inference/capability';
 import type { EnforcedDims } from '../../autoscaler/inference/enforcement';
 import { DILU_INTERFERENCE_BETA, InterferenceAwareCapability } from '../../autoscaler/inference/interference';
 import { PolicyParams } from '../../autoscaler/inference/types';
@@ -51,6 +52,8 @@ export interface Scenario {
   parts?: ClusterPart[];
   /** Seed of the arrivals and of the policies' profile noise (default 42). */
   seed?: number;
+  /** The policies' profiles per model from a predictor, in place of the re-measured ones. */
+  toldProfiles?: Record<string, ProfilePoint[]>;
 }
 
 export interface ClusterPart {
@@ -104,9 +107,10 @@ export function setUp(sc: Scenario, dataDir: string) {
   const rl = realism(dataDir);
   const seed = sc.seed ?? 42;
   const profileError = rl.sigma > 0 ? { sigma: rl.sigma, seed: 1000 * seed } : undefined;
+  const toldProfiles = sc.toldProfiles;
   const b = sc.parts
-    ? buildCluster(sc.parts.map((p) => ({ prefix: p.prefix, trace: p.trace, options: { models: [p.model], sloMult: p.sloMult, enforced: sc.enforced, profileError } })), dataDir)
-    : buildFunctions(sc.trace, { dataDir, models: sc.models, sloMult: sc.sloMult, enforced: sc.enforced, profileError });
+    ? buildCluster(sc.parts.map((p) => ({ prefix: p.prefix, trace: p.trace, options: { models: [p.model], sloMult: p.sloMult, enforced: sc.enforced, profileError, toldProfiles } })), dataDir)
+    : buildFunctions(sc.trace, { dataDir, models: sc.models, sloMult: sc.sloMult, enforced: sc.enforced, profileError, toldProfiles });
   const told = rl.beta > 0 ? new InterferenceAwareCapability(b.told, rl.beta) : b.told;
   return { fns: b.fns, capability: b.capability, told, beta: rl.beta };
 }

@@ -180,6 +180,7 @@ def main():
 
     # leave models out
     per = {"ours": [], "static": [], "analytic": []}
+    lomo = np.full(len(rows), np.nan)
     for fold in folds(sorted(graphs), a.folds, a.seed):
         held = set(fold)
         tr = [i for i, r in enumerate(rows) if r[0] not in held]
@@ -188,6 +189,8 @@ def main():
             x = features(rows, vecs, graphs, rt)
             net = train(x[tr], true[tr], a.epochs, a.seed, rt)
             per[key].append((predict(net, x[te]), true[te]))
+            if rt:
+                lomo[te] = per[key][-1][0]
         # analytic on an unseen model: c_m from K profiled points (quota 1, SM 100 %, batches 1..)
         rng = np.random.default_rng(a.seed)
         prof = []
@@ -199,6 +202,17 @@ def main():
         print(f"fold {len(per['ours'])}: {sorted(fold)} ({time.time() - t0:.0f} s)", file=sys.stderr)
     cat = lambda k: (np.concatenate([p for p, _ in per[k]]), np.concatenate([t for _, t in per[k]]))
     res["unseen_models"] = {k: mape(*cat(k)) for k in per}
+    per_model = {}
+    for i, r in enumerate(rows):
+        per_model.setdefault(r[0], []).append(abs(lomo[i] - r[4]) / r[4])
+    res["unseen_models_per_model"] = {m: float(np.mean(v)) for m, v in sorted(per_model.items())}
+    if a.out:
+        # every row predicted by the fold model that never saw its model: the simulator's predicted profiles
+        os.makedirs(a.out, exist_ok=True)
+        with open(os.path.join(a.out, "lomo.csv"), "w") as f:
+            f.write("model,batch,sm_pct,quota_pct,latency_ms\n")
+            for i, (m, b, sm, q, _) in enumerate(rows):
+                f.write(f"{m},{b},{round(sm * 100)},{round(q * 100)},{lomo[i]:.4f}\n")
 
     # unseen configurations of seen models
     rng = np.random.default_rng(a.seed)
