@@ -1,8 +1,12 @@
 #!/usr/bin/python3
-"""Writes test/fixtures/rapp/linear.onnx: a latency model with known weights for the tests (no
-data involved): features [ln batch, ln quota] -> ln latency = ln 20 + 0.3 ln batch - ln quota, i.e.
-latency = 20 ms * batch^0.3 / quota. Exported as bench/rapp/v100_cv.py exports (opset 13, dynamic
-batch). Usage: /usr/bin/python3 bench/rapp/make_test_model.py OUT.onnx"""
+"""Writes the test fixtures in test/fixtures/rapp/ (no data involved):
+- linear.onnx: a latency model with known weights: features [ln batch, ln quota] -> ln latency =
+  ln 20 + 0.3 ln batch - ln quota, i.e. 20 ms * batch^0.3 / quota; exported as bench/rapp/v100_cv.py
+  exports (opset 13, dynamic batch);
+- tiny-cnn.onnx: a small CNN whose parameters (198) and FLOPs at batch 1 (23,056) are known, for
+  the ONNX feature extractor: [n,3,8,8] -> Conv 3->4 k3 -> Relu -> Conv 4->4 k3 groups 2 ->
+  GlobalAveragePool -> Flatten -> Gemm 4->2.
+Usage: /usr/bin/python3 bench/rapp/make_test_model.py DIR"""
 import math
 import sys
 
@@ -23,4 +27,13 @@ class M(torch.nn.Module):
         return self.lin(x).squeeze(-1)
 
 
-torch.onnx.export(M(), torch.zeros(2, 2), sys.argv[1], input_names=["x"], output_names=["ln_latency_ms"], dynamic_axes={"x": {0: "n"}, "ln_latency_ms": {0: "n"}}, opset_version=13)
+out = sys.argv[1]
+torch.onnx.export(M(), torch.zeros(2, 2), f"{out}/linear.onnx", input_names=["x"], output_names=["ln_latency_ms"], dynamic_axes={"x": {0: "n"}, "ln_latency_ms": {0: "n"}}, opset_version=13)
+
+torch.manual_seed(0)
+cnn = torch.nn.Sequential(
+    torch.nn.Conv2d(3, 4, 3, padding=1), torch.nn.ReLU(),
+    torch.nn.Conv2d(4, 4, 3, padding=1, groups=2),
+    torch.nn.AdaptiveAvgPool2d(1), torch.nn.Flatten(), torch.nn.Linear(4, 2),
+)
+torch.onnx.export(cnn, torch.zeros(1, 3, 8, 8), f"{out}/tiny-cnn.onnx", input_names=["x"], output_names=["y"], dynamic_axes={"x": {0: "n"}, "y": {0: "n"}}, opset_version=13)

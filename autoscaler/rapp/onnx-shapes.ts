@@ -1,0 +1,136 @@
+/**
+ * Shape propagation over an ONNX graph for the operators that carry a model's cost (issue 12):
+ * exporters often record no intermediate shapes (torch.onnx.export does not), so the feature
+ * extractor infers them. Symbolic dimensions count as 1 (batch 1). An operator it does not know,
+ * or an input it cannot see, leaves its outputs unknown. Pure.
+ */
+import type { onnx } from 'onnx-proto';
+
+type Long = { toNumber(): number };
+export const toNum = (v: number | Long | null | undefined): number => (v === null || v === undefined ? 0 : typeof v === 'number' ? v : v.toNumber());
+
+const attrOf = (n: onnx.INodeProto, name: string) => (n.attribute ?? []).find((a) => a.name === name);
+const ints = (n: onnx.INodeProto, name: string): number[] | undefined => {
+  const a = attrOf(n, name);
+  return a?.ints && a.ints.length ? a.ints.map(toNum) : undefined;
+};
+const int = (n: onnx.INodeProto, name: string, dflt: number): number => {
+  const a = attrOf(n, name);
+  return a && a.i !== null && a.i !== undefined ? toNum(a.i) : dflt;
+};
+
+/** Values of small integer initializers (Reshape's target shape, Split sizes...), by name. */
+function intConstants(g: onnx.IGraphProto): Map<string, number[]> {
+  const out = new Map<string, number[]>();
+  for (const t of g.initializer ?? []) {
+    if (!t.name) continue;
+    if (t.int64Data && t.int64Data.length) out.set(t.name, t.int64Data.map(toNum));
+    else if (t.rawData && t.rawData.length && t.dataType === 7) {
+      const b = t.rawData;
+      const dv = new DataView(b.buffer, b.byteOffset, b.byteLength);
+      out.set(t.name, Array.from({ length: b.byteLength / 8 }, (_, i) => Number(dv.getBigInt64(i * 8, true))));
+    }
+  }
+  for (const n of g.node ?? []) {
+    if (n.opType !== 'Constant' || !n.output?.[0]) continue;
+    const t = attrOf(n, 'value')?.t;
+    if (t?.int64Data && t.int64Data.length) out.set(n.output[0], t.int64Data.map(toNum));
+    else if (t?.rawData && t.rawData.length && t.dataType === 7) {
+      const b = t.rawData;
+      const dv = new DataView(b.buffer, b.byteOffset, b.byteLength);
+      out.set(n.output[0], Array.from({ length: b.byteLength / 8 }, (_, i) => Number(dv.getBigInt64(i * 8, true))));
+    }
+  }
+  return out;
+}
+
+/** Output shape of a windowed operator (Conv, pooling) over the spatial dims of `x`. */
+function windowed(n: onnx.INodeProto, x: number[], channels: number, kernel: number[]): number[] {
+  const sp = x.length - 2;
+  const strides = ints(n, 'strides') ?? new Array(sp).fill(1);
+  const dil = ints(n, 'dilations') ?? new Array(sp).fill(1);
+  const pads = ints(n, 'pads') ?? new Array(2 * sp).fill(0);
+  const auto = attrOf(n, 'auto_pad')?.s;
+  const same = auto && new TextDecoder().decode(auto).startsWith('SAME');
+  const ceil = int(n, 'ceil_mode', 0) === 1;
+  const out = [x[0], channels];
+  for (let i = 0; i < sp; i++) {
+    const span = dil[i] * (kernel[i] - 1) + 1;
+    const r = same ? Math.ceil(x[2 + i] / strides[i]) : (ceil ? Math.ceil : Math.floor)((x[2 + i] + pads[i] + pads[i + sp] - span) / strides[i]) + 1;
+    out.push(Math.max(1, r));
+  }
+  return out;
+}
+
+function broadcast(a: number[], b: number[]): number[] {
+  const r = Math.max(a.length, b.length);
+  return Array.from({ length: r }, (_, i) => Math.max(a[a.length - r + i] ?? 1, b[b.length - r + i] ?? 1));
+}
+
+const ELEMENTWISE = new Set(['Relu', 'Clip', 'Sigmoid', 'HardSigmoid', 'HardSwish', 'Tanh', 'Erf', 'Gelu', 'BatchNormalization', 'Dropout', 'Identity', 'Softmax', 'LayerNormalization', 'LeakyRelu', 'Sqrt', 'Neg', 'Exp', 'Log', 'Cast']);
+const BINARY = new Set(['Add', 'Mul', 'Sub', 'Div', 'Pow', 'Max', 'Min', 'Where']);
+
+/** Shapes of every value in the graph that can be inferred: graph inputs, initializers, node outputs. */
+export function inferShapes(g: onnx.IGraphProto): Map<string, number[]> {
+  const sh = new Map<string, number[]>();
+  for (const t of g.initializer ?? []) if (t.name) sh.set(t.name, (t.dims ?? []).map(toNum));
+  for (const v of [...(g.input ?? []), ...(g.valueInfo ?? []), ...(g.output ?? [])]) {
+    const dims = v.type?.tensorType?.shape?.dim;
+    if (v.name && dims && !sh.has(v.name)) sh.set(v.name, dims.map((d) => (d.dimValue !== null && d.dimValue !== undefined && toNum(d.dimValue) > 0 ? toNum(d.dimValue) : 1)));
+  }
+  const consts = intConstants(g);
+  for (const n of g.node ?? []) {
+    const ins = (n.input ?? []).map((i) => sh.get(i));
+    const x = ins[0];
+    const set = (s: number[] | undefined) => {
+      const o = n.output?.[0];
+      if (o && s && !sh.has(o)) sh.set(o, s);
+    };
+    const op = n.opType ?? '';
+    if (ELEMENTWISE.has(op)) set(x);
+    else if (BINARY.has(op)) set(ins.every(Boolean) ? ins.reduce((a, b) => broadcast(a!, b!))! : undefined);
+    else if (op === 'Conv' && x && ins[1]) set(windowed(n, x, ins[1][0], ins[1].slice(2)));
+    else if (op === 'ConvTranspose' && x && ins[1]) {
+      const sp = x.length - 2;
+      const k = ins[1].slice(2);
+      const s = ints(n, 'strides') ?? new Array(sp).fill(1);
+      const pads = ints(n, 'pads') ?? new Array(2 * sp).fill(0);
+      const op2 = ints(n, 'output_padding') ?? new Array(sp).fill(0);
+      set([x[0], ins[1][1] * int(n, 'group', 1), ...Array.from({ length: sp }, (_, i) => s[i] * (x[2 + i] - 1) + op2[i] + k[i] - pads[i] - pads[i + sp])]);
+    } else if ((op === 'MaxPool' || op === 'AveragePool') && x) set(windowed(n, x, x[1], ints(n, 'kernel_shape') ?? []));
+    else if ((op === 'GlobalAveragePool' || op === 'GlobalMaxPool') && x) set([x[0], x[1], ...x.slice(2).map(() => 1)]);
+    else if (op === 'Flatten' && x) {
+      const axis = (int(n, 'axis', 1) + x.length) % x.length;
+      set([x.slice(0, axis).reduce((a, b) => a * b, 1), x.slice(axis).reduce((a, b) => a * b, 1)]);
+    } else if (op === 'Gemm' && x && ins[1]) {
+      const m = int(n, 'transA', 0) ? x[1] : x[0];
+      const nn = int(n, 'transB', 0) ? ins[1][0] : ins[1][1];
+      set([m, nn]);
+    } else if (op === 'MatMul' && x && ins[1]) {
+      const a = x.length === 1 ? [1, x[0]] : x;
+      const b = ins[1].length === 1 ? [ins[1][0], 1] : ins[1];
+      set([...broadcast(a.slice(0, -2), b.slice(0, -2)), a[a.length - 2], b[b.length - 1]]);
+    } else if (op === 'Concat' && ins.every(Boolean) && x) {
+      const axis = (int(n, 'axis', 0) + x.length) % x.length;
+      const s = [...x];
+      s[axis] = ins.reduce((a, v) => a + v![axis], 0);
+      set(s);
+    } else if (op === 'Reshape' && x) {
+      const t = consts.get(n.input?.[1] ?? '');
+      if (t) {
+        const total = x.reduce((a, b) => a * b, 1);
+        const s = t.map((v, i) => (v === 0 ? x[i] : v));
+        const known = s.filter((v) => v > 0).reduce((a, b) => a * b, 1);
+        set(s.map((v) => (v < 0 ? Math.max(1, Math.round(total / known)) : v)));
+      }
+    } else if (op === 'Transpose' && x) {
+      const perm = ints(n, 'perm') ?? x.map((_, i) => x.length - 1 - i);
+      set(perm.map((p) => x[p]));
+    } else if ((op === 'ReduceMean' || op === 'ReduceSum') && x) {
+      const axes = (ints(n, 'axes') ?? consts.get(n.input?.[1] ?? '') ?? x.map((_, i) => i)).map((a) => (a + x.length) % x.length);
+      const keep = int(n, 'keepdims', 1) === 1;
+      set(keep ? x.map((v, i) => (axes.includes(i) ? 1 : v)) : x.filter((_, i) => !axes.includes(i)));
+    }
+  }
+  return sh;
+}
