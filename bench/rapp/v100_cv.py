@@ -170,26 +170,39 @@ def main():
     ap.add_argument("--epochs", type=int, default=40)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--folds", type=int, default=5)
+    ap.add_argument("--onnx-features", help="JSON {model: vector} from bench/rapp/onnx-vectors.ts: adds the variant 'onnx'")
     a = ap.parse_args()
     torch.set_num_threads(max(1, min(2, os.cpu_count() or 1)))
     t0 = time.time()
     graphs, rows = load(a.data)
     vecs = model_vectors(graphs)
+    variants = [("ours", True, vecs), ("static", False, vecs)]
+    if a.onnx_features:
+        # what the platform itself has: the features of the model's own ONNX file and the batch-1
+        # latencies its deploy-time profile measures (RaPP's 5 runtime graph features), not RaPP's
+        # per-operator runtime shares (they need per-operator GPU profiling)
+        ov = json.load(open(a.onnx_features))
+        missing = sorted(set(graphs) - set(ov))
+        if missing:
+            sys.exit(f"--onnx-features lacks {missing}")
+        onnx_vecs = {m: (np.asarray(ov[m], dtype=np.float64), np.log1p(np.abs(np.asarray(graphs[m]["graph_features"], dtype=np.float64)[RUNTIME_GRAPH]))) for m in graphs}
+        variants.append(("onnx", True, onnx_vecs))
     true = np.asarray([r[4] for r in rows])
     res = {"models": len(graphs), "rows": len(rows), "seed": a.seed, "epochs": a.epochs}
 
     # leave models out
-    per = {"ours": [], "static": [], "analytic": []}
+    per = {k: [] for k, _, _ in variants}
+    per["analytic"] = []
     lomo = np.full(len(rows), np.nan)
     for fold in folds(sorted(graphs), a.folds, a.seed):
         held = set(fold)
         tr = [i for i, r in enumerate(rows) if r[0] not in held]
         te = [i for i, r in enumerate(rows) if r[0] in held]
-        for key, rt in (("ours", True), ("static", False)):
-            x = features(rows, vecs, graphs, rt)
+        for key, rt, vv in variants:
+            x = features(rows, vv, graphs, rt)
             net = train(x[tr], true[tr], a.epochs, a.seed, rt)
             per[key].append((predict(net, x[te]), true[te]))
-            if rt:
+            if key == "ours":
                 lomo[te] = per[key][-1][0]
         # analytic on an unseen model: c_m from K profiled points (quota 1, SM 100 %, batches 1..)
         rng = np.random.default_rng(a.seed)
@@ -220,8 +233,8 @@ def main():
     tr = np.where(~test)[0]
     te = np.where(test)[0]
     cfg = {}
-    for key, rt in (("ours", True), ("static", False)):
-        x = features(rows, vecs, graphs, rt)
+    for key, rt, vv in variants:
+        x = features(rows, vv, graphs, rt)
         net = train(x[tr], true[tr], a.epochs, a.seed, rt)
         cfg[key] = mape(predict(net, x[te]), true[te])
         if key == "ours" and a.out:
