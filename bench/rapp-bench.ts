@@ -13,13 +13,17 @@
  * Writes bench/results/rapp.md; last line
  * `rapp: mape_unseen_models=<x> mape_unseen_configs=<y> cpu_mape_unseen_models=<z>` (z: n/a until
  * the CPU corpus exists). BENCH_RAPP_EPOCHS (default 20) sets the training epochs.
+ * BENCH_RAPP_ONNX_DIR: a folder of the V100 models exported to ONNX
+ * (`/usr/bin/python3 bench/rapp/export_corpus.py DIR <the 67 names>`, ~14 GB, ~8 min) adds the
+ * variant `onnx`: features of each model's own ONNX file and its batch-1 profile points only.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ProfileCapability, ProfilePoint } from '../autoscaler/inference/capability';
 import { LatencyModel } from '../autoscaler/rapp/latency-model';
+import { featureVector, onnxFileFeatures } from '../autoscaler/rapp/onnx-features';
 import { predictProfile } from '../autoscaler/rapp/predicted-profile';
 import { simulate } from '../autoscaler/sim/engine';
 import { readRapp, readRappFile } from '../autoscaler/sim/latency-data';
@@ -41,8 +45,8 @@ interface CvResult {
   rows: number;
   seed: number;
   epochs: number;
-  unseen_models: Record<'ours' | 'static' | 'analytic', number>;
-  unseen_configs: Record<'ours' | 'static' | 'analytic', number>;
+  unseen_models: Record<'ours' | 'static' | 'analytic', number> & { onnx?: number };
+  unseen_configs: Record<'ours' | 'static' | 'analytic', number> & { onnx?: number };
   unseen_models_per_model: Record<string, number>;
   seconds: number;
 }
@@ -99,8 +103,17 @@ async function main(): Promise<void> {
   const t0 = Date.now();
   const out = mkdtempSync(join(tmpdir(), 'mlfaas-rapp-'));
   try {
-    log(`training and cross-validating (${EPOCHS} epochs; about 6 min on 2 cores)`);
-    const cv = JSON.parse(execFileSync(PY, [join(__dirname, 'rapp', 'v100_cv.py'), '--data', DATA, '--out', out, '--epochs', String(EPOCHS)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 1 << 24 }).trim().split('\n').pop()!) as CvResult;
+    const onnxArgs: string[] = [];
+    if (process.env.BENCH_RAPP_ONNX_DIR) {
+      const dir = process.env.BENCH_RAPP_ONNX_DIR;
+      const vectors: Record<string, number[]> = {};
+      for (const f of readdirSync(dir).filter((x) => x.endsWith('.onnx'))) vectors[f.slice(0, -5)] = featureVector(onnxFileFeatures(join(dir, f)));
+      writeFileSync(join(out, 'onnx-vectors.json'), JSON.stringify(vectors));
+      onnxArgs.push('--onnx-features', join(out, 'onnx-vectors.json'));
+      log(`features of ${Object.keys(vectors).length} ONNX files from ${dir}`);
+    }
+    log(`training and cross-validating (${EPOCHS} epochs; about 6 min on 2 cores, 8 with BENCH_RAPP_ONNX_DIR)`);
+    const cv = JSON.parse(execFileSync(PY, [join(__dirname, 'rapp', 'v100_cv.py'), '--data', DATA, '--out', out, '--epochs', String(EPOCHS), ...onnxArgs], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 1 << 24 }).trim().split('\n').pop()!) as CvResult;
 
     // the exported model in onnxruntime-node, on features rebuilt here
     const model = await LatencyModel.load(join(out, 'rapp-v100.onnx'));
@@ -167,7 +180,10 @@ async function main(): Promise<void> {
           ['unseen models (leave-models-out, 5 folds)', f3(cv.unseen_models.ours), f3(cv.unseen_models.static), f3(cv.unseen_models.analytic), '≤ 0.05'],
           ['unseen configurations (20 % of each model)', f3(cv.unseen_configs.ours), f3(cv.unseen_configs.static), f3(cv.unseen_configs.analytic), '≤ 0.04'],
           ['CPU, unseen models', 'n/a', 'n/a', 'n/a', '≤ 0.10 (no CPU corpus yet)'],
-        ]),
+        ]) +
+        (cv.unseen_models.onnx !== undefined
+          ? `\n\n**onnx** (what the platform itself has: the features of each model's own ONNX file, \`autoscaler/rapp/onnx-features.ts\`, and the batch-1 latencies at quotas 0.2-1 a deploy-time profile measures; not RaPP's per-operator runtime shares): unseen models ${f3(cv.unseen_models.onnx)}, unseen configurations ${f3(cv.unseen_configs.onnx!)}.`
+          : '\n\nThe variant on features of each model\'s own ONNX file runs with BENCH_RAPP_ONNX_DIR (see the header of bench/rapp-bench.ts).'),
       `The reporting set of bench:inference (\`bench/inference/report-set.ts\`: 30 functions on one cluster, seeds ${REPORT_SEEDS.join(', ')}, interference charged, device cost) with every policy told, for each function's model, the profile predicted by the fold model that never saw that model (leave-models-out MAPE on them: ${REPORT_MODELS.map((m) => `${m} ${f3(cv.unseen_models_per_model[m])}`).join(', ')}), beside the re-measured profile bench:inference tells them. hybrid's violations and device $ per seed; headline ratios mean [95 % interval]:\n\n` +
         table(['policies told', 'hybrid violations %', 'hybrid device $', 'violation_ratio_vs_static', 'cost_ratio_vs_kpa', 'kpa_violation_ratio'], simRows),
       `The exported model in onnxruntime-node (as the autoscaler runs it) on ${rows.length} sampled rows: features rebuilt in TypeScript differ from Python's by at most ${featDiff.toExponential(1)} (relative), predictions by at most ${predDiff.toExponential(1)}.`,
