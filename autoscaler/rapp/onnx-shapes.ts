@@ -19,27 +19,28 @@ const int = (n: onnx.INodeProto, name: string, dflt: number): number => {
   return a && a.i !== null && a.i !== undefined ? toNum(a.i) : dflt;
 };
 
-/** Values of small integer initializers (Reshape's target shape, Split sizes...), by name. */
+/** An int64 tensor's values (int64_data or little-endian raw_data), or undefined. */
+function int64s(t: onnx.ITensorProto | null | undefined): number[] | undefined {
+  if (t?.int64Data && t.int64Data.length) return t.int64Data.map(toNum);
+  if (t?.rawData && t.rawData.length && t.dataType === 7) {
+    const b = t.rawData;
+    const dv = new DataView(b.buffer, b.byteOffset, b.byteLength);
+    return Array.from({ length: b.byteLength / 8 }, (_, i) => Number(dv.getBigInt64(i * 8, true)));
+  }
+  return undefined;
+}
+
+/** Values of integer initializers and Constant nodes (Reshape's target shape, reduction axes), by name. */
 function intConstants(g: onnx.IGraphProto): Map<string, number[]> {
   const out = new Map<string, number[]>();
   for (const t of g.initializer ?? []) {
-    if (!t.name) continue;
-    if (t.int64Data && t.int64Data.length) out.set(t.name, t.int64Data.map(toNum));
-    else if (t.rawData && t.rawData.length && t.dataType === 7) {
-      const b = t.rawData;
-      const dv = new DataView(b.buffer, b.byteOffset, b.byteLength);
-      out.set(t.name, Array.from({ length: b.byteLength / 8 }, (_, i) => Number(dv.getBigInt64(i * 8, true))));
-    }
+    const v = t.name ? int64s(t) : undefined;
+    if (v) out.set(t.name!, v);
   }
   for (const n of g.node ?? []) {
     if (n.opType !== 'Constant' || !n.output?.[0]) continue;
-    const t = attrOf(n, 'value')?.t;
-    if (t?.int64Data && t.int64Data.length) out.set(n.output[0], t.int64Data.map(toNum));
-    else if (t?.rawData && t.rawData.length && t.dataType === 7) {
-      const b = t.rawData;
-      const dv = new DataView(b.buffer, b.byteOffset, b.byteLength);
-      out.set(n.output[0], Array.from({ length: b.byteLength / 8 }, (_, i) => Number(dv.getBigInt64(i * 8, true))));
-    }
+    const v = int64s(attrOf(n, 'value')?.t);
+    if (v) out.set(n.output[0], v);
   }
   return out;
 }
