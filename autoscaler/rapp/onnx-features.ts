@@ -30,6 +30,9 @@ export interface GraphFeatures {
   shapesKnown: number;
 }
 
+/** TensorProto data types: FLOAT, FLOAT16, DOUBLE, BFLOAT16. */
+const FLOAT_TYPES = new Set([1, 10, 11, 16]);
+
 const prod = (xs: readonly number[]) => xs.reduce((a, b) => a * b, 1);
 
 function attr(n: onnx.INodeProto, name: string): onnx.IAttributeProto | undefined {
@@ -88,7 +91,8 @@ export function graphFeatures(model: onnx.IModelProto): GraphFeatures {
     for (const o of n.output ?? []) depthOf.set(o, d);
     depth = Math.max(depth, d);
   }
-  const params = (g.initializer ?? []).reduce((a, t) => a + prod((t.dims ?? []).map(num)), 0);
+  // weights: floating-point initializers (integer ones are shapes and indices)
+  const params = (g.initializer ?? []).filter((t) => FLOAT_TYPES.has(t.dataType ?? 1)).reduce((a, t) => a + prod((t.dims ?? []).map(num)), 0);
   const outputs = nodes.reduce((a, n) => a + (n.output?.length ?? 0), 0);
   return { nodes: nodes.length, ops, params, flops, activationBytes: bytes, depth, shapesKnown: outputs ? known / outputs : 0 };
 }

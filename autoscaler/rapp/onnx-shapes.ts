@@ -88,7 +88,39 @@ export function inferShapes(g: onnx.IGraphProto): Map<string, number[]> {
       if (o && s && !sh.has(o)) sh.set(o, s);
     };
     const op = n.opType ?? '';
-    if (ELEMENTWISE.has(op)) set(x);
+    const v = (k: number) => consts.get(n.input?.[k] ?? '');
+    const setConst = (c: number[] | undefined) => {
+      const o = n.output?.[0];
+      if (o && c) consts.set(o, c);
+    };
+    if (op === 'Constant') set((attrOf(n, 'value')?.t?.dims ?? []).map(toNum));
+    // shape arithmetic (Shape → Gather → Unsqueeze → Concat → Reshape) folded to constants
+    else if (op === 'Shape' && x) {
+      set([x.length]);
+      setConst(x);
+    } else if (op === 'Gather' && x && ins[1]) {
+      const axis = (int(n, 'axis', 0) + x.length) % x.length;
+      set([...x.slice(0, axis), ...ins[1], ...x.slice(axis + 1)]);
+      const d = v(0);
+      const idx = v(1);
+      if (d && idx && x.length === 1) setConst(idx.map((i) => d[(i + d.length) % d.length]));
+    } else if ((op === 'Unsqueeze' || op === 'Squeeze') && x) {
+      const axes = ints(n, 'axes') ?? v(1);
+      if (op === 'Unsqueeze' && axes) {
+        const r = x.length + axes.length;
+        const at = axes.map((a) => (a + r) % r);
+        const s2: number[] = [];
+        for (let i = 0, j = 0; i < r; i++) s2.push(at.includes(i) ? 1 : x[j++]);
+        set(s2);
+      } else if (op === 'Squeeze') set(axes ? x.filter((_, i) => !axes.map((a) => (a + x.length) % x.length).includes(i)) : x.filter((d) => d !== 1));
+      setConst(v(0));
+    } else if (op === 'Cast' && x) {
+      set(x);
+      setConst(v(0));
+    } else if (op === 'Pad' && x) {
+      const pads = ints(n, 'pads') ?? v(1);
+      if (pads && pads.length === 2 * x.length) set(x.map((d, i) => d + pads[i] + pads[i + x.length]));
+    } else if (ELEMENTWISE.has(op)) set(x);
     else if (BINARY.has(op)) set(ins.every(Boolean) ? ins.reduce((a, b) => broadcast(a!, b!))! : undefined);
     else if (op === 'Conv' && x && ins[1]) set(windowed(n, x, ins[1][0], ins[1].slice(2)));
     else if (op === 'ConvTranspose' && x && ins[1]) {
@@ -114,8 +146,10 @@ export function inferShapes(g: onnx.IGraphProto): Map<string, number[]> {
     } else if (op === 'Concat' && ins.every(Boolean) && x) {
       const axis = (int(n, 'axis', 0) + x.length) % x.length;
       const s = [...x];
-      s[axis] = ins.reduce((a, v) => a + v![axis], 0);
+      s[axis] = ins.reduce((a, w) => a + w![axis], 0);
       set(s);
+      const parts = (n.input ?? []).map((i) => consts.get(i));
+      if (x.length === 1 && parts.every(Boolean)) setConst(parts.flatMap((c) => c!));
     } else if (op === 'Reshape' && x) {
       const t = consts.get(n.input?.[1] ?? '');
       if (t) {
