@@ -17,19 +17,17 @@
  * native limiter and the MPS control daemon); results then go to bench/results/inference-<dims>.md.
  */
 import { execFileSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ALL_DIMS, describeDims, parseEnforcedDims } from '../autoscaler/inference/enforcement';
 import { readTrace } from '../autoscaler/sim/traces';
 import { forecastErrors } from './inference/forecast';
-import { HAS_MODELS, HAS_SLOS, hasGpuParts, ofPart, POLICIES, realism, Run, runScenario, Scenario, setUp } from './inference/run';
+import { HAS_MODELS, HAS_SLOS, hasGpuParts, ofPart, POLICIES, realism, Run, runScenario, Scenario } from './inference/run';
 import { lineChart } from './inference/svg';
 import { table } from './lib/results';
-import { headline, type Interval, type SeedTotals } from './inference/aggregate';
-import { REPORT_SEEDS, REPORT_SLOS, reportWorkloads } from './inference/report-set';
+import { headline, type Interval } from './inference/aggregate';
+import { REPORT_POLICIES, REPORT_SEEDS, reportWorkloads, runReportingSet } from './inference/report-set';
 import { tuneStatic } from './inference/tune-static';
-import { simulate } from '../autoscaler/sim/engine';
-import { mkdirSync } from 'node:fs';
 
 const DATA = process.env.MLFAAS_DATA_DIR ?? '/work/shared/data';
 const FULL = process.env.BENCH_FULL === '1';
@@ -58,7 +56,10 @@ function scenarios(): Scenario[] {
   const out: Scenario[] = [];
   // HAS-GPU's suite: each workload's 15 functions (5 models × 3 SLOs) on one cluster, so replicas
   // of different functions may share a device (cost is billed per device)
-  for (const w of ['rps', 'stress'] as const) out.push({ suite: 'has-gpu', workload: w, trace: readTrace(T(`hasgpu_workloads/${w}.json`)), models: [], sloMult: 2, coldStartS: COLD, params: KSERVE, parts: hasGpuParts(DATA, w) });
+  for (const w of ['rps', 'stress'] as const) {
+    const parts = hasGpuParts(DATA, w);
+    out.push({ suite: 'has-gpu', workload: w, trace: parts[0].trace, models: [], sloMult: 2, coldStartS: COLD, params: KSERVE, parts });
+  }
   for (const w of ['bursty', 'periodic', 'sporadic']) out.push({ suite: 'dilu', workload: w, trace: readTrace(T(`dilu_workloads/${w}.txt`)), models: ['resnet152'], sloMult: 2, coldStartS: COLD });
   const faroS = FULL ? undefined : 3 * 3600;
   out.push({ suite: 'faro', workload: `10 jobs${faroS ? ' (first 3 h)' : ''}`, trace: readTrace(T('faro_top9_twitter/faro_eval_10jobs_6h_per_minute.csv'), { maxDurationS: faroS }), models: ['resnet34'], sloMult: 2, coldStartS: COLD });
@@ -102,7 +103,8 @@ function main(): void {
   const t0 = Date.now();
   const runs: Run[] = [];
   let bursty: Run[] = [];
-  for (const sc of scenarios()) {
+  const all = scenarios();
+  for (const sc of all) {
     const rs = runScenario(sc, DATA, sc.suite === 'dilu' && sc.workload === 'bursty');
     if (sc.suite === 'dilu' && sc.workload === 'bursty') bursty = rs;
     runs.push(...rs);
@@ -152,7 +154,7 @@ function main(): void {
   sections.push('One-step-ahead forecast error (req/s), one forecast a second as the live loop makes them: each second observed as a Poisson count at the trace\'s rate (seed 42), errors against the next second\'s observed rate (MAE, RMSE) and its true rate (MAE true); how often the 0.9 upper quantile covered the next observation (%), and the mean spare capacity provisioning for it holds over the true rate (req/s). (Until 2026-11-21 this table fed the predictors the noise-free trace rates, which favours last-value.)\n\n' + table(['series', 'predictor', 'MAE', 'RMSE', 'MAE true', 'covered by q0.9 %', 'spare at q0.9'], fRows));
 
   // Hybrid cost / violation trade-off along its SLO-model percentile (HAS-GPU suite)
-  const hasSc = scenarios().filter((sc) => sc.suite === 'has-gpu');
+  const hasSc = all.filter((sc) => sc.suite === 'has-gpu');
   const kpaRuns = runs.filter((r) => r.suite === 'has-gpu' && r.label === 'kpa');
   const kpaVio = kpaRuns.reduce((a, r) => a + r.r.violations, 0);
   const kpaCost = kpaRuns.filter((r) => r.workload === 'rps').reduce((a, r) => a + r.r.deviceCost, 0);
@@ -201,38 +203,18 @@ function main(): void {
   sections.push(`static-share's headroom, tuned on the tuning set (HAS-GPU suite, both workloads, each on one cluster, seed 42, device cost; \`bench/inference/tune-static.ts\`): FaST-GShare's profiler takes the most batch-1 throughput per resource (s·q) whose batch-1 latency is ≤ headroom × SLO. Rule fixed before the sweep: the fewest violations among the headrooms costing no more than KPA ($${tune.kpaCost.toFixed(4)}); chosen ${tune.chosen}, frozen in \`STATIC_DEFAULTS\`.\n\n` + table(['headroom', 'violations %', 'cost $'], tune.rows.map((r) => [r.headroom, pct(r.violationRate), r.cost.toFixed(4)])));
 
   // Reporting set: 1 h HAS-GPU-like workloads not tuned on, 5 seeds
-  const REPORT = [
-    { label: 'hybrid', policy: 'hybrid', params: {} },
-    { label: 'static-share', policy: 'static-share', params: {} },
-    { label: 'static-share-hasgpu', policy: 'static-share', params: { perModel: false } },
-    { label: 'kpa', policy: 'kpa', params: KSERVE.kpa },
-  ];
-  const perSeed: SeedTotals[] = REPORT_SEEDS.map(() => Object.fromEntries(REPORT.map((p) => [p.label, { violations: 0, requests: 0, cost: 0 }])));
-  const shareCost: Record<string, number> = Object.fromEntries(REPORT.map((p) => [p.label, 0]));
+  const { perSeed, shareCost, functions } = runReportingSet(DATA, { coldStartS: COLD, enforced: ENFORCED });
   const wls = reportWorkloads(DATA);
-  // the whole reporting set, 10 workloads × 3 SLOs = 30 functions, on one cluster per seed
-  const parts = wls.flatMap((w) => REPORT_SLOS.map((sloMult) => ({ prefix: `${w.trace.name}-${sloMult}`, trace: w.trace, model: w.model, sloMult })));
-  REPORT_SEEDS.forEach((seed, i) => {
-    const { fns, capability, told, beta } = setUp({ suite: 'report', workload: 'all', trace: wls[0].trace, models: [], sloMult: 2, coldStartS: COLD, enforced: ENFORCED, parts, seed }, DATA);
-    for (const p of REPORT) {
-      const r = simulate(fns, { policy: p.policy, params: p.params, capability, told, interferenceBeta: beta, coldStartS: COLD, seed });
-      const t = (perSeed[i] as Record<string, { violations: number; requests: number; cost: number }>)[p.label];
-      t.violations += r.violations;
-      t.requests += r.requests;
-      t.cost += r.deviceCost;
-      shareCost[p.label] += r.cost / REPORT_SEEDS.length;
-    }
-  });
-  log(`reporting set: ${REPORT_SEEDS.length * REPORT.length} simulations of ${parts.length} functions (${((Date.now() - t0) / 1000).toFixed(0)} s)`);
+  log(`reporting set: ${REPORT_SEEDS.length * REPORT_POLICIES.length} simulations of ${functions} functions (${((Date.now() - t0) / 1000).toFixed(0)} s)`);
   const hl = headline(perSeed);
   const ci = (i: Interval) => `${i.mean.toFixed(2)} [${i.lo.toFixed(2)}, ${i.hi.toFixed(2)}]`;
-  const repRows = REPORT.map((p) => {
+  const repRows = REPORT_POLICIES.map((p) => {
     const v = perSeed.map((t) => t[p.label].violations / Math.max(1, t[p.label].requests));
     const c = perSeed.map((t) => t[p.label].cost);
     const m = (xs: number[]) => xs.reduce((a2, b2) => a2 + b2, 0) / xs.length;
     return [p.label, pct(m(v)), m(c).toFixed(4), shareCost[p.label].toFixed(4)];
   });
-  sections.unshift(`**Reporting set** (\`bench/inference/report-set.ts\`, frozen before it was run: ${wls.length} one-hour HAS-GPU-like workloads, ${wls.map((w) => `${w.source} → ${w.model}`).join('; ')}; each scaled to HAS-GPU's standard mean rate; SLO 1.5/2/2.5×; seeds ${REPORT_SEEDS.join(', ')}). All ${parts.length} functions run on one cluster. Mean over seeds of the pooled violation rate and cost (devices; the share cost s·q beside it):\n\n` + table(['policy', 'violations %', 'cost $ (devices)', 'share cost $ (s·q)'], repRows) + `\n\nPer seed, Σ baseline ÷ Σ ours over the reporting set; mean [95 % t-interval] over ${REPORT_SEEDS.length} seeds: violation_ratio_vs_static ${ci(hl.violationVsStatic)} (target ≥ 4.8), vs static-share-hasgpu (HAS-GPU's SM 30 % / quota 0.5) ${ci(hl.violationVsStaticHasgpu)}, cost_ratio_vs_kpa ${ci(hl.costVsKpa)} (target ≥ 10.8), kpa_violation_ratio ${ci(hl.kpaViolation)} (target ≥ 1).`);
+  sections.unshift(`**Reporting set** (\`bench/inference/report-set.ts\`, frozen before it was run: ${wls.length} one-hour HAS-GPU-like workloads, ${wls.map((w) => `${w.source} → ${w.model}`).join('; ')}; each scaled to HAS-GPU's standard mean rate; SLO 1.5/2/2.5×; seeds ${REPORT_SEEDS.join(', ')}). All ${functions} functions run on one cluster. Mean over seeds of the pooled violation rate and cost (devices; the share cost s·q beside it):\n\n` + table(['policy', 'violations %', 'cost $ (devices)', 'share cost $ (s·q)'], repRows) + `\n\nPer seed, Σ baseline ÷ Σ ours over the reporting set; mean [95 % t-interval] over ${REPORT_SEEDS.length} seeds: violation_ratio_vs_static ${ci(hl.violationVsStatic)} (target ≥ 4.8), vs static-share-hasgpu (HAS-GPU's SM 30 % / quota 0.5) ${ci(hl.violationVsStaticHasgpu)}, cost_ratio_vs_kpa ${ci(hl.costVsKpa)} (target ≥ 10.8), kpa_violation_ratio ${ci(hl.kpaViolation)} (target ≥ 1).`);
   const rl = realism(DATA);
   const realismNote = rl.beta > 0
     ? `What the simulator charges and what policies are told (issue 11; \`bench/inference/run.ts\` \`setUp\`): **interference**: a batch takes the ground truth × (1 + ${rl.beta}·u), u the SM share × quota of the other replicas on its device busy when it starts (Dilu Fig. 7: 1.24× p50 beside a co-runner using the rest of the device; \`autoscaler/inference/interference.ts\`), and every policy plans with the worst case its placement allows (1 + ${rl.beta}·(1 − s·q)); **profiles**: policies are told a second measurement of the RaPP surface, every point × e^(σ·N(0,1)) with σ = ${rl.sigma.toFixed(4)} estimated from RaPP's own labels (${rl.n} SM-flat second differences, \`autoscaler/sim/profile-error.ts\`), never the ground truth; **cost**: whole devices (a V100 is sold whole, by the second) held by any replica, starting or draining included; each suite's functions share one cluster.`

@@ -25,11 +25,9 @@ import { ProfileCapability, ProfilePoint } from '../autoscaler/inference/capabil
 import { LatencyModel } from '../autoscaler/rapp/latency-model';
 import { featureVector, onnxFileFeatures } from '../autoscaler/rapp/onnx-features';
 import { predictProfile } from '../autoscaler/rapp/predicted-profile';
-import { simulate } from '../autoscaler/sim/engine';
 import { readRapp, readRappFile } from '../autoscaler/sim/latency-data';
-import { headline, type Interval, type SeedTotals } from './inference/aggregate';
-import { REPORT_MODELS, REPORT_SEEDS, REPORT_SLOS, reportWorkloads } from './inference/report-set';
-import { setUp } from './inference/run';
+import { headline, type Interval } from './inference/aggregate';
+import { REPORT_MODELS, REPORT_SEEDS, runReportingSet } from './inference/report-set';
 import { tickTimeMs, TICK_MODELS } from './inference/tick';
 import { table } from './lib/results';
 import { featureRow, modelVector, readGraphs } from './rapp/v100-features';
@@ -49,39 +47,6 @@ interface CvResult {
   unseen_configs: Record<'ours' | 'static' | 'analytic', number> & { onnx?: number };
   unseen_models_per_model: Record<string, number>;
   seconds: number;
-}
-
-const REPORT = [
-  { label: 'hybrid', policy: 'hybrid', params: {} },
-  { label: 'static-share', policy: 'static-share', params: {} },
-  { label: 'static-share-hasgpu', policy: 'static-share', params: { perModel: false } },
-  { label: 'kpa', policy: 'kpa', params: { maxReplicas: 2 } },
-];
-
-/**
- * bench:inference's reporting set (30 functions on one cluster, seeds 1-5, interference charged)
- * with the policies told `told` profiles per model (undefined: the re-measured profile, as
- * bench:inference runs it).
- */
-function reportingSet(told?: Record<string, ProfilePoint[]>): { perSeed: SeedTotals[]; hybrid: { vio: number; req: number; dev: number } } {
-  const wls = reportWorkloads(DATA);
-  const parts = wls.flatMap((w) => REPORT_SLOS.map((sloMult) => ({ prefix: `${w.trace.name}-${sloMult}`, trace: w.trace, model: w.model, sloMult })));
-  const hybrid = { vio: 0, req: 0, dev: 0 };
-  const perSeed = REPORT_SEEDS.map((seed) => {
-    const { fns, capability, told: t, beta } = setUp({ suite: 'report', workload: 'all', trace: wls[0].trace, models: [], sloMult: 2, coldStartS: 20, parts, seed, toldProfiles: told }, DATA);
-    const tot: Record<string, { violations: number; requests: number; cost: number }> = {};
-    for (const p of REPORT) {
-      const r = simulate(fns, { policy: p.policy, params: p.params, capability, told: t, interferenceBeta: beta, coldStartS: 20, seed });
-      tot[p.label] = { violations: r.violations, requests: r.requests, cost: r.deviceCost };
-      if (p.label === 'hybrid') {
-        hybrid.vio += r.violations;
-        hybrid.req += r.requests;
-        hybrid.dev += r.deviceCost / REPORT_SEEDS.length;
-      }
-    }
-    return tot as SeedTotals;
-  });
-  return { perSeed, hybrid };
 }
 
 function haveTorch(): boolean {
@@ -164,12 +129,13 @@ async function main(): Promise<void> {
     // bench:inference's reporting set, the policies told the leave-models-out predictions
     log('reporting set: re-measured profiles, then predicted ones');
     const lomo = readRappFile(join(out, 'lomo.csv'), REPORT_MODELS);
-    const measuredRun = reportingSet();
-    const predictedRun = reportingSet(lomo);
+    const measuredRun = runReportingSet(DATA, { coldStartS: 20 });
+    const predictedRun = runReportingSet(DATA, { coldStartS: 20, toldProfiles: lomo });
     const ci = (i: Interval) => `${i.mean.toFixed(2)} [${i.lo.toFixed(2)}, ${i.hi.toFixed(2)}]`;
     const simRows = ([['re-measured profile (bench:inference)', measuredRun], ['leave-models-out prediction', predictedRun]] as const).map(([label, run]) => {
       const h = headline(run.perSeed);
-      return [label, ((100 * run.hybrid.vio) / Math.max(1, run.hybrid.req)).toFixed(2), run.hybrid.dev.toFixed(2), ci(h.violationVsStatic), ci(h.costVsKpa), ci(h.kpaViolation)];
+      const sum = (k: 'violations' | 'requests' | 'cost') => run.perSeed.reduce((a, t) => a + t.hybrid[k], 0);
+      return [label, ((100 * sum('violations')) / Math.max(1, sum('requests'))).toFixed(2), (sum('cost') / run.perSeed.length).toFixed(2), ci(h.violationVsStatic), ci(h.costVsKpa), ci(h.kpaViolation)];
     });
 
     const f3 = (x: number) => x.toFixed(3);

@@ -6,7 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { onnx } from 'onnx-proto';
-import { inferShapes, toNum as num } from './onnx-shapes';
+import { inferShapes, int, prod, toNum as num } from './onnx-shapes';
 
 /** Operator types counted one by one (the rest count as `other`). */
 export const OP_TYPES = [
@@ -33,12 +33,6 @@ export interface GraphFeatures {
 /** TensorProto data types: FLOAT, FLOAT16, DOUBLE, BFLOAT16. */
 const FLOAT_TYPES = new Set([1, 10, 11, 16]);
 
-const prod = (xs: readonly number[]) => xs.reduce((a, b) => a * b, 1);
-
-function attr(n: onnx.INodeProto, name: string): onnx.IAttributeProto | undefined {
-  return (n.attribute ?? []).find((a) => a.name === name);
-}
-
 /** FLOPs (2 × multiply-adds) of one node, 0 when its shapes are unknown or it is not a product. */
 function nodeFlops(n: onnx.INodeProto, sh: Map<string, number[]>): number {
   const out = sh.get(n.output?.[0] ?? '');
@@ -56,7 +50,7 @@ function nodeFlops(n: onnx.INodeProto, sh: Map<string, number[]>): number {
   if (n.opType === 'Gemm' || n.opType === 'MatMul') {
     const a = sh.get(n.input?.[0] ?? '');
     if (!a || a.length === 0) return 0;
-    const transA = n.opType === 'Gemm' && num(attr(n, 'transA')?.i) === 1;
+    const transA = n.opType === 'Gemm' && int(n, 'transA', 0) === 1;
     const k = transA ? a[a.length - 2] ?? 1 : a[a.length - 1];
     return 2 * prod(out) * k;
   }

@@ -7,14 +7,15 @@
 import type { onnx } from 'onnx-proto';
 
 type Long = { toNumber(): number };
+export const prod = (xs: readonly number[]) => xs.reduce((a, b) => a * b, 1);
 export const toNum = (v: number | Long | null | undefined): number => (v === null || v === undefined ? 0 : typeof v === 'number' ? v : v.toNumber());
 
-const attrOf = (n: onnx.INodeProto, name: string) => (n.attribute ?? []).find((a) => a.name === name);
+export const attrOf = (n: onnx.INodeProto, name: string) => (n.attribute ?? []).find((a) => a.name === name);
 const ints = (n: onnx.INodeProto, name: string): number[] | undefined => {
   const a = attrOf(n, name);
   return a?.ints && a.ints.length ? a.ints.map(toNum) : undefined;
 };
-const int = (n: onnx.INodeProto, name: string, dflt: number): number => {
+export const int = (n: onnx.INodeProto, name: string, dflt: number): number => {
   const a = attrOf(n, name);
   return a && a.i !== null && a.i !== undefined ? toNum(a.i) : dflt;
 };
@@ -134,7 +135,7 @@ export function inferShapes(g: onnx.IGraphProto): Map<string, number[]> {
     else if ((op === 'GlobalAveragePool' || op === 'GlobalMaxPool') && x) set([x[0], x[1], ...x.slice(2).map(() => 1)]);
     else if (op === 'Flatten' && x) {
       const axis = (int(n, 'axis', 1) + x.length) % x.length;
-      set([x.slice(0, axis).reduce((a, b) => a * b, 1), x.slice(axis).reduce((a, b) => a * b, 1)]);
+      set([prod(x.slice(0, axis)), prod(x.slice(axis))]);
     } else if (op === 'Gemm' && x && ins[1]) {
       const m = int(n, 'transA', 0) ? x[1] : x[0];
       const nn = int(n, 'transB', 0) ? ins[1][0] : ins[1][1];
@@ -153,9 +154,9 @@ export function inferShapes(g: onnx.IGraphProto): Map<string, number[]> {
     } else if (op === 'Reshape' && x) {
       const t = consts.get(n.input?.[1] ?? '');
       if (t) {
-        const total = x.reduce((a, b) => a * b, 1);
+        const total = prod(x);
         const s = t.map((v, i) => (v === 0 ? x[i] : v));
-        const known = s.filter((v) => v > 0).reduce((a, b) => a * b, 1);
+        const known = prod(s.filter((v) => v > 0));
         set(s.map((v) => (v < 0 ? Math.max(1, Math.round(total / known)) : v)));
       }
     } else if (op === 'Transpose' && x) {

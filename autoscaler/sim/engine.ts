@@ -351,11 +351,10 @@ export function simulate(fns: SimFunction[], o: SimOptions): SimResult {
   }
   // Drain: no more decisions; what is queued is served or times out.
   for (let ev = heap.pop(); ev; ev = heap.pop()) complete(ev);
-  const end = endT;
-  devTouch(end);
+  devTouch(endT);
   let all: number[] = [];
   for (const f of S) {
-    for (const rep of f.replicas) if (!rep.removed) accrue(f, rep, end);
+    for (const rep of f.replicas) if (!rep.removed) accrue(f, rep, endT);
     const left = f.queue.length - f.qHead;
     f.r.dropped += left;
     f.r.violations += left;

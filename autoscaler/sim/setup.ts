@@ -29,20 +29,25 @@ export interface BuildOptions {
   toldProfiles?: Record<string, ProfilePoint[]>;
 }
 
-type Points = ReturnType<typeof readRapp>[string];
+type Profiles = Record<string, ProfilePoint[]>;
 
 interface Part {
   fns: SimFunction[];
-  profiles: Record<string, Points>;
-  measured: Record<string, Points>;
+  /** Ground truth by function name. */
+  profiles: Profiles;
+  /** What the policies are told by function name (the ground truth's own array when nothing else is). */
+  measured: Profiles;
+}
+
+/** The models' labels restricted to the enforced dimensions (all of them: as read). */
+function restricted(read: Profiles, models: string[], enforced?: EnforcedDims): Profiles {
+  return enforced ? Object.fromEntries([...new Set(models)].map((m) => [m, restrictToEnforced(read[m], enforced)])) : read;
 }
 
 /** One trace's functions; names prefixed with `prefix`, profile-noise seeds offset by `seedOffset`. */
-function part(trace: Trace, o: BuildOptions, prefix = '', seedOffset = 0): Part {
-  const read = readRapp(o.dataDir, [...new Set(o.models)]);
-  const rapp = o.enforced ? Object.fromEntries(Object.entries(read).map(([m, pts]) => [m, restrictToEnforced(pts, o.enforced!)])) : read;
-  const profiles: Record<string, Points> = {};
-  const measured: Record<string, Points> = {};
+function part(trace: Trace, o: Omit<BuildOptions, 'dataDir'>, rapp: Profiles, prefix = '', seedOffset = 0): Part {
+  const profiles: Profiles = {};
+  const measured: Profiles = {};
   const fns: SimFunction[] = trace.series.map((s, i) => {
     const model = o.models[i % o.models.length];
     const name = `${prefix}${s.name}-${model}`.replace(/[^A-Za-z0-9_.-]/g, '_');
@@ -50,7 +55,7 @@ function part(trace: Trace, o: BuildOptions, prefix = '', seedOffset = 0): Part 
     if (o.toldProfiles) {
       if (!o.toldProfiles[model]) throw new Error(`no told profile for model "${model}"`);
       measured[name] = o.toldProfiles[model];
-    } else if (o.profileError) measured[name] = remeasure(rapp[model], o.profileError.sigma, o.profileError.seed + seedOffset + i);
+    } else measured[name] = o.profileError ? remeasure(rapp[model], o.profileError.sigma, o.profileError.seed + seedOffset + i) : rapp[model];
     const base = Math.min(...rapp[model].filter((p) => p.batch === 1 && p.quota === 1 && p.smShare === 1).map((p) => p.latencyMs));
     const spec: FunctionSpec = {
       name,
@@ -67,10 +72,13 @@ function part(trace: Trace, o: BuildOptions, prefix = '', seedOffset = 0): Part 
 
 type Built = { fns: SimFunction[]; capability: ProfileCapability; told: ProfileCapability };
 
-function assemble(parts: Part[], noisy: boolean): Built {
-  const profiles = Object.assign({}, ...parts.map((p) => p.profiles));
+/** The parts' functions with one ground truth; `told` is that same capability when every function is told its ground truth. */
+function assemble(parts: Part[]): Built {
+  const profiles: Profiles = Object.assign({}, ...parts.map((p) => p.profiles));
+  const measured: Profiles = Object.assign({}, ...parts.map((p) => p.measured));
   const capability = new ProfileCapability(profiles);
-  return { fns: parts.flatMap((p) => p.fns), capability, told: noisy ? new ProfileCapability(Object.assign({}, ...parts.map((p) => p.measured))) : capability };
+  const same = Object.keys(profiles).every((fn) => measured[fn] === profiles[fn]);
+  return { fns: parts.flatMap((p) => p.fns), capability, told: same ? capability : new ProfileCapability(measured) };
 }
 
 /**
@@ -79,7 +87,7 @@ function assemble(parts: Part[], noisy: boolean): Built {
  * policies are told (`told`: the ground truth itself unless `profileError`).
  */
 export function buildFunctions(trace: Trace, o: BuildOptions): Built {
-  return assemble([part(trace, o)], !!o.profileError || !!o.toldProfiles);
+  return assemble([part(trace, o, restricted(readRapp(o.dataDir, [...new Set(o.models)]), o.models, o.enforced))]);
 }
 
 /**
@@ -87,11 +95,12 @@ export function buildFunctions(trace: Trace, o: BuildOptions): Built {
  * devices): part k's names are prefixed `<prefix>-`; profile-noise seeds run on across parts.
  */
 export function buildCluster(parts: Array<{ prefix: string; trace: Trace; options: Omit<BuildOptions, 'dataDir'> }>, dataDir: string): Built {
+  const read = readRapp(dataDir, [...new Set(parts.flatMap((p) => p.options.models))]);
   let offset = 0;
   const built = parts.map((p) => {
-    const b = part(p.trace, { ...p.options, dataDir }, `${p.prefix}-`, offset);
+    const b = part(p.trace, p.options, restricted(read, p.options.models, p.options.enforced), `${p.prefix}-`, offset);
     offset += p.trace.series.length;
     return b;
   });
-  return assemble(built, parts.some((p) => !!p.options.profileError || !!p.options.toldProfiles));
+  return assemble(built);
 }

@@ -11,7 +11,12 @@
  * first 3 h, Azure day 1).
  */
 import { join } from 'node:path';
+import type { ProfilePoint } from '../../autoscaler/inference/capability';
+import type { EnforcedDims } from '../../autoscaler/inference/enforcement';
+import { simulate } from '../../autoscaler/sim/engine';
 import { readTrace, type Trace } from '../../autoscaler/sim/traces';
+import type { SeedTotals } from './aggregate';
+import { type ClusterPart, setUpCluster } from './run';
 
 export const REPORT_MODELS = ['resnet50', 'convnext_tiny', 'mobilenet_v3_large', 'shufflenet_v2_x1_0', 'resnet152'];
 export const REPORT_SLOS = [1.5, 2, 2.5];
@@ -48,4 +53,38 @@ export function reportWorkloads(dataDir: string): ReportWorkload[] {
     out.push({ source: `azure2019 d8 ${s.name.slice(0, 8)} min 720-780`, model, trace: { name: `azure-${i}`, intervalS: az.intervalS, series: [{ name: s.name, counts: scaleToRate(s.counts.slice(720, 780), az.intervalS, rps) }] } });
   });
   return out;
+}
+
+/** The policies the headline compares, ours first; KPA as HAS-GPU ran KServe (maxReplicas 2). */
+export const REPORT_POLICIES = [
+  { label: 'hybrid', policy: 'hybrid', params: {} },
+  { label: 'static-share', policy: 'static-share', params: {} },
+  { label: 'static-share-hasgpu', policy: 'static-share', params: { perModel: false } },
+  { label: 'kpa', policy: 'kpa', params: { maxReplicas: 2 } },
+];
+
+/** The whole reporting set as one cluster: every workload at every SLO, 30 functions. */
+export function reportParts(dataDir: string): ClusterPart[] {
+  return reportWorkloads(dataDir).flatMap((w) => REPORT_SLOS.map((sloMult) => ({ prefix: `${w.trace.name}-${sloMult}`, trace: w.trace, model: w.model, sloMult })));
+}
+
+/**
+ * Runs the reporting set: per seed, every REPORT_POLICIES entry on the one cluster, device cost
+ * (SeedTotals for `headline`), and the share cost s·q per policy, mean over seeds. `toldProfiles`:
+ * the policies' profiles per model from a predictor instead of the re-measured ones.
+ */
+export function runReportingSet(dataDir: string, o: { coldStartS: number; enforced?: EnforcedDims; toldProfiles?: Record<string, ProfilePoint[]> }): { perSeed: SeedTotals[]; shareCost: Record<string, number>; functions: number } {
+  const parts = reportParts(dataDir);
+  const shareCost: Record<string, number> = Object.fromEntries(REPORT_POLICIES.map((p) => [p.label, 0]));
+  const perSeed = REPORT_SEEDS.map((seed) => {
+    const { fns, capability, told, beta } = setUpCluster(parts, dataDir, { seed, enforced: o.enforced, toldProfiles: o.toldProfiles });
+    const t: Record<string, { violations: number; requests: number; cost: number }> = {};
+    for (const p of REPORT_POLICIES) {
+      const r = simulate(fns, { policy: p.policy, params: p.params, capability, told, interferenceBeta: beta, coldStartS: o.coldStartS, seed });
+      t[p.label] = { violations: r.violations, requests: r.requests, cost: r.deviceCost };
+      shareCost[p.label] += r.cost / REPORT_SEEDS.length;
+    }
+    return t as SeedTotals;
+  });
+  return { perSeed, shareCost, functions: parts.length };
 }

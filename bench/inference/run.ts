@@ -2,8 +2,8 @@ import { join } from 'node:path';
 import type { ProfilePoint } from '../../autoscaler/inference/capability';
 import type { EnforcedDims } from '../../autoscaler/inference/enforcement';
 import { DILU_INTERFERENCE_BETA, InterferenceAwareCapability } from '../../autoscaler/inference/interference';
-import { PolicyParams } from '../../autoscaler/inference/types';
-import { SimResult, simulate } from '../../autoscaler/sim/engine';
+import { Capability, PolicyParams } from '../../autoscaler/inference/types';
+import { SimFunction, SimResult, simulate } from '../../autoscaler/sim/engine';
 import { readRapp } from '../../autoscaler/sim/latency-data';
 import { estimateProfileNoise } from '../../autoscaler/sim/profile-error';
 import { buildCluster, buildFunctions } from '../../autoscaler/sim/setup';
@@ -102,17 +102,25 @@ export function hasGpuParts(dataDir: string, workload: 'rps' | 'stress'): Cluste
 /** The functions a part's prefix names (buildCluster prefixes names with `<prefix>-`). */
 export const ofPart = (r: SimResult, prefix: string) => r.functions.filter((f) => f.name.startsWith(`${prefix}-`));
 
-/** Builds a scenario's functions, its ground truth and what the policies are told (with `realism`). */
-export function setUp(sc: Scenario, dataDir: string) {
+type SetUpOptions = Pick<Scenario, 'enforced' | 'seed' | 'toldProfiles'>;
+
+/** The functions, their ground truth and what the policies are told (with `realism`). */
+function setUpWith(dataDir: string, o: SetUpOptions, build: (profileError: { sigma: number; seed: number } | undefined) => { fns: SimFunction[]; capability: Capability; told: Capability }) {
   const rl = realism(dataDir);
-  const seed = sc.seed ?? 42;
-  const profileError = rl.sigma > 0 ? { sigma: rl.sigma, seed: 1000 * seed } : undefined;
-  const toldProfiles = sc.toldProfiles;
-  const b = sc.parts
-    ? buildCluster(sc.parts.map((p) => ({ prefix: p.prefix, trace: p.trace, options: { models: [p.model], sloMult: p.sloMult, enforced: sc.enforced, profileError, toldProfiles } })), dataDir)
-    : buildFunctions(sc.trace, { dataDir, models: sc.models, sloMult: sc.sloMult, enforced: sc.enforced, profileError, toldProfiles });
+  const b = build(rl.sigma > 0 ? { sigma: rl.sigma, seed: 1000 * (o.seed ?? 42) } : undefined);
   const told = rl.beta > 0 ? new InterferenceAwareCapability(b.told, rl.beta) : b.told;
   return { fns: b.fns, capability: b.capability, told, beta: rl.beta };
+}
+
+/** `parts` deployed together on one cluster (see `setUp`). */
+export function setUpCluster(parts: readonly ClusterPart[], dataDir: string, o: SetUpOptions = {}) {
+  return setUpWith(dataDir, o, (profileError) => buildCluster(parts.map((p) => ({ prefix: p.prefix, trace: p.trace, options: { models: [p.model], sloMult: p.sloMult, enforced: o.enforced, profileError, toldProfiles: o.toldProfiles } })), dataDir));
+}
+
+/** Builds a scenario's functions, its ground truth and what the policies are told (with `realism`). */
+export function setUp(sc: Scenario, dataDir: string) {
+  if (sc.parts) return setUpCluster(sc.parts, dataDir, sc);
+  return setUpWith(dataDir, sc, (profileError) => buildFunctions(sc.trace, { dataDir, models: sc.models, sloMult: sc.sloMult, enforced: sc.enforced, profileError, toldProfiles: sc.toldProfiles }));
 }
 
 /** The live SLO guard's settings (MLFAAS_SLO_GUARD_S and its hold), as the platform runs them unless set. */

@@ -9,7 +9,7 @@
  * `npx tsx bench/inference/tune-static.ts` prints the sweep.
  */
 import { simulate } from '../../autoscaler/sim/engine';
-import { hasGpuParts, setUp } from './run';
+import { hasGpuParts, setUpCluster } from './run';
 
 export const HEADROOMS = [1, 0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3, 0.2, 0.1];
 
@@ -24,8 +24,7 @@ function runSet(dataDir: string, policy: string, params: Record<string, number>)
   let n = 0;
   let cost = 0;
   for (const w of ['rps', 'stress'] as const) {
-    const parts = hasGpuParts(dataDir, w);
-    const { fns, capability, told, beta } = setUp({ suite: 'has-gpu', workload: w, trace: parts[0].trace, models: [], sloMult: 2, coldStartS: 20, parts, seed: 42 }, dataDir);
+    const { fns, capability, told, beta } = setUpCluster(hasGpuParts(dataDir, w), dataDir, { seed: 42 });
     const r = simulate(fns, { policy, params, capability, told, interferenceBeta: beta, coldStartS: 20, seed: 42 });
     v += r.violations;
     n += r.requests;
