@@ -10,6 +10,7 @@ import { decideLive, LiveState } from '../live/decider';
 import { CorrectedCapability } from '../live/corrected-capability';
 import { correctionStep, LogFactor } from '../live/correction';
 import { CfsBudget, cfsFinish } from './cfs';
+import { DeviceLedger } from './devices';
 import { GUARD_HOLD_S } from '../live/slo-guard';
 import { bucketIndex, latencyPercentiles } from '../inference/histogram';
 import '../inference/index';
@@ -93,42 +94,7 @@ export function simulate(fns: SimFunction[], o: SimOptions): SimResult {
   const ticks = Math.ceil(durationS / tickS);
   const endT = ticks * tickS;
 
-  // Devices held: the replicas placed on each (until their last batch is done), and the integral
-  // of the number of devices holding any, up to the end of the trace.
-  const onGpu = new Map<string, Set<Replica>>();
-  let devHeld = 0;
-  let devAt = 0;
-  let deviceSeconds = 0;
-  const devTouch = (t: number) => {
-    const u = Math.min(t, endT);
-    if (u > devAt) {
-      deviceSeconds += devHeld * (u - devAt);
-      devAt = u;
-    }
-  };
-  const place = (rep: Replica, t: number) => {
-    devTouch(t);
-    let on = onGpu.get(rep.gpu);
-    if (!on) onGpu.set(rep.gpu, (on = new Set()));
-    if (on.size === 0) devHeld++;
-    on.add(rep);
-  };
-  const unplace = (rep: Replica, t: number) => {
-    const on = onGpu.get(rep.gpu);
-    if (!on || !on.has(rep)) return;
-    devTouch(t);
-    on.delete(rep);
-    if (on.size === 0) {
-      devHeld--;
-      onGpu.delete(rep.gpu);
-    }
-  };
-  /** Σ smShare·quota of rep's device neighbours busy now. */
-  const busyNeighbours = (rep: Replica): number => {
-    let u = 0;
-    for (const x of onGpu.get(rep.gpu) ?? []) if (x !== rep && x.busy) u += x.smShare * x.quota;
-    return u;
-  };
+  const devices = new DeviceLedger<Replica>(endT);
 
   const S: Fn[] = fns.map((sim) => {
     const policy = createPolicy(o.policy, o.params ?? {}, { capability: told, coldStartS: cold });
@@ -175,7 +141,7 @@ export function simulate(fns: SimFunction[], o: SimOptions): SimResult {
 
   /** When a batch of k started now on rep completes (the ground truth, under CFS where declared). */
   const finish = (model: string, k: number, rep: Replica, now: number): number => {
-    const slow = beta > 0 ? slowdown(beta, busyNeighbours(rep)) : 1;
+    const slow = beta > 0 ? slowdown(beta, devices.busyNeighbours(rep)) : 1;
     const at = (cap.latencyMs(model, k, rep.smShare, rep.quota) * slow) / 1000;
     if (periodS === undefined || rep.quota >= 1) return now + at;
     const full = (cap.latencyMs(model, k, rep.smShare, 1) * slow) / 1000;
@@ -199,7 +165,7 @@ export function simulate(fns: SimFunction[], o: SimOptions): SimResult {
     rep.busy = false;
     if (rep.removed) {
       f.replicas = f.replicas.filter((x) => x !== rep);
-      unplace(rep, t);
+      devices.unplace(rep, t);
     } else start(f, rep, t);
   };
 
@@ -268,7 +234,7 @@ export function simulate(fns: SimFunction[], o: SimOptions): SimResult {
       where.delete(id);
       if (!rep.busy) {
         f.replicas = f.replicas.filter((x) => x !== rep);
-        unplace(rep, now);
+        devices.unplace(rep, now);
       }
     }
     d.add.forEach((p, k) => {
@@ -276,7 +242,7 @@ export function simulate(fns: SimFunction[], o: SimOptions): SimResult {
       const rep: Replica = { id: ids[k], gpu, smShare: p.smShare, quota: p.quota, batchSize: Math.max(1, p.batchSize), readyAt: warm ? now : now + cold, busy: false, removed: false, batch: [], accruedTo: now, done: 0, cfs: { period: -1, used: 0 } };
       where.set(rep.id, gpu);
       f.replicas.push(rep);
-      place(rep, now);
+      devices.place(rep, now);
       if (!warm) f.r.coldStarts++;
       heap.push({ t: rep.readyAt, fn: f, rep, ready: true });
     });
@@ -351,7 +317,7 @@ export function simulate(fns: SimFunction[], o: SimOptions): SimResult {
   }
   // Drain: no more decisions; what is queued is served or times out.
   for (let ev = heap.pop(); ev; ev = heap.pop()) complete(ev);
-  devTouch(endT);
+  devices.advance(endT);
   let all: number[] = [];
   for (const f of S) {
     for (const rep of f.replicas) if (!rep.removed) accrue(f, rep, endT);
@@ -381,8 +347,8 @@ export function simulate(fns: SimFunction[], o: SimOptions): SimResult {
     coldStarts: sum((r) => r.coldStarts),
     gpuSeconds: sum((r) => r.gpuSeconds),
     cost: sum((r) => r.cost),
-    deviceSeconds,
-    deviceCost: deviceSeconds * price,
+    deviceSeconds: devices.seconds,
+    deviceCost: devices.seconds * price,
     decideMsPerTick: decideMs / (ticks + 1),
   };
 }

@@ -1,0 +1,52 @@
+/**
+ * The simulator's device ledger (issue 11): which replicas sit on each device, from placement until
+ * their last batch is done, and the integral of devices held by any replica up to the end of the
+ * trace (a provider bills whole devices). Replicas are the engine's own objects.
+ */
+export interface Held {
+  gpu: string;
+  smShare: number;
+  quota: number;
+  busy: boolean;
+}
+
+export class DeviceLedger<R extends Held> {
+  private readonly on = new Map<string, Set<R>>();
+  private at = 0;
+  /** Device-seconds so far. */
+  seconds = 0;
+
+  /** @param endT the end of the trace: nothing is billed past it. */
+  constructor(private readonly endT: number) {}
+
+  /** Bills the devices held now up to `t`. */
+  advance(t: number): void {
+    const u = Math.min(t, this.endT);
+    if (u > this.at) {
+      this.seconds += this.on.size * (u - this.at);
+      this.at = u;
+    }
+  }
+
+  place(rep: R, t: number): void {
+    this.advance(t);
+    let set = this.on.get(rep.gpu);
+    if (!set) this.on.set(rep.gpu, (set = new Set()));
+    set.add(rep);
+  }
+
+  unplace(rep: R, t: number): void {
+    const set = this.on.get(rep.gpu);
+    if (!set || !set.has(rep)) return;
+    this.advance(t);
+    set.delete(rep);
+    if (set.size === 0) this.on.delete(rep.gpu);
+  }
+
+  /** Σ smShare·quota of rep's device neighbours busy now. */
+  busyNeighbours(rep: R): number {
+    let u = 0;
+    for (const x of this.on.get(rep.gpu) ?? []) if (x !== rep && x.busy) u += x.smShare * x.quota;
+    return u;
+  }
+}
