@@ -85,6 +85,9 @@ export function spawnHarness(
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   if (sandbox?.cgroups) child.once('exit', () => void sandbox.cgroups!.remove(sandbox.id));
+  // 'close', not 'exit': a process's last lines may still sit in the pipe when it exits (a busy
+  // machine shows it), and its `done` or a profile's second report must not be lost
+  closed.set(child, new Promise((r) => child.once('close', (code) => r(code))));
   createInterface({ input: child.stdout! }).on('line', (l) => {
     if (l.startsWith('{')) {
       try {
@@ -100,7 +103,12 @@ export function spawnHarness(
   return child;
 }
 
+const closed = new WeakMap<ChildProcess, Promise<number | null>>();
+
+/** The exit code of a harness, once it has exited and every line of its output was delivered. */
 export function exited(c: ChildProcess): Promise<number | null> {
+  const p = closed.get(c);
+  if (p) return p;
   if (c.exitCode !== null || c.signalCode !== null) return Promise.resolve(c.exitCode);
   return new Promise((r) => c.once('exit', (code) => r(code)));
 }

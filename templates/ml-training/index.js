@@ -109,8 +109,15 @@ async function main() {
   }
   await engine.close();
   if (grace) clearTimeout(grace);
+  await flushed();
   process.exit(0);
 }
+
+/**
+ * Resolves once everything written to stdout and stderr has left this process: process.exit()
+ * drops writes still queued for a pipe the reader has not drained (the `done` line included).
+ */
+const flushed = () => Promise.all([process.stdout, process.stderr].map((s) => new Promise((r) => s.write('', () => r(undefined)))));
 
 /** @param {number} x */
 const round = (x) => Math.round(x * 1e4) / 1e4;
@@ -132,7 +139,8 @@ function watchParent(onGone) {
   t.unref();
 }
 
-main().catch((err) => {
+main().catch(async (err) => {
   log(`fatal: ${err instanceof Error ? err.stack : err}`);
+  await flushed();
   process.exit(1);
 });

@@ -141,16 +141,19 @@ describe('training jobs API', () => {
 
   it('trains an admitted job for real, streaming progress over SSE', async () => {
     const res = await submit({ function: 'digits-train', length: 4, deadline: 300, batch_size: 32, learning_rate: 0.1 });
-    expect(res.status).toBe(201);
-    const { id, plan } = (await res.json()) as { id: string; plan: { predictedCompletion: string } };
+    // status and body together: a failure shows why (a profile run's error, a counter-offer)
+    const answer = { status: res.status, body: (await res.json()) as { id: string; plan: { predictedCompletion: string } } };
+    expect(answer).toEqual(expect.objectContaining({ status: 201 }));
+    const { id, plan } = answer.body;
     expect(plan.predictedCompletion).toBeTruthy();
     const events = await sse(`${p.gw.url}/system/jobs/${id}/events`, (e) => e.type === 'state' && e.data.state === 'completed', 60000);
+    const rec = await job(id);
+    // the record and the stream's log lines in the failure message, not just "false"
+    const seen = { state: rec.state, epoch: rec.progress?.epoch, logs: events.filter((e) => e.type === 'log' || e.type === 'state').map((e) => JSON.stringify(e.data)) };
+    expect(seen).toEqual(expect.objectContaining({ state: 'completed', epoch: 4 }));
     expect(events.some((e) => e.type === 'allocation' && (e.data.workers as number) > 0)).toBe(true);
     const progress = events.filter((e) => e.type === 'progress');
     expect(progress.length).toBeGreaterThanOrEqual(1);
-    const rec = await job(id);
-    expect(rec.state).toBe('completed');
-    expect(rec.progress!.epoch).toBe(4);
     expect(rec.progress!.accuracy!).toBeGreaterThan(0.8);
     expect(rec.allocations[0]).toEqual(expect.objectContaining({ workers: expect.any(Number), reason: expect.any(String) }));
     // reasons in this node's words, times relative: no GPUs on a CPU node, no raw Unix timestamps

@@ -34,6 +34,8 @@ export interface ProfileOptions {
   quotas: number[];
   /** Seconds per point. */
   seconds: number;
+  /** The request body (one instance); default: a zero instance of the model's shape (`sampleBody`). */
+  body?: string;
 }
 
 /** Batch sizes to profile: powers of two up to the function's max batch size. */
@@ -98,7 +100,7 @@ export async function profileReplica(
   const points: ProfilePoint[] = [];
   const pool = new Pool(socketOrUrl.url, { connections: Math.max(...opts.batches) * 2, pipelining: 1 });
   try {
-    const body = await sampleBody(socketOrUrl.url);
+    const body = opts.body ?? (await sampleBody(socketOrUrl.url));
     for (const quota of opts.quotas) {
       await setQuota(quota);
       for (const batch of opts.batches) {
