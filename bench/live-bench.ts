@@ -5,7 +5,8 @@
  * bench/results/live.md and bench/results/live.svg; compares with the simulator fed this machine's
  * measured profiles and the same arrivals. Env: BENCH_LIVE_SECONDS (segment length, default 180),
  * BENCH_LIVE_POLICIES (comma list), BENCH_LIVE_SEED, BENCH_LIVE_PEAK (digits peak req/s, default
- * 300), BENCH_LIVE_PEAK_IMAGE (default 24).
+ * 300), BENCH_LIVE_PEAK_IMAGE (default 24), BENCH_LIVE_PROFILE_MODE (the platform's MLFAAS_PROFILE_MODE:
+ * `predicted`, its default, or `measured`).
  *
  * The peaks: image-classify's peak is a third of what it serves on a whole core (its end-to-end
  * profile, 67-75 req/s at batch 1 since the runtime stopped spinning), so its bursts outgrow a
@@ -36,6 +37,8 @@ const SEED = Number(process.env.BENCH_LIVE_SEED ?? 42);
 const PEAK = { 'digits-classify': Number(process.env.BENCH_LIVE_PEAK ?? 300), 'image-classify': Number(process.env.BENCH_LIVE_PEAK_IMAGE ?? 24) } as Record<string, number>;
 const TRACES = join(__dirname, '..', '..', 'shared', 'data', 'traces', 'dilu_workloads');
 /** Bounded wait for scale to zero after the last segment (earlier segments get a 5 s gap). */
+/** The platform's deploy-time profile (MLFAAS_PROFILE_MODE): `predicted` (its default) or `measured`. */
+const PROFILE_MODE = process.env.BENCH_LIVE_PROFILE_MODE;
 const ZERO_WAIT_S = Number(process.env.BENCH_LIVE_ZERO_WAIT ?? 60);
 const log = (l: string) => process.stderr.write(`[bench:live] ${l}\n`);
 
@@ -76,7 +79,7 @@ async function replay(url: string, fn: (typeof FUNCTIONS)[number], sched: number
 async function runPolicy(policy: string, schedules: Record<string, Record<string, number[]>>, profiles: Record<string, unknown>): Promise<Measured[]> {
   const dir = `/tmp/bench-live-${process.pid}-${policy}`;
   const t = Date.now();
-  const p = await startPlatform(dir, policy, {}, log);
+  const p = await startPlatform(dir, policy, PROFILE_MODE ? { MLFAAS_PROFILE_MODE: PROFILE_MODE } : {}, log);
   log(`${policy}: platform on ${p.url} (${((Date.now() - t) / 1000).toFixed(0)} s)`);
   const agent = new Agent({ connections: 256, keepAliveTimeout: 30_000 });
   const res: Measured[] = [];
@@ -86,7 +89,7 @@ async function runPolicy(policy: string, schedules: Record<string, Record<string
       await request(`${p.url}/function/${f.name}`, { method: 'POST', body: f.body(), headers: { 'content-type': 'application/json' }, headersTimeout: 120_000 }).then((r) => r.body.dump()).catch(() => undefined);
       const prof = await waitProfile(p.url, f.name, 120_000);
       if (prof && !profiles[f.name]) profiles[f.name] = prof;
-      log(`${policy}: ${f.name} profile ${prof ? prof.points.map((x) => `b${x.batch}@q${x.quota}=${Math.round(x.throughput)}/s`).join(' ') : 'missing'}`);
+      log(`${policy}: ${f.name} profile (${prof?.source ?? 'measured'}, ${prof?.measuredPoints ?? prof?.points.length ?? 0} points measured) ${prof ? prof.points.map((x) => `b${x.batch}@q${x.quota}=${Math.round(x.throughput)}/s`).join(' ') : 'missing'}`);
     }
     for (const seg of SEGMENTS) {
       const t0 = Date.now() + 500;

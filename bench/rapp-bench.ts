@@ -1,5 +1,5 @@
 /**
- * bench:rapp (issue 12, first part): the learned latency predictor on RaPP's V100 labels.
+ * bench:rapp (issue 12): the learned latency predictor on RaPP's V100 labels and on the platform's own CPU corpus.
  * 1. `bench/rapp/v100_cv.py` (Debian's python3-torch, /usr/bin/python3) trains and cross-validates
  *    ours, the static-features-only baseline and the analytic baseline: leave-models-out (5 folds)
  *    and unseen configurations (20 % of every model's rows); then trains on everything and exports
@@ -11,8 +11,12 @@
  *    predicted profile, 3,200 functions' grids, and a hybrid decision round for 3,200 functions on
  *    predicted profiles beside the same round on measured ones.
  * Writes bench/results/rapp.md; last line
- * `rapp: mape_unseen_models=<x> mape_unseen_configs=<y> cpu_mape_unseen_models=<z>` (z: n/a until
- * the CPU corpus exists). BENCH_RAPP_EPOCHS (default 20) sets the training epochs.
+ * `rapp: mape_unseen_models=<x> mape_unseen_configs=<y> cpu_mape_unseen_models=<z>`.
+ * 4. The CPU corpus (bench/rapp/cpu_cv.py on bench/rapp/data/cpu-corpus.*): leave-models-out and
+ *    unseen configurations, ours vs static vs analytic, three seeds.
+ * 5. Live (bench/rapp/deploy-time.ts; BENCH_RAPP_LIVE=0 skips it): `mlfaas up` with the profile
+ *    measured and predicted, the time from a replica ready to a profile the autoscaler decides on.
+ * BENCH_RAPP_EPOCHS (default 20) sets the V100 training epochs.
  * BENCH_RAPP_ONNX_DIR: a folder of the V100 models exported to ONNX
  * (`/usr/bin/python3 bench/rapp/export_corpus.py DIR <the 67 names>`, ~14 GB, ~8 min) adds the
  * variant `onnx`: features of each model's own ONNX file and its batch-1 profile points only.
@@ -31,6 +35,7 @@ import { REPORT_MODELS, REPORT_SEEDS, runReportingSet } from './inference/report
 import { tickTimeMs, TICK_MODELS } from './inference/tick';
 import { table } from './lib/results';
 import { featureRow, modelVector, readGraphs } from './rapp/v100-features';
+import { deployTimes, profileMape } from './rapp/deploy-time';
 
 const DATA = process.env.MLFAAS_DATA_DIR ?? '/work/shared/data';
 const EPOCHS = Number(process.env.BENCH_RAPP_EPOCHS ?? 20);
@@ -45,6 +50,20 @@ interface CvResult {
   epochs: number;
   unseen_models: Record<'ours' | 'static' | 'analytic', number> & { onnx?: number };
   unseen_configs: Record<'ours' | 'static' | 'analytic', number> & { onnx?: number };
+  unseen_models_per_model: Record<string, number>;
+  seconds: number;
+}
+
+interface CpuCvResult {
+  seeds: number[];
+  epochs: number;
+  models: number;
+  rows: number;
+  points_per_model: number;
+  unseen_models: Record<'ours' | 'static' | 'analytic', number>;
+  unseen_configs: Record<'ours' | 'static' | 'analytic', number>;
+  unseen_models_by_seed: Record<'ours' | 'static' | 'analytic', number[]>;
+  unseen_configs_by_seed: Record<'ours' | 'static' | 'analytic', number[]>;
   unseen_models_per_model: Record<string, number>;
   seconds: number;
 }
@@ -79,6 +98,10 @@ async function main(): Promise<void> {
     }
     log(`training and cross-validating (${EPOCHS} epochs; about 6 min on 2 cores, 8 with BENCH_RAPP_ONNX_DIR)`);
     const cv = JSON.parse(execFileSync(PY, [join(__dirname, 'rapp', 'v100_cv.py'), '--data', DATA, '--out', out, '--epochs', String(EPOCHS), ...onnxArgs], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 1 << 24 }).trim().split('\n').pop()!) as CvResult;
+
+    log('CPU corpus: cross-validating on bench/rapp/data/cpu-corpus.*');
+    const cpu = JSON.parse(execFileSync(PY, [join(__dirname, 'rapp', 'cpu_cv.py')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 1 << 24 }).trim().split('\n').pop()!) as CpuCvResult;
+    const live = process.env.BENCH_RAPP_LIVE === '0' ? [] : await deployTimes(log);
 
     // the exported model in onnxruntime-node, on features rebuilt here
     const model = await LatencyModel.load(join(out, 'rapp-v100.onnx'));
@@ -145,11 +168,25 @@ async function main(): Promise<void> {
         table(['split', 'ours', 'static', 'analytic', 'target (ours)'], [
           ['unseen models (leave-models-out, 5 folds)', f3(cv.unseen_models.ours), f3(cv.unseen_models.static), f3(cv.unseen_models.analytic), '≤ 0.05'],
           ['unseen configurations (20 % of each model)', f3(cv.unseen_configs.ours), f3(cv.unseen_configs.static), f3(cv.unseen_configs.analytic), '≤ 0.04'],
-          ['CPU, unseen models', 'n/a', 'n/a', 'n/a', '≤ 0.10 (no CPU corpus yet)'],
         ]) +
         (cv.unseen_models.onnx !== undefined
           ? `\n\n**onnx** (what the platform itself has: the features of each model's own ONNX file, \`autoscaler/rapp/onnx-features.ts\`, and the batch-1 latencies at quotas 0.2-1 a deploy-time profile measures; not RaPP's per-operator runtime shares): unseen models ${f3(cv.unseen_models.onnx)}, unseen configurations ${f3(cv.unseen_configs.onnx!)}.`
           : '\n\nThe variant on features of each model\'s own ONNX file runs with BENCH_RAPP_ONNX_DIR (see the header of bench/rapp-bench.ts).'),
+      `**CPU** (the platform's own measurements, \`bench/rapp/data/cpu-corpus.*\`: ${cpu.models} torchvision architectures with random weights, each served by the ml-inference runtime in its own cgroup and measured by the platform's capability profiler, end to end over HTTP, at cores {1, 2} × CFS quota {1, 0.5, 0.25} × batch {1, 2, 4, 8}: ${cpu.rows} rows, by \`bench/rapp/measure-cpu.ts\`). **ours**: the features of the model's own ONNX file, the configuration and ONE measured point (batch 1, one core, quota 1, the first point a deploy-time profile measures): the MLP (2 × 64) predicts ln latency relative to that point scaled linearly (b ÷ (cores · q)). **static**: the graph alone. **analytic**: the measured point scaled linearly (for unseen configurations, c fitted on the model's training rows). The measured point itself is never a test row. Mean over seeds ${cpu.seeds.join(', ')} (fold assignment and initialisation), per seed in brackets; ${cpu.epochs} epochs; ${cpu.seconds} s.\n\n` +
+        table(['split', 'ours', 'static', 'analytic', 'target (ours)'], (['unseen_models', 'unseen_configs'] as const).map((k) => [
+          k === 'unseen_models' ? 'CPU, unseen models (leave-models-out, 5 folds)' : 'CPU, unseen configurations (20 % of each model)',
+          ...(['ours', 'static', 'analytic'] as const).map((v) => `${f3(cpu[k][v])} [${cpu[`${k}_by_seed`][v].map(f3).join(', ')}]`),
+          k === 'unseen_models' ? '≤ 0.10' : '—',
+        ])) +
+        `\n\nWorst unseen models (seed ${cpu.seeds[0]}): ${Object.entries(cpu.unseen_models_per_model).sort((a, b) => b[1] - a[1]).slice(0, 5).map(([m, e]) => `${m} ${f3(e)}`).join(', ')}.`,
+      live.length
+        ? `**Live: deploy to a profile the autoscaler decides on** (\`mlfaas up\` with the example functions, once with MLFAAS_PROFILE_MODE=measured, the platform before this issue, and once with the predictor, its default now; MLFAAS_PROFILE_SECONDS=1; times from the function's first replica being ready; the autoscaler holds a function until it has a profile, then decides at its next 1 s tick). MAPE against the profile measured in the other run (image-classify is MobileNetV2, one of the corpus's models: in-sample; digits-classify's MLP is not in the corpus):\n\n` +
+          table(['mode', 'function', 'first profile (stage) after ready', 'final profile after ready', 'points measured', 'MAPE of first / final vs measured'], live.map((r) => {
+            const ref = live.find((x) => x.mode === 'measured' && x.fn === r.fn)?.final;
+            const err = (pr?: typeof r.final) => (pr && ref && r.mode === 'predicted' ? f3(profileMape(pr, ref)) : '—');
+            return [r.mode, r.fn, r.firstS === undefined ? 'none in 180 s' : `${r.firstS.toFixed(2)} s (${r.firstSource})`, r.finalS === undefined ? 'none in 180 s' : `${r.finalS.toFixed(2)} s`, String(r.measuredPoints ?? '—'), r.mode === 'predicted' ? `${err(r.first)} / ${err(r.final)}` : '—'];
+          }))
+        : 'Live deploy timing skipped (BENCH_RAPP_LIVE=0).',
       `The reporting set of bench:inference (\`bench/inference/report-set.ts\`: 30 functions on one cluster, seeds ${REPORT_SEEDS.join(', ')}, interference charged, device cost) with every policy told, for each function's model, the profile predicted by the fold model that never saw that model (leave-models-out MAPE on them: ${REPORT_MODELS.map((m) => `${m} ${f3(cv.unseen_models_per_model[m])}`).join(', ')}), beside the re-measured profile bench:inference tells them. hybrid's violations and device $ per seed; headline ratios mean [95 % interval]:\n\n` +
         table(['policies told', 'hybrid violations %', 'hybrid device $', 'violation_ratio_vs_static', 'cost_ratio_vs_kpa', 'kpa_violation_ratio'], simRows),
       `The exported model in onnxruntime-node (as the autoscaler runs it) on ${rows.length} sampled rows: features rebuilt in TypeScript differ from Python's by at most ${featDiff.toExponential(1)} (relative), predictions by at most ${predDiff.toExponential(1)}.`,
@@ -162,9 +199,9 @@ async function main(): Promise<void> {
           ['the same round on measured profiles', `${tickMeas.medianMs.toFixed(1)} ms (first ${tickMeas.firstMs.toFixed(0)} ms)`],
         ]) +
         `\n\nThe final model's surface against the measured one on the tick's 8 models (in-sample: it was trained on them): MAPE ${inSample.map(f3).join(', ')}.`,
-      'Not yet (issue 12): features from a function\'s own ONNX file, the CPU corpus and its measurements, the capability interface answering from the predictor in the live loop, and bench:live rerun on predicted profiles.',
+      'Not yet (issue 12): the V100 targets (message passing over the graph, a nested split for choices), GPU replicas profiled from the predictor (the V100-trained model cannot ship: its data has no licence), and the inference and live benchmarks at GPU scale on predicted profiles beyond the reporting set above.',
     ];
-    const last = `rapp: mape_unseen_models=${f3(cv.unseen_models.ours)} mape_unseen_configs=${f3(cv.unseen_configs.ours)} cpu_mape_unseen_models=n/a`;
+    const last = `rapp: mape_unseen_models=${f3(cv.unseen_models.ours)} mape_unseen_configs=${f3(cv.unseen_configs.ours)} cpu_mape_unseen_models=${f3(cpu.unseen_models.ours)}`;
     const body = [...sections, last].join('\n\n');
     mkdirSync(join(__dirname, 'results'), { recursive: true });
     writeFileSync(join(__dirname, 'results', 'rapp.md'), `# RaPP latency predictor benchmark\n\n${body}\n`);

@@ -51,6 +51,11 @@ export interface Config {
   gpus: GpuSetting;
   /** Seconds per capability point when profiling a newly deployed inference function; 0 = off. */
   profileSeconds: number;
+  /**
+   * `MLFAAS_PROFILE_MODE`: `predicted` (the default where the CPU latency predictor ships) predicts
+   * a CPU replica's profile from its ONNX graph and one measured point; `measured`: the whole grid.
+   */
+  profileMode?: 'predicted' | 'measured';
   autoscaler: {
     /** Run the inference autoscaler in `mlfaas up` (one leader among processes). */
     enabled: boolean;
@@ -196,6 +201,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     tokendWindowMs: int(env, 'MLFAAS_TOKEND_WINDOW_MS', 20, 1),
     gpus: parseGpuSetting(env.MLFAAS_GPUS),
     profileSeconds: seconds(env, 'MLFAAS_PROFILE_SECONDS', 1, 10),
+    ...(env.MLFAAS_PROFILE_MODE ? { profileMode: oneOf(env, 'MLFAAS_PROFILE_MODE', ['predicted', 'measured'] as const, 'predicted') } : {}),
     autoscaler: {
       enabled: bool(env, 'MLFAAS_AUTOSCALER', true),
       policy: env.MLFAAS_AUTOSCALER_POLICY || 'hybrid',

@@ -128,6 +128,7 @@ export async function startGateway(cfg: Config, redisTarget: string): Promise<Ga
       extraEnv: tokend ? { MLFAAS_TOKEND_SOCKET: tokend.socketPath } : {},
       readSecret: (ns, name) => provider.secrets.read(ns, name),
       profileSeconds: cfg.profileSeconds > 0 ? cfg.profileSeconds : undefined,
+      profileMode: cfg.profileMode,
       cpu,
       nodeCores,
       gpus: gpu.replicas,

@@ -182,9 +182,12 @@ export class LiveAutoscaler {
     const p = await this.provider.capability?.(it.ref);
     const good = p?.points.filter((x) => x.latencyMs > 0 && Number.isFinite(x.latencyMs)) ?? [];
     if (!p || good.length === 0) return this.profiled.has(it.fnId);
-    if (this.profiled.get(it.fnId) !== p.version) {
+    // a version's profile may come in stages (predicted from the graph, then from a measured
+    // point): each stage is a new profile
+    const tag = `${p.version}|${p.source ?? 'measured'}`;
+    if (this.profiled.get(it.fnId) !== tag) {
       this.profiles.set(it.fnId, good.map((x) => ({ batch: x.batch, smShare: x.smShare, quota: x.quota, latencyMs: x.latencyMs })));
-      this.profiled.set(it.fnId, p.version);
+      this.profiled.set(it.fnId, tag);
       // a new profile is a new measurement: the correction learnt against the old one restarts
       this.factors.delete(it.fnId);
       this.capability.setFactor(it.fnId, 0);

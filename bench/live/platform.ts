@@ -122,13 +122,18 @@ export async function sampleReplicas(redis: Redis, name: string): Promise<Sample
   };
 }
 
-/** The measured capability profile, once the platform has one (bounded wait). */
-export async function waitProfile(url: string, name: string, timeoutMs: number): Promise<{ points: Array<{ batch: number; quota: number; smShare: number; latencyMs: number; throughput: number }> } | undefined> {
+/**
+ * The function's capability profile once the platform has its final one (measured, or predicted
+ * relative to a measured point; not the graph-only first stage), bounded wait.
+ */
+export async function waitProfile(url: string, name: string, timeoutMs: number): Promise<{ source?: string; measuredPoints?: number; points: Array<{ batch: number; quota: number; smShare: number; latencyMs: number; throughput: number }> } | undefined> {
   const end = Date.now() + timeoutMs;
   while (Date.now() < end) {
     const r = await request(`${url}/system/capability?function=${name}`).catch(() => undefined);
-    if (r?.statusCode === 200) return (await r.body.json()) as never;
-    await r?.body.dump();
+    if (r?.statusCode === 200) {
+      const p = (await r.body.json()) as { source?: string };
+      if (p.source !== 'predicted') return p as never;
+    } else await r?.body.dump();
     await new Promise((ok) => setTimeout(ok, 1000));
   }
   return undefined;

@@ -118,20 +118,20 @@ class Net(torch.nn.Module):
         return y + x[:, -1] if self.anchored else y
 
 
-def train(x, y, epochs, seed, anchored):
+def train(x, y, epochs, seed, anchored, width=256, weight_decay=0.0, batch=256):
     torch.manual_seed(seed)
     mean = x.mean(0)
     std = x.std(0) + 1e-3
-    net = Net(mean, std, anchored)
-    opt = torch.optim.Adam(net.parameters(), lr=2e-3)
+    net = Net(mean, std, anchored, width)
+    opt = torch.optim.AdamW(net.parameters(), lr=2e-3, weight_decay=weight_decay) if weight_decay else torch.optim.Adam(net.parameters(), lr=2e-3)
     sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, epochs)
     xt = torch.from_numpy(x)
     yt = torch.from_numpy(np.log(y).astype(np.float32))
     g = torch.Generator().manual_seed(seed)
     for _ in range(epochs):
         perm = torch.randperm(len(xt), generator=g)
-        for i in range(0, len(xt), 256):
-            idx = perm[i:i + 256]
+        for i in range(0, len(xt), batch):
+            idx = perm[i:i + batch]
             opt.zero_grad()
             loss = torch.nn.functional.l1_loss(net(xt[idx]), yt[idx])
             loss.backward()

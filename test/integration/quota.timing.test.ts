@@ -34,7 +34,7 @@ maybe('replica time quotas (CFS, or the tokend fallback)', () => {
   let p: TestPlatform;
   beforeAll(async () => {
     redis = await testRedis();
-    p = await testGateway(redis.url, { MLFAAS_PROFILE_SECONDS: '0.5' });
+    p = await testGateway(redis.url, { MLFAAS_PROFILE_SECONDS: '0.5', MLFAAS_PROFILE_MODE: 'measured' });
     const stack = readStack(join(ROOT, 'stack.yml'));
     const fn = stack.functions.find((f) => f.name === 'image-classify')!;
     buildFunction({ ...fn, labels: { 'com.openfaas.scale.min': '1', 'com.openfaas.scale.max': '1' } }, stack.file, p.cfg.templatesDir, p.images);

@@ -12,10 +12,13 @@ import { cpuCores } from './cgroups';
 import { GpuReplicas } from './gpu-replica';
 import { ImageStore } from './image-store';
 import { LogSink } from './log-sink';
-import { batchGrid, CapabilityProfile, monotone, profileKey, profileReplica, readProfile } from './profiler';
+import { batchGrid, CapabilityProfile, profileKey, profileReplica, readProfile } from './profiler';
+import { profileAtDeploy } from './deploy-profile';
+import { modelFile, predictCpu } from './predict-cpu';
 import { Isolation, Replica, ReplicaHost } from './replica';
 import { planRollout, RolloutReplica } from './rollout';
 import { SecretFiles } from './secret-files';
+import { haveCpuModels } from '../../../autoscaler/rapp/cpu-predictor';
 
 export interface AgentOptions {
   dataDir: string;
@@ -41,6 +44,11 @@ export interface AgentOptions {
   gpuQuota?(pid: number, device: number, quota: number): Promise<void>;
   /** Capability profiling of ml-inference functions at deploy (seconds per point); absent = off. */
   profileSeconds?: number;
+  /**
+   * `predicted` (default where the CPU latency predictor ships): a CPU replica's profile is
+   * predicted from its ONNX graph, then from one measured point; `measured`: the whole grid.
+   */
+  profileMode?: 'predicted' | 'measured';
 }
 
 /**
@@ -67,6 +75,7 @@ export class LocalAgent {
   private profiling = new Set<number>();
   private profiled = new Set<string>();
   private readonly profileSeconds?: number;
+  private readonly profileMode: 'predicted' | 'measured';
   private readonly secrets: SecretFiles;
   /** The last 'rolling update stalled' line logged per function (each one is logged once). */
   private stalled = new Map<string, string>();
@@ -87,6 +96,7 @@ export class LocalAgent {
     this.placements = new PlacementBook(redis);
     this.gpuQuota = opts.gpuQuota;
     this.profileSeconds = opts.profileSeconds;
+    this.profileMode = opts.profileMode ?? (haveCpuModels() ? 'predicted' : 'measured');
     this.secrets = new SecretFiles(opts.dataDir, opts.readSecret, opts.isolation, (instance, text) => this.host.log(instance, text));
     this.host = {
       agentId: this.id,
@@ -237,7 +247,8 @@ export class LocalAgent {
     const pid = r.pid;
     void (async () => {
       const existing = await readProfile(this.redis, ref);
-      if (existing?.version === version) return;
+      // a graph-only prediction left by an agent that stopped before measuring is redone
+      if (existing?.version === version && existing.source !== 'predicted') return;
       this.profiling.add(pid);
       const info = r.info();
       const quotas = this.enforces(r) ? [1, 0.5, 0.25] : [1];
@@ -245,19 +256,27 @@ export class LocalAgent {
       // "quota q" in the profile means what it means once the replica is placed
       const spot = (await this.placements.read(ref))[r.id];
       const cores = coresOfDevice(spot?.gpu, this.nodeCores).slice(0, 1);
-      const points = await profileReplica(
-        { socket: info.socket, url: info.url },
-        { batches: batchGrid(rec.spec.ml.maxBatchSize ?? 8), quotas, seconds: this.profileSeconds! },
-        (q) => this.apply(r, { id: r.id, pid, cores, quota: q, limitCores: limitOf(r) }),
-        async () => {
-          // back to the replica's own allotment (its placement and quota) at the next enforce
-          this.applied.delete(`${r.id}:${pid}`);
-        },
-      );
       const device = r.gpu !== undefined ? 'gpu' : 'cpu';
-      const profile: CapabilityProfile = { function: refKey(ref), version, measuredAt: new Date().toISOString(), device, points: monotone(points) };
-      await this.redis.set(profileKey(ref), JSON.stringify(profile));
-      this.logs.push(ref, 'agent', `capability profile: ${points.map((p) => `b${p.batch}@q${p.quota}=${Math.round(p.throughput)}/s`).join(' ')}`);
+      const model = this.profileMode === 'predicted' && device === 'cpu' && quotas.length > 1 ? modelFile(r.plan.manifest.dir, rec.spec.envVars) : undefined;
+      await profileAtDeploy(
+        {
+          measure: (batches, qs) =>
+            profileReplica(
+              { socket: info.socket, url: info.url },
+              { batches, quotas: qs, seconds: this.profileSeconds! },
+              (q) => this.apply(r, { id: r.id, pid, cores, quota: q, limitCores: limitOf(r) }),
+              async () => {
+                // back to the replica's own allotment (its placement and quota) at the next enforce
+                this.applied.delete(`${r.id}:${pid}`);
+              },
+            ),
+          store: (stage) => this.redis.set(profileKey(ref), JSON.stringify({ function: refKey(ref), version, measuredAt: new Date().toISOString(), device, ...stage } satisfies CapabilityProfile)).then(() => undefined),
+          log: (line) => this.logs.push(ref, 'agent', line),
+          predict: model ? (req) => predictCpu({ ...req, model }) : undefined,
+        },
+        batchGrid(rec.spec.ml.maxBatchSize ?? 8),
+        quotas,
+      );
     })()
       .catch((e) => {
         this.profiled.delete(key);

@@ -25,6 +25,14 @@ export interface CapabilityProfile {
   measuredAt: string;
   device: 'cpu' | 'gpu';
   points: ProfilePoint[];
+  /**
+   * How the points came about: all `measured`; `predicted` by the latency predictor from the
+   * model's graph alone; `calibrated`: predicted relative to `measuredPoints` measured ones.
+   * Absent (older records): measured.
+   */
+  source?: 'measured' | 'predicted' | 'calibrated';
+  /** Points measured on the replica for this profile. */
+  measuredPoints?: number;
 }
 
 export const profileKey = (r: FunctionRef) => `mlfaas:profile:${refKey(r)}`;

@@ -1,0 +1,45 @@
+import type { CpuPrediction } from './predict-cpu';
+import { CapabilityProfile, monotone, ProfilePoint } from './profiler';
+
+/** What a deploy-time profile stage stores (the agent adds the function, version, time and device). */
+export type ProfileStage = Pick<CapabilityProfile, 'points' | 'source' | 'measuredPoints'>;
+
+export interface DeployProfileDeps {
+  /** Measures the replica at every (quota, batch) of the grid under the profiler's quota. */
+  measure(batches: number[], quotas: number[]): Promise<ProfilePoint[]>;
+  /** Stores a stage's profile; each replaces the one before (the autoscaler reloads on a new source). */
+  store(stage: ProfileStage): Promise<void>;
+  log(line: string): void;
+  /** The CPU latency predictor for the function's ONNX file; absent: the grid is measured. */
+  predict?(req: { batches: number[]; quotas: number[]; cores: number; anchorMs?: number }): Promise<CpuPrediction>;
+}
+
+const summary = (pts: readonly ProfilePoint[]) => pts.map((p) => `b${p.batch}@q${p.quota}=${Math.round(p.throughput)}/s`).join(' ');
+
+/**
+ * A newly deployed function's capability profile. Measured: every point of the grid (quotas ×
+ * batches). Predicted (issue 12), for a CPU replica with an ONNX model: the graph-only prediction
+ * at once (stored: the autoscaler can decide before anything is measured), then ONE measured point
+ * (batch 1, quota 1) and the prediction relative to it, with that point measured in place.
+ * A predictor failure falls back to measuring the grid.
+ */
+export async function profileAtDeploy(deps: DeployProfileDeps, batches: number[], quotas: number[]): Promise<void> {
+  if (deps.predict) {
+    try {
+      const graphOnly = await deps.predict({ batches, quotas, cores: 1 });
+      await deps.store({ points: monotone(graphOnly.points), source: 'predicted', measuredPoints: 0 });
+      deps.log(`capability profile predicted from the model's graph in ${graphOnly.ms} ms: ${summary(graphOnly.points)}`);
+      const [anchor] = await deps.measure([1], [1]);
+      const rel = await deps.predict({ batches, quotas, cores: 1, anchorMs: anchor.latencyMs });
+      const points = rel.points.map((p) => (p.batch === 1 && p.quota === 1 ? anchor : p));
+      await deps.store({ points: monotone(points), source: 'calibrated', measuredPoints: 1 });
+      deps.log(`capability profile from 1 measured point (b1@q1 ${anchor.latencyMs} ms; the graph alone said ${graphOnly.points.find((p) => p.batch === 1 && p.quota === 1)?.latencyMs} ms) and the predictor: ${summary(points)}`);
+      return;
+    } catch (e) {
+      deps.log(`capability prediction failed (${(e as Error).message}); measuring the whole grid`);
+    }
+  }
+  const points = await deps.measure(batches, quotas);
+  await deps.store({ points: monotone(points), source: 'measured', measuredPoints: points.length });
+  deps.log(`capability profile: ${summary(points)}`);
+}
