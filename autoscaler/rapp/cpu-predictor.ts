@@ -61,15 +61,34 @@ export function haveCpuModels(): boolean {
   return existsSync(CPU_MODEL) && existsSync(CPU_STATIC_MODEL) && existsSync(CPU_META);
 }
 
+/** The largest batch in the corpus the networks learnt from (bench/rapp/measure-cpu.ts BATCHES). */
+export const CORPUS_MAX_BATCH = 8;
+
 /**
  * The grid's latencies for a graph: from the graph alone without `anchorMs`, else relative to the
  * measured batch-1 point. Points carry smShare 1 (the CPU device) and throughput batch ÷ latency.
+ * A batch beyond the corpus's is not left to the network's extrapolation: latency continues the
+ * trend of the last doubling it learnt (b/2 → b), per quota.
  */
 export async function predictCpuProfile(model: LatencyModel, vector: readonly number[], grid: CpuGrid, anchorMs: number | undefined, variant: FeatureVariant): Promise<Array<ProfilePoint & { throughput: number }>> {
+  const top = CORPUS_MAX_BATCH;
+  const inRange = [...new Set([...grid.batches.filter((b) => b <= top), top / 2, top])];
   const cfg: Array<[number, number]> = [];
-  for (const q of grid.quotas) for (const b of grid.batches) cfg.push([b, q]);
+  for (const q of grid.quotas) for (const b of inRange) cfg.push([b, q]);
   const ms = await model.predictMs(cfg.map(([b, q]) => cpuFeatureRow(vector, b, grid.cores, q, anchorMs, variant)));
-  return cfg.map(([batch, quota], i) => ({ batch, smShare: 1, quota, latencyMs: round3(ms[i]), throughput: round3((1000 * batch) / ms[i]) }));
+  const at = new Map(cfg.map(([b, q], i) => [`${b}|${q}`, ms[i]]));
+  const latency = (b: number, q: number): number => {
+    if (b <= top) return at.get(`${b}|${q}`)!;
+    const last = at.get(`${top}|${q}`)!;
+    const growth = Math.max(1, last / at.get(`${top / 2}|${q}`)!); // a bigger batch is never faster
+    return last * Math.pow(growth, Math.log2(b / top));
+  };
+  const out: Array<ProfilePoint & { throughput: number }> = [];
+  for (const quota of grid.quotas) for (const batch of grid.batches) {
+    const l = latency(batch, quota);
+    out.push({ batch, smShare: 1, quota, latencyMs: round3(l), throughput: round3((1000 * batch) / l) });
+  }
+  return out;
 }
 
 const round3 = (x: number) => Math.round(x * 1000) / 1000;

@@ -56,6 +56,14 @@ describe('CPU latency predictor', () => {
     expect(at(a.points, 1, 1) / 3).toBeLessThan(2);
     expect(at(a.points, 8, 0.25)).toBeGreaterThan(at(a.points, 1, 1));
     await expect(predictCpu({ ...grid, model: join(ROOT, 'package.json') })).rejects.toThrow(/latency predictor: /);
+    // past the corpus's largest batch (8) the trend of the last doubling continues, never faster
+    const big = await predictCpu({ ...grid, batches: [4, 8, 16, 32], anchorMs: 3 });
+    for (const q of grid.quotas) {
+      const [l4, l8, l16, l32] = [4, 8, 16, 32].map((b) => at(big.points, b, q));
+      const g = Math.max(1, l8 / l4);
+      expect(l16 / (l8 * g)).toBeCloseTo(1, 2);
+      expect(l32 / (l8 * g * g)).toBeCloseTo(1, 2);
+    }
   }, 60000);
 
   it("finds the function's ONNX file in its image, never one outside it", () => {
