@@ -8,6 +8,7 @@ import { coresOfDevice } from '../../gateway/providers/local/cpu-values';
 import { connectRedis, startEmbeddedRedis } from '../../gateway/lib/redis-server';
 import { DEFAULT_NAMESPACE, refKey } from '../../gateway/lib/names';
 import { keys, replicaSettingsKey } from '../../gateway/registry/keys';
+import type { CapabilityProfile } from '../../gateway/providers/local/profiler';
 import type { Sample } from './cost';
 
 const ROOT = resolve(__dirname, '..', '..');
@@ -126,15 +127,22 @@ export async function sampleReplicas(redis: Redis, name: string): Promise<Sample
  * The function's capability profile once the platform has its final one (measured, or predicted
  * relative to a measured point; not the graph-only first stage), bounded wait.
  */
-export async function waitProfile(url: string, name: string, timeoutMs: number): Promise<{ source?: string; measuredPoints?: number; points: Array<{ batch: number; quota: number; smShare: number; latencyMs: number; throughput: number }> } | undefined> {
+export async function waitProfile(url: string, name: string, timeoutMs: number): Promise<CapabilityProfile | undefined> {
   const end = Date.now() + timeoutMs;
   while (Date.now() < end) {
-    const r = await request(`${url}/system/capability?function=${name}`).catch(() => undefined);
-    if (r?.statusCode === 200) {
-      const p = (await r.body.json()) as { source?: string };
-      if (p.source !== 'predicted') return p as never;
-    } else await r?.body.dump();
+    const p = await profileNow(url, name);
+    if (p && p.source !== 'predicted') return p;
     await new Promise((ok) => setTimeout(ok, 1000));
   }
   return undefined;
+}
+
+/** The function's capability profile as the gateway answers it now (any stage), or undefined. */
+export async function profileNow(url: string, name: string): Promise<CapabilityProfile | undefined> {
+  const r = await request(`${url}/system/capability?function=${name}`).catch(() => undefined);
+  if (r?.statusCode !== 200) {
+    await r?.body.dump();
+    return undefined;
+  }
+  return (await r.body.json()) as CapabilityProfile;
 }

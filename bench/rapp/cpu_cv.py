@@ -35,7 +35,7 @@ import numpy as np
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from v100_cv import folds, mape, predict, train  # noqa: E402
+from v100_cv import analytic as v100_analytic, folds, mape, predict, train  # noqa: E402
 
 WIDTH = 64
 WEIGHT_DECAY = 1e-3
@@ -87,11 +87,9 @@ def analytic(anchors, rows):
 
 
 def fitted_analytic(train_rows, test_rows):
-    c = {}
-    for m, cores, q, b, lat in train_rows:
-        c.setdefault(m, []).append(math.log(lat) - math.log(b / (cores * q)))
-    c = {m: sum(v) / len(v) for m, v in c.items()}
-    return np.asarray([math.exp(c[m]) * b / (cores * q) for m, cores, q, b, _ in test_rows])
+    """v100_cv's analytic baseline (c_m · b / (share · quota) fitted per model), cores as the share."""
+    as_v100 = lambda rows: [(m, b, c, q, lat) for m, c, q, b, lat in rows]
+    return v100_analytic(as_v100(train_rows), as_v100(test_rows))
 
 
 def fit(x, y, epochs, seed, anchored):

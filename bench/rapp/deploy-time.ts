@@ -9,7 +9,7 @@ import { request } from 'undici';
 import { DEFAULT_NAMESPACE } from '../../gateway/lib/names';
 import type { CapabilityProfile } from '../../gateway/providers/local/profiler';
 import { keys } from '../../gateway/registry/keys';
-import { FUNCTIONS, Platform, startPlatform } from '../live/platform';
+import { FUNCTIONS, Platform, profileNow, startPlatform } from '../live/platform';
 
 export interface DeployTiming {
   mode: 'measured' | 'predicted';
@@ -22,15 +22,6 @@ export interface DeployTiming {
   measuredPoints?: number;
   first?: CapabilityProfile;
   final?: CapabilityProfile;
-}
-
-async function profileNow(url: string, fn: string): Promise<CapabilityProfile | undefined> {
-  const r = await request(`${url}/system/capability?function=${fn}`).catch(() => undefined);
-  if (r?.statusCode !== 200) {
-    await r?.body.dump();
-    return undefined;
-  }
-  return (await r.body.json()) as CapabilityProfile;
 }
 
 async function readyNow(p: Platform, fn: string): Promise<boolean> {

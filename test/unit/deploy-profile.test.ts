@@ -14,11 +14,13 @@ function deps(predict?: (anchorMs?: number) => ProfilePoint[]) {
   const measured: Array<[number[], number[]]> = [];
   const logs: string[] = [];
   const predicts: Array<number | undefined> = [];
+  const vectors: Array<number[] | undefined> = [];
   return {
     stored,
     measured,
     logs,
     predicts,
+    vectors,
     d: {
       measure: async (b: number[], q: number[]) => {
         measured.push([b, q]);
@@ -26,9 +28,10 @@ function deps(predict?: (anchorMs?: number) => ProfilePoint[]) {
       },
       store: async (s: ProfileStage) => void stored.push(s),
       log: (l: string) => void logs.push(l),
-      predict: predict && (async (req: { anchorMs?: number }) => {
+      predict: predict && (async (req: { anchorMs?: number; vector?: number[] }) => {
         predicts.push(req.anchorMs);
-        return { points: predict(req.anchorMs), ms: 5 };
+        vectors.push(req.vector);
+        return { points: predict(req.anchorMs), vector: [7, 8], ms: 5 };
       }),
     },
   };
@@ -51,6 +54,7 @@ describe('profileAtDeploy', () => {
     const t = deps((anchor) => Q.flatMap((q) => B.map((b) => pt(b, q, anchor === undefined ? (20 * b) / q : b === 2 && q === 1 ? 12 : (anchor * 1.3 * b) / q))));
     await profileAtDeploy(t.d, B, Q);
     expect(t.predicts).toEqual([undefined, 10]);
+    expect(t.vectors).toEqual([undefined, [7, 8]]); // the second asks with the first's features: one parse
     expect(t.measured).toEqual([[[1], [1]]]); // one point instead of nine
     expect(t.stored.map((s) => [s.source, s.measuredPoints])).toEqual([['predicted', 0], ['calibrated', 1]]);
     expect(t.stored[0].points).toHaveLength(9);

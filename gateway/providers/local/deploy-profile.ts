@@ -11,7 +11,7 @@ export interface DeployProfileDeps {
   store(stage: ProfileStage): Promise<void>;
   log(line: string): void;
   /** The CPU latency predictor for the function's ONNX file; absent: the grid is measured. */
-  predict?(req: { batches: number[]; quotas: number[]; cores: number; anchorMs?: number }): Promise<CpuPrediction>;
+  predict?(req: { batches: number[]; quotas: number[]; cores: number; anchorMs?: number; vector?: number[] }): Promise<CpuPrediction>;
 }
 
 const summary = (pts: readonly ProfilePoint[]) => pts.map((p) => `b${p.batch}@q${p.quota}=${Math.round(p.throughput)}/s`).join(' ');
@@ -30,7 +30,8 @@ export async function profileAtDeploy(deps: DeployProfileDeps, batches: number[]
       await deps.store({ points: monotone(graphOnly.points), source: 'predicted', measuredPoints: 0 });
       deps.log(`capability profile predicted from the model's graph in ${graphOnly.ms} ms: ${summary(graphOnly.points)}`);
       const [anchor] = await deps.measure([1], [1]);
-      const rel = await deps.predict({ batches, quotas, cores: 1, anchorMs: anchor.latencyMs });
+      // the graph's features from the first answer: the model file is parsed once
+      const rel = await deps.predict({ batches, quotas, cores: 1, anchorMs: anchor.latencyMs, vector: graphOnly.vector });
       const points = rel.points.map((p) => (p.batch === 1 && p.quota === 1 ? anchor : p));
       await deps.store({ points: monotone(points), source: 'calibrated', measuredPoints: 1 });
       deps.log(`capability profile from 1 measured point (b1@q1 ${anchor.latencyMs} ms; the graph alone said ${graphOnly.points.find((p) => p.batch === 1 && p.quota === 1)?.latencyMs} ms) and the predictor: ${summary(points)}`);

@@ -6,17 +6,29 @@ import type { ProfilePoint } from './profiler';
 
 export interface CpuPrediction {
   points: ProfilePoint[];
+  /** The graph's feature vector: pass it back to predict again without parsing the file again. */
+  vector: number[];
   /** Time the predictor process took (parse, features, model runs), ms. */
   ms: number;
 }
 
 const MAIN = join(REPO_ROOT, 'autoscaler/rapp/predict-cpu-main.ts');
 
+export interface CpuPredictRequest {
+  model: string;
+  /** The model's feature vector from an earlier answer: the file is not parsed again. */
+  vector?: number[];
+  batches: number[];
+  quotas: number[];
+  cores: number;
+  anchorMs?: number;
+}
+
 /**
  * The CPU predictor's grid for a model file, in a child process (the ONNX parse and onnxruntime
  * stay off the agent's event loop): from the graph alone, or relative to a measured batch-1 point.
  */
-export function predictCpu(req: { model: string; batches: number[]; quotas: number[]; cores: number; anchorMs?: number }, timeoutMs = 120_000): Promise<CpuPrediction> {
+export function predictCpu(req: CpuPredictRequest, timeoutMs = 120_000): Promise<CpuPrediction> {
   return new Promise((resolve, reject) => {
     execFile(process.execPath, ['-r', 'tsx/cjs', MAIN, JSON.stringify(req)], { cwd: REPO_ROOT, timeout: timeoutMs, maxBuffer: 1 << 22 }, (err, stdout, stderr) => {
       if (err) return reject(new Error(`latency predictor: ${stderr.trim() || err.message}`));

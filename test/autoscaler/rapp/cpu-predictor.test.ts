@@ -43,6 +43,9 @@ describe('CPU latency predictor', () => {
     const grid = { model, batches: [1, 2, 4, 8], quotas: [1, 0.5, 0.25], cores: 1 };
     const g = await predictCpu(grid);
     const a = await predictCpu({ ...grid, anchorMs: 3 });
+    // given the features it answered with, the file is not needed again
+    const again = await predictCpu({ ...grid, model: join(ROOT, 'missing.onnx'), vector: g.vector, anchorMs: 3 });
+    expect(again.points).toEqual(a.points);
     for (const p of [...g.points, ...a.points]) {
       expect(p.latencyMs).toBeGreaterThan(0);
       expect(p.smShare).toBe(1);
