@@ -23,6 +23,8 @@ export interface Recorded {
   method: string;
   path: string;
   contentType?: string;
+  /** The answer's status code. */
+  status?: number;
 }
 
 export interface FakeKubeOptions {
@@ -41,6 +43,8 @@ export class FakeKube {
   /** Lines logged by each pod (`ns/name`), appended by the kubelet simulation. */
   readonly logs = new Map<string, Array<{ t: Date; line: string }>>();
   readonly logEvents = new Set<(key: string) => void>();
+  /** Runs before a request is served (a test interleaves a concurrent change here). */
+  beforeRequest?: (r: Recorded) => void;
   private server?: Server;
   private readonly open = new Set<ServerResponse>();
   url = '';
@@ -113,7 +117,10 @@ export class FakeKube {
     const verb: Recorded['verb'] = !name
       ? method === 'POST' ? 'create' : watch ? 'watch' : method === 'DELETE' ? 'delete' : 'list'
       : method === 'GET' ? (sub === 'log' ? 'get' : 'get') : method === 'PUT' ? 'update' : method === 'PATCH' ? 'patch' : method === 'DELETE' ? 'delete' : method === 'POST' ? 'create' : 'get';
-    this.requests.push({ verb, resource: `${groupOf(r)}/${r.plural}${sub ? `/${sub}` : ''}`, namespace: ns, name, method, path: u.pathname + u.search, contentType: req.headers['content-type'] });
+    const rec: Recorded = { verb, resource: `${groupOf(r)}/${r.plural}${sub ? `/${sub}` : ''}`, namespace: ns, name, method, path: u.pathname + u.search, contentType: req.headers['content-type'] };
+    this.requests.push(rec);
+    res.on('finish', () => (rec.status = res.statusCode));
+    this.beforeRequest?.(rec);
     if (ns && r.plural !== 'namespaces' && !this.store.get('v1/namespaces', undefined, ns) && method !== 'GET')
       throw new ApiError(404, 'NotFound', `namespaces "${ns}" not found`, { name: ns, kind: 'namespaces' });
     const gvr = gvrOf(r);
