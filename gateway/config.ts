@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseAllowList } from './async/callback-policy';
+import { connectionFromEnv, type KubeConnection } from './providers/kubernetes/kube-connection';
 import { GpuSetting, parseGpuSetting } from './providers/local/gpus';
 
 /** Repository root (where package.json, templates/ and native/ live). */
@@ -36,6 +37,14 @@ export interface Config {
   replicaConcurrency: number;
   /** How long a request waits for a first replica when a function is at zero, ms. */
   scaleFromZeroTimeoutMs: number;
+  /**
+   * `MLFAAS_PROVIDER`: where functions run. `local` (default): replicas are this machine's child
+   * processes, run by the agent. `kubernetes`: Deployments in a cluster (the API server from
+   * MLFAAS_KUBE_SERVER / _TOKEN / _CA / _INSECURE, else the pod's service account, else kubeconfig);
+   * no agent runs in the gateway then (the node agent runs on the nodes).
+   */
+  provider: 'local' | 'kubernetes';
+  kube: KubeConnection;
   /** Run replicas in this process (the local node agent). Only one agent holds the lock at a time. */
   agent: boolean;
   /**
@@ -195,6 +204,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     queueDepth: int(env, 'MLFAAS_QUEUE_DEPTH', 512, 0),
     replicaConcurrency: int(env, 'MLFAAS_REPLICA_CONCURRENCY', 64, 1),
     scaleFromZeroTimeoutMs: int(env, 'MLFAAS_SCALE_FROM_ZERO_TIMEOUT_MS', 60_000, 1),
+    provider: oneOf(env, 'MLFAAS_PROVIDER', ['local', 'kubernetes'] as const, 'local'),
+    kube: connectionFromEnv(env),
     agent: bool(env, 'MLFAAS_AGENT', true),
     isolation: oneOf(env, 'MLFAAS_ISOLATION', ['auto', 'off'] as const, 'auto'),
     tokend: bool(env, 'MLFAAS_TOKEND', true),

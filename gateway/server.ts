@@ -24,6 +24,8 @@ import { discoverGpus } from './providers/local/gpus';
 import { Isolation } from './providers/local/replica';
 import { isolationFor } from './providers/local/isolation';
 import { ImageStore } from './providers/local/image-store';
+import type { FunctionProvider } from './providers/function-provider';
+import { startKubernetesProvider } from './providers/kubernetes/start';
 import { LocalProvider } from './providers/local/local-provider';
 import { LogSink } from './providers/local/log-sink';
 import { createTokendControl } from './providers/local/tokend-control';
@@ -48,7 +50,7 @@ export interface Gateway {
   port: number;
   cfg: Config;
   redis: Redis;
-  provider: LocalProvider;
+  provider: FunctionProvider;
   agent?: LocalAgent;
   /** The supervised tokend, when this gateway runs the agent and tokend is built. */
   tokend?: TokendSupervisor;
@@ -80,7 +82,8 @@ export async function startGateway(cfg: Config, redisTarget: string): Promise<Ga
   const feed = new ChangeFeed(redis);
   const registry = new Registry(redis, feed);
   const images = new ImageStore(join(cfg.dataDir, 'images'));
-  const provider = new LocalProvider(redis, registry, images, cfg.version);
+  const local = cfg.provider === 'local' ? new LocalProvider(redis, registry, images, cfg.version) : undefined;
+  const provider: FunctionProvider = local ?? (await startKubernetesProvider(cfg, redis));
   const logs = new LogSink(redis);
   const metrics = new GatewayMetrics();
   let agent: LocalAgent | undefined;
@@ -90,7 +93,8 @@ export async function startGateway(cfg: Config, redisTarget: string): Promise<Ga
   let gpu: GpuNodeRuntime | undefined;
   mkdirSync(cfg.dataDir, { recursive: true, mode: 0o700 });
   chmodSync(cfg.dataDir, 0o700); // secrets, Redis, images: the platform's alone
-  if (cfg.agent) {
+  if (cfg.agent && !local) platformLog('MLFAAS_PROVIDER=kubernetes: no agent in the gateway (replicas run as pods; the node agent enforces quotas on the nodes)');
+  if (cfg.agent && local) {
     const gpuNode = discoverGpus(cfg.gpus);
     // the node's token daemon: replicas take CPU-device tokens per batch, quotas set here
     if (cfg.tokend && existsSync(tokendBinaryPath())) {
@@ -114,7 +118,7 @@ export async function startGateway(cfg: Config, redisTarget: string): Promise<Ga
         ? tokendCpuEnforcer(async (pid, share) => void (await control.setQuota({ pid, device: 'cpu', request: share, limit: share })), nodeCores.length)
         : undefined;
     const enforcement = enforcementOf(cpu, !!cgroups?.hasMemory, cgroups ? undefined : isolation.isolation ? 'no writable cgroup hierarchy' : `isolation ${isolation.describe}`);
-    provider.declareEnforcement(enforcement);
+    local.declareEnforcement(enforcement);
     if (enforcement.temporal !== 'cfs') platformLog(`enforcement: ${enforcement.summary}`);
     // GPU replicas: the limiter preloaded against tokend's gpuN window, MPS where it can run
     gpu = startGpuNode(gpuNode, { dataDir: cfg.dataDir, tokendSocket: tokend?.socketPath, sandboxed: !!isolation.isolation, log: platformLog });
@@ -126,7 +130,7 @@ export async function startGateway(cfg: Config, redisTarget: string): Promise<Ga
       drainMs: cfg.drainMs,
       terminationGraceMs: cfg.terminationGraceMs,
       extraEnv: tokend ? { MLFAAS_TOKEND_SOCKET: tokend.socketPath } : {},
-      readSecret: (ns, name) => provider.secrets.read(ns, name),
+      readSecret: (ns, name) => local.secrets.read(ns, name),
       profileSeconds: cfg.profileSeconds > 0 ? cfg.profileSeconds : undefined,
       profileMode: cfg.profileMode,
       cpu,
@@ -151,7 +155,7 @@ export async function startGateway(cfg: Config, redisTarget: string): Promise<Ga
   const jobStore = new JobStore(redis);
   const trainingFunctions = new TrainingFunctions(redis, provider, images, cfg.dataDir, isolation?.isolation);
   const noun = slotNounOf(provider.info());
-  const trainingLoop = cfg.agent ? await startTrainingLoop(cfg, redis, jobStore, trainingFunctions, noun) : undefined;
+  const trainingLoop = cfg.agent && local ? await startTrainingLoop(cfg, redis, jobStore, trainingFunctions, noun) : undefined;
   const training = new JobService(redis, trainingFunctions, jobStore, {
     policy: cfg.training.policy,
     slotSeconds: cfg.training.slotSeconds,
