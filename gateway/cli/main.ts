@@ -5,6 +5,7 @@ import { Config, loadConfig, REPO_ROOT } from '../config';
 import { startAutoscaler } from '../../autoscaler/live/start';
 import { connectRedis } from '../lib/redis-server';
 import { ImageStore } from '../providers/local/image-store';
+import { startKubernetesProvider } from '../providers/kubernetes/start';
 import { LocalProvider } from '../providers/local/local-provider';
 import { ChangeFeed } from '../registry/change-feed';
 import { Registry } from '../registry/registry';
@@ -160,7 +161,10 @@ async function main(argv: string[]): Promise<number> {
         return 2;
       }
       const redis = connectRedis(cfg.redisUrl);
-      const provider = new LocalProvider(redis, new Registry(redis, new ChangeFeed(redis)), new ImageStore(join(cfg.dataDir, 'images')), cfg.version);
+      const provider =
+        cfg.provider === 'kubernetes'
+          ? await startKubernetesProvider(cfg, redis)
+          : new LocalProvider(redis, new Registry(redis, new ChangeFeed(redis)), new ImageStore(join(cfg.dataDir, 'images')), cfg.version);
       const a = await startAutoscaler(cfg, redis, provider);
       onSignals(async () => {
         await a.close();

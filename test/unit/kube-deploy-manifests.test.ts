@@ -1,0 +1,190 @@
+/**
+ * deploy/kubernetes: the kustomization builds offline, every object fits client-node's model types
+ * with no unknown field, references resolve (service accounts, secrets, config maps, services'
+ * selectors and ports, probes), and RBAC grants exactly the verbs the Kubernetes provider calls
+ * for each component (recorded from the fake API server).
+ */
+import * as k8s from '@kubernetes/client-node';
+import { execFileSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseAllDocuments } from 'yaml';
+import { kubeConfig } from '../../gateway/providers/kubernetes/kube-config';
+import { KubernetesProvider } from '../../gateway/providers/kubernetes/kubernetes-provider';
+import { parseDeployment } from '../../gateway/registry/function-spec';
+import { FakeCluster } from '../helpers/fake-kube/cluster';
+import { FakeKube, type Recorded } from '../helpers/fake-kube/server';
+import { aFunction } from '../helpers/fixtures';
+import { eventually } from '../helpers/platform';
+
+type Any = any; // eslint-disable-line @typescript-eslint/no-explicit-any
+const DIR = join(__dirname, '../../deploy/kubernetes');
+
+/** The objects of the kustomization: `kubectl kustomize` where kubectl exists, else its resources read in order. */
+function build(): Any[] {
+  const kustom = parseAllDocuments(readFileSync(join(DIR, 'kustomization.yaml'), 'utf8'))[0].toJSON() as { resources: string[]; images: Array<{ name: string; newTag: string }> };
+  const own = kustom.resources.flatMap((f) => parseAllDocuments(readFileSync(join(DIR, f), 'utf8')).map((d) => d.toJSON()).filter(Boolean));
+  for (const o of own) for (const c of o.spec?.template?.spec?.containers ?? []) {
+    const img = kustom.images.find((i) => i.name === c.image);
+    if (img) c.image = `${img.name}:${img.newTag}`;
+  }
+  return own;
+}
+
+function kubectl(): string | undefined {
+  try {
+    return execFileSync('kubectl', ['kustomize', DIR], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw e;
+  }
+}
+
+/** Paths of fields the model type does not know (client-node's attribute maps, recursively). */
+function unknownFields(o: Any, type: string, path = ''): string[] {
+  if (o === null || o === undefined) return [];
+  const arr = /^Array<(.+)>$/.exec(type);
+  if (arr) return (o as Any[]).flatMap((x, i) => unknownFields(x, arr[1], `${path}[${i}]`));
+  if (type.startsWith('{ [key: string]:')) {
+    const inner = /: (.+); }$/.exec(type)![1];
+    return Object.entries(o).flatMap(([k, v]) => unknownFields(v, inner, `${path}.${k}`));
+  }
+  const cls = (k8s as Any)[type];
+  if (!cls?.getAttributeTypeMap) return [];
+  const attrs = cls.getAttributeTypeMap() as Array<{ baseName: string; type: string }>;
+  return Object.entries(o).flatMap(([k, v]) => {
+    const a = attrs.find((x) => x.baseName === k);
+    return a ? unknownFields(v, a.type, `${path}.${k}`) : [`${path}.${k}`];
+  });
+}
+
+const MODEL: Record<string, string> = {
+  Namespace: 'V1Namespace', ServiceAccount: 'V1ServiceAccount', ClusterRole: 'V1ClusterRole', ClusterRoleBinding: 'V1ClusterRoleBinding', Role: 'V1Role', RoleBinding: 'V1RoleBinding',
+  Secret: 'V1Secret', ConfigMap: 'V1ConfigMap', Service: 'V1Service', Deployment: 'V1Deployment', StatefulSet: 'V1StatefulSet', DaemonSet: 'V1DaemonSet',
+};
+
+describe('deploy/kubernetes', () => {
+  const objs = build();
+  const find = (kind: string, name: string, ns?: string) => objs.find((o) => o.kind === kind && o.metadata.name === name && (ns === undefined || o.metadata.namespace === ns));
+  const workloads = objs.filter((o) => ['Deployment', 'StatefulSet', 'DaemonSet'].includes(o.kind));
+
+  it('builds with kubectl kustomize (offline) into the same objects', () => {
+    const out = kubectl();
+    if (out === undefined) return void console.warn('kubectl not installed: the kustomization was read directly');
+    const built = parseAllDocuments(out).map((d) => d.toJSON());
+    const ids = (xs: Any[]) => xs.map((o) => `${o.kind}/${o.metadata.namespace ?? ''}/${o.metadata.name}`).sort();
+    expect(ids(built)).toEqual(ids(objs));
+    expect(built.filter((o) => o.kind === 'Deployment').map((o) => o.spec.template.spec.containers[0].image).sort()).toEqual(['mlfaas/autoscaler:0.1.0', 'mlfaas/gateway:0.1.0']);
+  });
+
+  it('holds only fields the API knows', () => {
+    for (const o of objs) {
+      expect(MODEL[o.kind]).toBeDefined();
+      expect({ object: `${o.kind}/${o.metadata.name}`, unknown: unknownFields(o, MODEL[o.kind]) }).toEqual({ object: `${o.kind}/${o.metadata.name}`, unknown: [] });
+    }
+  });
+
+  it('references only objects it defines, and services reach their pods', () => {
+    for (const w of workloads) {
+      const ns = w.metadata.namespace;
+      const pod = w.spec.template;
+      expect(w.spec.selector.matchLabels).toEqual(expect.objectContaining(Object.fromEntries(Object.entries(w.spec.selector.matchLabels).map(([k]) => [k, pod.metadata.labels[k]]))));
+      if (pod.spec.serviceAccountName) expect(find('ServiceAccount', pod.spec.serviceAccountName, ns)).toBeDefined();
+      for (const v of pod.spec.volumes ?? []) {
+        if (v.secret) expect(find('Secret', v.secret.secretName, ns)).toBeDefined();
+        if (v.configMap) expect(find('ConfigMap', v.configMap.name, ns)).toBeDefined();
+      }
+      for (const c of pod.spec.containers) {
+        const ports = (c.ports ?? []).map((p: Any) => p.name);
+        for (const probe of [c.readinessProbe, c.livenessProbe].filter(Boolean)) if (probe.httpGet && typeof probe.httpGet.port === 'string') expect(ports).toContain(probe.httpGet.port);
+        for (const m of c.volumeMounts ?? []) expect((pod.spec.volumes ?? []).map((v: Any) => v.name).concat((w.spec.volumeClaimTemplates ?? []).map((t: Any) => t.metadata.name))).toContain(m.name);
+        for (const e of c.env ?? []) if (e.value?.startsWith?.('redis://')) expect(find('Service', new URL(e.value).hostname.split('.')[0], e.value.split('.')[1])).toBeDefined();
+      }
+    }
+    for (const s of objs.filter((o) => o.kind === 'Service')) {
+      const target = workloads.find((w) => w.metadata.namespace === s.metadata.namespace && Object.entries(s.spec.selector).every(([k, v]) => w.spec.template.metadata.labels[k] === v));
+      expect({ service: s.metadata.name, backed: !!target }).toEqual({ service: s.metadata.name, backed: true });
+      const ports = target.spec.template.spec.containers.flatMap((c: Any) => c.ports ?? []);
+      for (const p of s.spec.ports) expect(ports.some((cp: Any) => cp.name === p.targetPort || cp.containerPort === p.targetPort)).toBe(true);
+    }
+    for (const b of objs.filter((o) => o.kind.endsWith('RoleBinding'))) {
+      expect(find(b.roleRef.kind, b.roleRef.name)).toBeDefined();
+      for (const s of b.subjects) expect(find('ServiceAccount', s.name, s.namespace)).toBeDefined();
+    }
+  });
+
+  it('keeps Redis data on a volume with append-only persistence', () => {
+    const redis = find('StatefulSet', 'redis', 'mlfaas');
+    expect(redis.spec.volumeClaimTemplates[0].metadata.name).toBe('data');
+    expect(find('ConfigMap', 'redis-config', 'mlfaas').data['redis.conf']).toMatch(/appendonly yes/);
+  });
+
+  describe('RBAC grants exactly what each component calls', () => {
+    const granted = (role: string) => {
+      const r = find('ClusterRole', role);
+      return new Set<string>(r.rules.flatMap((x: Any) => x.resources.flatMap((res: string) => x.verbs.map((v: string) => `${x.apiGroups[0]}/${res}:${v}`))));
+    };
+    const used = (reqs: Recorded[]) => new Set(reqs.map((r) => `${r.resource}:${r.verb}`));
+
+    async function record(run: (p: KubernetesProvider, kube: FakeKube) => Promise<void>): Promise<Set<string>> {
+      const kube = new FakeKube({ token: 'r' });
+      await kube.start();
+      kube.store.create('v1/namespaces', undefined, { metadata: { name: 'openfaas-fn', annotations: { openfaas: '1' } } }, 'namespaces');
+      const cluster = new FakeCluster(kube, { readyDelayMs: 20 });
+      cluster.addNode('n1');
+      cluster.start();
+      const p = new KubernetesProvider(kubeConfig({ server: kube.url, token: 'r', insecure: true }), { version: { release: 't', sha: 't' } });
+      try {
+        await p.start();
+        await run(p, kube);
+      } finally {
+        await p.close();
+        await cluster.stop();
+        await kube.stop();
+      }
+      return used(kube.requests);
+    }
+    const ref = { name: 'f', namespace: 'openfaas-fn' };
+
+    it('gateway: the provider calls the API routes make', async () => {
+      const calls = await record(async (p) => {
+        await p.deploy(parseDeployment(aFunction('f').minScale(1).build()));
+        await p.update(parseDeployment(aFunction('f').minScale(1).env('A', '1').build()));
+        await p.get(ref);
+        await p.list('openfaas-fn');
+        await p.list();
+        await eventually(async () => (await p.endpoints(ref)).some((r) => r.state === 'ready'), 5000);
+        for await (const _ of p.logs(ref, { follow: false, signal: new AbortController().signal })) void _;
+        await p.scale(ref, 0);
+        await p.wake!(ref);
+        await p.namespaces();
+        await p.secrets.create({ name: 's', namespace: 'openfaas-fn', value: 'v' });
+        await p.secrets.list('openfaas-fn');
+        await p.secrets.update({ name: 's', namespace: 'openfaas-fn', value: 'w' });
+        await p.secrets.remove('s', 'openfaas-fn');
+        await p.remove(ref);
+      });
+      expect([...calls].sort()).toEqual([...granted('mlfaas-gateway')].sort());
+    });
+
+    it('autoscaler: the provider calls autoscaler/live makes', async () => {
+      // the provider methods the live autoscaler calls (kept in step with its sources below)
+      const live = join(__dirname, '../../autoscaler/live');
+      const methods = new Set(readdirSync(live).filter((f) => f.endsWith('.ts')).flatMap((f) => [...readFileSync(join(live, f), 'utf8').matchAll(/provider\.([a-zA-Z]+)(?:\?\.)?\(/g)].map((m) => m[1])));
+      // capability() reads Redis, not the API server; the others are exercised below
+      expect([...methods].sort()).toEqual(['capability', 'endpoints', 'list', 'scale', 'setQuota', 'setWeight']);
+      // the function is made first (its calls are the gateway's and are left out), then the autoscaler's calls
+      const replicaCalls = await record(async (p) => {
+        await p.deploy(parseDeployment({ ...aFunction('f').minScale(2).build(), limits: { cpu: '1' } }));
+        await eventually(async () => (await p.endpoints(ref)).filter((r) => r.state === 'ready').length === 2, 5000);
+        const [a, b] = await p.endpoints(ref);
+        await p.setQuota(ref, a.id, 0.5);
+        await p.setWeight(ref, a.id, 2);
+        await p.scale(ref, 1, [b.id]);
+        await p.list();
+      });
+      const autoscaler = new Set([...replicaCalls].filter((c) => !/:create$/.test(c)));
+      expect([...autoscaler].sort()).toEqual([...granted('mlfaas-autoscaler')].sort());
+    });
+  });
+});
