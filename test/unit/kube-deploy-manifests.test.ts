@@ -63,6 +63,8 @@ const MODEL: Record<string, string> = {
   Secret: 'V1Secret', ConfigMap: 'V1ConfigMap', Service: 'V1Service', Deployment: 'V1Deployment', StatefulSet: 'V1StatefulSet', DaemonSet: 'V1DaemonSet',
 };
 
+const example = (f: string) => parseAllDocuments(readFileSync(join(DIR, f), 'utf8'))[0].toJSON();
+
 describe('deploy/kubernetes', () => {
   const objs = build();
   const find = (kind: string, name: string, ns?: string) => objs.find((o) => o.kind === kind && o.metadata.name === name && (ns === undefined || o.metadata.namespace === ns));
@@ -78,7 +80,7 @@ describe('deploy/kubernetes', () => {
   });
 
   it('holds only fields the API knows', () => {
-    for (const o of objs) {
+    for (const o of [...objs, example('basic-auth.example.yaml')]) {
       expect(MODEL[o.kind]).toBeDefined();
       expect({ object: `${o.kind}/${o.metadata.name}`, unknown: unknownFields(o, MODEL[o.kind]) }).toEqual({ object: `${o.kind}/${o.metadata.name}`, unknown: [] });
     }
@@ -91,7 +93,8 @@ describe('deploy/kubernetes', () => {
       expect(w.spec.selector.matchLabels).toEqual(expect.objectContaining(Object.fromEntries(Object.entries(w.spec.selector.matchLabels).map(([k]) => [k, pod.metadata.labels[k]]))));
       if (pod.spec.serviceAccountName) expect(find('ServiceAccount', pod.spec.serviceAccountName, ns)).toBeDefined();
       for (const v of pod.spec.volumes ?? []) {
-        if (v.secret) expect(find('Secret', v.secret.secretName, ns)).toBeDefined();
+        // basic-auth is the one Secret the user makes (README; basic-auth.example.yaml), so apply never overwrites a password
+        if (v.secret) expect(find('Secret', v.secret.secretName, ns) ?? (v.secret.secretName === 'basic-auth' ? example('basic-auth.example.yaml') : undefined)).toBeDefined();
         if (v.configMap) expect(find('ConfigMap', v.configMap.name, ns)).toBeDefined();
       }
       for (const c of pod.spec.containers) {
