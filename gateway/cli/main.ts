@@ -5,7 +5,7 @@ import { Config, loadConfig, REPO_ROOT } from '../config';
 import { startAutoscaler } from '../../autoscaler/live/start';
 import { connectRedis } from '../lib/redis-server';
 import { ImageStore } from '../providers/local/image-store';
-import { startKubernetesProvider } from '../providers/kubernetes/start';
+import { startKubernetesProvider, startNodeAgent } from '../providers/kubernetes/start';
 import { LocalProvider } from '../providers/local/local-provider';
 import { ChangeFeed } from '../registry/change-feed';
 import { Registry } from '../registry/registry';
@@ -21,6 +21,8 @@ const COMMANDS: Record<string, string> = {
                                                      another gateway against a shared Redis`,
   build: `  mlfaas build [-f stack.yml] [--filter NAME]        shrinkwrap functions into the local image store`,
   autoscaler: `  mlfaas autoscaler --redis-url URL                  the inference autoscaler alone (mlfaas up embeds it)`,
+  'node-agent': `  mlfaas node-agent                                  on a Kubernetes node (a DaemonSet): quotas into pod cgroups,
+                                                     capacity and usage on /metrics (NODE_NAME, MLFAAS_KUBE_*)`,
   sim: `  mlfaas sim inference --trace FILE --policy NAME [--slo-ms N] ...
                                                      replay an inference trace in the simulator
   mlfaas sim training --trace FILE --cluster nXgY --slot S --gpu A100|T4 --policy NAME
@@ -95,7 +97,7 @@ async function main(argv: string[]): Promise<number> {
   }
   if (cmd === 'jobs') return (require('./jobs') as typeof import('./jobs')).jobsCommand(rest);
   if (cmd === 'sim') return (require('../../autoscaler/sim/cli') as typeof import('../../autoscaler/sim/cli')).main(rest);
-  if (!(cmd in COMMANDS) && cmd !== 'node-agent') {
+  if (!(cmd in COMMANDS)) {
     log(`unknown command "${cmd}"`);
     console.log(USAGE);
     return 2;
@@ -173,9 +175,18 @@ async function main(argv: string[]): Promise<number> {
       log(`inference autoscaler: policy ${cfg.autoscaler.policy} (waits for the Redis lease if another runs)`);
       return -1;
     }
-    case 'node-agent':
-      log(`"${cmd}" is not yet implemented in this version of mlfaas`);
-      return 3;
+    case 'node-agent': {
+      const cfg = config(values);
+      const node = process.env.NODE_NAME;
+      if (!node) {
+        log('mlfaas node-agent needs NODE_NAME (the downward API: spec.nodeName)');
+        return 2;
+      }
+      const agent = await startNodeAgent(cfg, node, Number(values.port ?? 9100), log);
+      onSignals(() => agent.stop());
+      log(`node agent on ${node}: ${JSON.stringify(agent.capacity())}, metrics on ${agent.url}/metrics`);
+      return -1;
+    }
     default:
       log(`unknown command "${cmd}"`);
       console.log(USAGE);

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { kubeConfig } from '../../gateway/providers/kubernetes/kube-config';
 import { KubernetesProvider } from '../../gateway/providers/kubernetes/kubernetes-provider';
+import { NodeAgent } from '../../gateway/providers/kubernetes/node-agent';
 import { parseDeployment } from '../../gateway/registry/function-spec';
 import { FakeCluster } from '../helpers/fake-kube/cluster';
 import { FakeKube, type Recorded } from '../helpers/fake-kube/server';
@@ -188,6 +189,19 @@ describe('deploy/kubernetes', () => {
       });
       const autoscaler = new Set([...replicaCalls].filter((c) => !/:create$/.test(c)));
       expect([...autoscaler].sort()).toEqual([...granted('mlfaas-autoscaler')].sort());
+    });
+
+    it('node agent: its pod watch', async () => {
+      const calls = await record(async (p, kube) => {
+        await p.deploy(parseDeployment(aFunction('f').minScale(1).build()));
+        const before = kube.requests.length;
+        const agent = new NodeAgent(kubeConfig({ server: kube.url, token: 'r', insecure: true }), { nodeName: 'n1', cpuCgroupRoot: '/nonexistent', gpus: 0 });
+        await agent.start();
+        await eventually(async () => (await (await fetch(`${agent.url}/metrics`)).text()).includes('mlfaas_node_capacity'), 2000);
+        await agent.stop();
+        kube.requests.splice(0, before); // the provider's calls before the agent started
+      });
+      expect([...calls].sort()).toEqual([...granted('mlfaas-node-agent')].sort());
     });
   });
 });

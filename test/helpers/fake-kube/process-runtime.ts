@@ -2,10 +2,13 @@
  * A kubelet's container runtime for the fake cluster: runs a pod's image from the local image
  * store as a real child process, bound to the pod's own loopback IP (127.0.100.N, every 127/8
  * address is local on Linux) at the container's port, with the pod's env (values and the
- * `metadata.name` field reference) and its projected secrets written to a private folder.
+ * `metadata.name` field reference) and its projected secrets written to a private folder. With
+ * `cgroups` (cgroup v1 roots of the cpu and cpuacct hierarchies), the process runs in the pod's
+ * own group as a kubelet with the cgroupfs driver makes it (`kubepods/burstable/pod<uid>`), with
+ * the container's CPU limit as its CFS quota, rewritten on an in-place resize.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -17,7 +20,18 @@ let nextIp = 2;
 
 type Env = { name: string; value?: string; valueFrom?: { fieldRef?: { fieldPath: string } } };
 
-export function processRuntime(kube: FakeKube, images: ImageStore): PodRuntime {
+export interface KubeletCgroups {
+  cpu: string;
+  cpuacct?: string;
+}
+
+const limitUs = (resources: unknown) => {
+  const cpu = (resources as { limits?: { cpu?: string } } | undefined)?.limits?.cpu;
+  if (!cpu) return -1;
+  return Math.round((cpu.endsWith('m') ? Number(cpu.slice(0, -1)) / 1000 : Number(cpu)) * 100_000);
+};
+
+export function processRuntime(kube: FakeKube, images: ImageStore, cgroups?: KubeletCgroups): PodRuntime {
   return async (pod, log) => {
     const c = (pod.spec!.containers as Array<{ image: string; env?: Env[]; ports?: Array<{ containerPort: number }>; volumeMounts?: Array<{ name: string; mountPath: string }> }>)[0];
     const m = images.find(c.image);
@@ -39,7 +53,15 @@ export function processRuntime(kube: FakeKube, images: ImageStore): PodRuntime {
     }
     env.MLFAAS_SECRETS_DIR = secrets; // where the kubelet would have mounted /var/openfaas/secrets
     const [cmd, ...args] = m.fprocess.split(' ');
-    const child = spawn(cmd === 'node' ? process.execPath : cmd, args, { cwd: m.dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const bin = cmd === 'node' ? process.execPath : cmd;
+    const groups = cgroups ? [cgroups.cpu, cgroups.cpuacct].filter((r): r is string => !!r).map((r) => join(r, 'kubepods', 'burstable', `pod${pod.metadata.uid}`)) : [];
+    for (const g of groups) mkdirSync(g, { recursive: true });
+    const cpuGroup = groups[0];
+    if (cpuGroup) writeFileSync(join(cpuGroup, 'cpu.cfs_quota_us'), String(limitUs((c as { resources?: unknown }).resources)));
+    // the shell joins the pod's groups, then execs the container's process: all its threads are in them
+    const child = groups.length
+      ? spawn('sh', ['-c', `${groups.map((g) => `echo $$ > ${g}/cgroup.procs`).join(' && ')} && exec "$0" "$@"`, bin, ...args], { cwd: m.dir, env, stdio: ['ignore', 'pipe', 'pipe'] })
+      : spawn(bin, args, { cwd: m.dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
     createInterface({ input: child.stdout! }).on('line', log);
     createInterface({ input: child.stderr! }).on('line', log);
     const exited = new Promise<void>((r) => child.once('exit', () => r()));
@@ -52,6 +74,16 @@ export function processRuntime(kube: FakeKube, images: ImageStore): PodRuntime {
         await exited;
         clearTimeout(t);
         rmSync(secrets, { recursive: true, force: true });
+        for (const g of groups) {
+          try {
+            rmdirSync(g);
+          } catch {
+            // busy a moment longer: the test's root group removal takes it
+          }
+        }
+      },
+      async resize(resources) {
+        if (cpuGroup) writeFileSync(join(cpuGroup, 'cpu.cfs_quota_us'), String(limitUs(resources)));
       },
     };
   };

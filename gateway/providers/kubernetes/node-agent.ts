@@ -1,0 +1,195 @@
+/**
+ * `mlfaas node-agent` (a DaemonSet on Kubernetes): what the platform needs from each node that the
+ * kubelet does not do.
+ * - Capacity: the node's CPUs and GPUs (nvidia-smi), at `/capacity` and in `/metrics`.
+ * - The limiter library for fractional-GPU pods: copied to the hostPath the pods mount
+ *   (`NODE_LIB_DIR`, LD_PRELOAD there).
+ * - Quotas: it watches the pods on its node and applies each one's `mlfaas.io/quota` to the pod's
+ *   own cgroup (CFS quota = quota × the function's CPU limit, or × the node's cores without one).
+ *   Where the API server resized the pod in place the kubelet wrote the same value; where it cannot
+ *   (Kubernetes < 1.33) this write is the enforcement. Fractional-GPU pods' processes get the same
+ *   quota on tokend's GPU window (the limiter gates their kernel launches on it).
+ * - Usage: each pod's CPU time from its cgroup, in `/metrics`.
+ * The pod cgroup is found as the kubelet makes it: `pod<uid>` (cgroupfs driver) or
+ * `*-pod<uid_with_underscores>.slice` (systemd driver) under the kubepods hierarchy.
+ */
+import { CoreV1Api, type KubeConfig, makeInformer, type V1Pod } from '@kubernetes/client-node';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { cpus } from 'node:os';
+import { join } from 'node:path';
+import { Gauge, Registry } from 'prom-client';
+import { CPU_BASE_ANNOTATION, FN_LABEL, GPU_SHARE_ANNOTATION } from './manifests';
+import { QUOTA_ANNOTATION } from './pods';
+
+const CFS_PERIOD_US = 100_000;
+
+export interface NodeAgentOptions {
+  nodeName: string;
+  /** The cpu controller's hierarchy root holding the kubelet's groups (v1: /sys/fs/cgroup/cpu; v2: /sys/fs/cgroup). */
+  cpuCgroupRoot: string;
+  /** The cpuacct hierarchy root (v1; often the same directory as cpu). */
+  cpuacctRoot?: string;
+  /** GPUs found on the node. */
+  gpus: number;
+  /** Sets a process's quota on tokend's GPU window (absent: tokend not running on this node). */
+  gpuQuota?: (pid: number, quota: number) => Promise<void>;
+  /** The limiter library to install, and where pods mount it from. */
+  limiter?: { from: string; to: string };
+  port?: number;
+  log?: (line: string) => void;
+}
+
+/** The directory of a pod's cgroup under `root`, searched as deep as the kubelet nests it (4). */
+export function findPodCgroup(root: string, uid: string, depth = 4): string | undefined {
+  const names = [`pod${uid}`, `pod${uid.replace(/-/g, '_')}`];
+  const walk = (dir: string, d: number): string | undefined => {
+    let entries: string[];
+    try {
+      entries = readdirSync(dir, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name);
+    } catch {
+      return undefined;
+    }
+    const hit = entries.find((e) => names.some((n) => e === n || e.endsWith(`-${n}.slice`)));
+    if (hit) return join(dir, hit);
+    if (d === 0) return undefined;
+    for (const e of entries) {
+      const r = walk(join(dir, e), d - 1);
+      if (r) return r;
+    }
+    return undefined;
+  };
+  return walk(root, depth);
+}
+
+/** CFS quota in µs per 100 ms period for a quota of the function's CPU limit (or of the node's cores). */
+export function cfsQuotaFor(quota: number, cpuBase: string | undefined, nodeCores: number): number {
+  const base = cpuBase ? (cpuBase.endsWith('m') ? Number(cpuBase.slice(0, -1)) / 1000 : Number(cpuBase)) : nodeCores;
+  return Math.max(1000, Math.round(quota * base * CFS_PERIOD_US));
+}
+
+export class NodeAgent {
+  private readonly core: CoreV1Api;
+  private readonly metrics = new Registry();
+  private readonly quotaGauge = new Gauge({ name: 'mlfaas_node_replica_quota', help: 'Time quota applied to a replica on this node', labelNames: ['namespace', 'pod', 'function'], registers: [this.metrics] });
+  private readonly cpuGauge = new Gauge({ name: 'mlfaas_node_replica_cpu_seconds', help: 'CPU time a replica on this node used (its cgroup)', labelNames: ['namespace', 'pod', 'function'], registers: [this.metrics] });
+  private readonly capacityGauge = new Gauge({ name: 'mlfaas_node_capacity', help: 'This node\'s devices', labelNames: ['resource'], registers: [this.metrics] });
+  private readonly pods = new Map<string, V1Pod>();
+  private readonly applied = new Map<string, string>();
+  private informer?: ReturnType<typeof makeInformer<V1Pod>>;
+  private server?: Server;
+  private stopped = false;
+  url = '';
+
+  constructor(
+    private readonly kc: KubeConfig,
+    private readonly opts: NodeAgentOptions,
+  ) {
+    this.core = kc.makeApiClient(CoreV1Api);
+  }
+
+  capacity(): { node: string; cpus: number; gpus: number } {
+    return { node: this.opts.nodeName, cpus: cpus().length, gpus: this.opts.gpus };
+  }
+
+  async start(): Promise<void> {
+    const cap = this.capacity();
+    this.capacityGauge.set({ resource: 'cpu' }, cap.cpus);
+    this.capacityGauge.set({ resource: 'nvidia.com/gpu' }, cap.gpus);
+    if (this.opts.limiter && existsSync(this.opts.limiter.from)) {
+      mkdirSync(this.opts.limiter.to, { recursive: true });
+      copyFileSync(this.opts.limiter.from, join(this.opts.limiter.to, 'libmlfaas_limiter.so'));
+    }
+    // client-node's informer takes no field selector: pods of every node are listed, ours kept
+    const inf = makeInformer(this.kc, '/api/v1/pods', () => this.core.listPodForAllNamespaces({ labelSelector: FN_LABEL, fieldSelector: `spec.nodeName=${this.opts.nodeName}` }), FN_LABEL);
+    const seen = (p: V1Pod) => {
+      if (p.spec?.nodeName !== this.opts.nodeName) return;
+      this.pods.set(p.metadata!.uid!, p);
+      void this.apply(p).catch((e: Error) => this.opts.log?.(`node-agent: ${p.metadata?.name}: ${e.message}`));
+    };
+    inf.on('add', seen);
+    inf.on('update', seen);
+    inf.on('delete', (p) => {
+      this.pods.delete(p.metadata!.uid!);
+      this.applied.delete(p.metadata!.uid!);
+      this.quotaGauge.remove({ namespace: p.metadata!.namespace!, pod: p.metadata!.name!, function: p.metadata!.labels![FN_LABEL] });
+    });
+    inf.on('error', () => {
+      if (!this.stopped) setTimeout(() => void (this.stopped || inf.start().catch(() => undefined)), 1000).unref();
+    });
+    this.informer = inf;
+    await inf.start();
+    this.server = createServer((req, res) => void this.serve(req.url ?? '/', res));
+    await new Promise<void>((r) => this.server!.listen(this.opts.port ?? 0, '0.0.0.0', r));
+    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+  }
+
+  private async serve(path: string, res: import('node:http').ServerResponse): Promise<void> {
+    if (path === '/metrics') {
+      this.sampleUsage();
+      res.writeHead(200, { 'content-type': this.metrics.contentType }).end(await this.metrics.metrics());
+    } else if (path === '/capacity') res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(this.capacity()));
+    else if (path === '/healthz') res.writeHead(200).end('ok');
+    else res.writeHead(404).end();
+  }
+
+  private labels(p: V1Pod) {
+    return { namespace: p.metadata!.namespace!, pod: p.metadata!.name!, function: p.metadata!.labels![FN_LABEL] };
+  }
+
+  /** Applies a pod's quota to its cgroup (and its processes' GPU window), once per change. */
+  async apply(p: V1Pod): Promise<void> {
+    const a = p.metadata?.annotations ?? {};
+    const quota = Number(a[QUOTA_ANNOTATION] ?? 1);
+    if (!(quota > 0 && quota <= 1)) return;
+    const key = `${quota}|${a[CPU_BASE_ANNOTATION] ?? ''}`;
+    if (this.applied.get(p.metadata!.uid!) === key) return;
+    const dir = findPodCgroup(this.opts.cpuCgroupRoot, p.metadata!.uid!);
+    if (!dir) return; // not started yet: the next status update applies it
+    const us = cfsQuotaFor(quota, a[CPU_BASE_ANNOTATION], cpus().length);
+    if (existsSync(join(dir, 'cpu.max'))) writeFileSync(join(dir, 'cpu.max'), `${us} ${CFS_PERIOD_US}`); // cgroup v2
+    else {
+      writeFileSync(join(dir, 'cpu.cfs_period_us'), String(CFS_PERIOD_US));
+      writeFileSync(join(dir, 'cpu.cfs_quota_us'), String(us));
+    }
+    if (a[GPU_SHARE_ANNOTATION] && this.opts.gpuQuota) {
+      for (const pid of podPids(dir)) await this.opts.gpuQuota(pid, quota);
+    }
+    this.applied.set(p.metadata!.uid!, key);
+    this.quotaGauge.set(this.labels(p), quota);
+    this.opts.log?.(`node-agent: ${p.metadata!.namespace}/${p.metadata!.name} quota ${quota}`);
+  }
+
+  private sampleUsage(): void {
+    for (const p of this.pods.values()) {
+      const dir = findPodCgroup(this.opts.cpuacctRoot ?? this.opts.cpuCgroupRoot, p.metadata!.uid!);
+      if (!dir) continue;
+      const v1 = join(dir, 'cpuacct.usage');
+      const v2 = join(dir, 'cpu.stat');
+      if (existsSync(v1)) this.cpuGauge.set(this.labels(p), Number(readFileSync(v1, 'utf8')) / 1e9);
+      else if (existsSync(v2)) this.cpuGauge.set(this.labels(p), Number(/usage_usec (\d+)/.exec(readFileSync(v2, 'utf8'))?.[1] ?? 0) / 1e6);
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await this.informer?.stop().catch(() => undefined);
+    await new Promise((r) => (this.server ? this.server.close(r) : r(undefined)));
+  }
+}
+
+/** Every process in a pod's cgroup (its containers' groups nest under it). */
+export function podPids(dir: string): number[] {
+  const out: number[] = [];
+  const walk = (d: string) => {
+    try {
+      for (const l of readFileSync(join(d, 'cgroup.procs'), 'utf8').split('\n')) if (l.trim()) out.push(Number(l));
+      for (const e of readdirSync(d, { withFileTypes: true })) if (e.isDirectory()) walk(join(d, e.name));
+    } catch {
+      // gone meanwhile
+    }
+  };
+  walk(dir);
+  return out;
+}
