@@ -1,5 +1,6 @@
 import type Redis from 'ioredis';
 import { Lease } from '../../gateway/lib/lease';
+import type { LeaderLease } from '../../gateway/providers/kubernetes/kube-lease';
 import type { FunctionProvider } from '../../gateway/providers/function-provider';
 import { ScalingEvents } from '../../gateway/registry/scaling-events';
 import { ProfileCapability } from '../inference/capability';
@@ -32,6 +33,8 @@ export interface LiveAutoscalerOptions {
   /** The node's devices (`cpu0`… on a machine without a GPU: one per core). */
   devices: string[];
   leaseMs?: number;
+  /** Who leads (default: a Redis lease; on Kubernetes a Lease object, gateway/providers/kubernetes/kube-lease.ts). */
+  leader?: LeaderLease;
   /** Consecutive seconds over the SLO before the SLO guard adds capacity (default 5). */
   sloGuardS?: number;
   /** Seconds the SLO guard's capacity is kept before the policy may take it back (default GUARD_HOLD_S, 11: the online correction's settling time). */
@@ -61,7 +64,7 @@ const LOCK = 'mlfaas:autoscaler-lock';
  * inference functions, their replicas and last second's counters; the decider (decider.ts: the
  * registered pure policy, HAS-GPU hybrid by default, with the platform's rules around it) decides;
  * the actuator applies it through the provider and records each change, or its failure, as a
- * scaling event. One leader at a time (Redis lease).
+ * scaling event. One leader at a time (a Redis lease, or a Kubernetes Lease on Kubernetes).
  */
 export class LiveAutoscaler {
   // never below the measured quotas: the profile's throughput says nothing about the tails there
@@ -74,7 +77,7 @@ export class LiveAutoscaler {
   private readonly pending = new Map<string, Placement[]>();
   private readonly collector: Collector;
   private readonly actuator: Actuator;
-  private readonly lease: Lease;
+  private readonly lease: LeaderLease;
   private timer?: NodeJS.Timeout;
   private running = false;
 
@@ -87,7 +90,7 @@ export class LiveAutoscaler {
     this.policy = createPolicy(opts.policy, opts.params, { capability: this.capability });
     this.collector = new Collector(redis, provider, opts.devices, this.pending);
     this.actuator = new Actuator(provider, new ScalingEvents(redis), this.policy.name);
-    this.lease = new Lease(redis, LOCK, opts.leaseMs ?? 5000, async () => undefined, async () => undefined);
+    this.lease = opts.leader ?? new Lease(redis, LOCK, opts.leaseMs ?? 5000, async () => undefined, async () => undefined);
   }
 
   async start(): Promise<void> {

@@ -3,6 +3,7 @@ import type Redis from 'ioredis';
 import type { Config } from '../../gateway/config';
 import type { SlotNoun } from '../../gateway/jobs/admission-answer';
 import type { FunctionProvider } from '../../gateway/providers/function-provider';
+import type { LeaderLease } from '../../gateway/providers/kubernetes/kube-lease';
 import { LiveAutoscaler } from './live-autoscaler';
 import type { JobBook, JobLauncher } from './training-jobs';
 import { TrainingLoop } from './training-loop';
@@ -12,9 +13,10 @@ export function localDevices(): string[] {
   return cpus().map((_, i) => `cpu${i}`);
 }
 
-/** Starts the live inference autoscaler with the configured policy (leader-elected in Redis). */
-export async function startAutoscaler(cfg: Config, redis: Redis, provider: FunctionProvider): Promise<LiveAutoscaler> {
+/** Starts the live inference autoscaler with the configured policy (leader-elected in Redis unless `leader` is given). */
+export async function startAutoscaler(cfg: Config, redis: Redis, provider: FunctionProvider, leader?: LeaderLease): Promise<LiveAutoscaler> {
   const a = new LiveAutoscaler(redis, provider, {
+    leader,
     policy: cfg.autoscaler.policy,
     params: cfg.autoscaler.params,
     intervalMs: cfg.autoscaler.intervalMs,

@@ -5,7 +5,7 @@ import { Config, loadConfig, REPO_ROOT } from '../config';
 import { startAutoscaler } from '../../autoscaler/live/start';
 import { connectRedis } from '../lib/redis-server';
 import { ImageStore } from '../providers/local/image-store';
-import { startKubernetesProvider, startNodeAgent } from '../providers/kubernetes/start';
+import { kubeLeader, startKubernetesProvider, startNodeAgent } from '../providers/kubernetes/start';
 import { LocalProvider } from '../providers/local/local-provider';
 import { ChangeFeed } from '../registry/change-feed';
 import { Registry } from '../registry/registry';
@@ -167,12 +167,13 @@ async function main(argv: string[]): Promise<number> {
         cfg.provider === 'kubernetes'
           ? await startKubernetesProvider(cfg, redis)
           : new LocalProvider(redis, new Registry(redis, new ChangeFeed(redis)), new ImageStore(join(cfg.dataDir, 'images')), cfg.version);
-      const a = await startAutoscaler(cfg, redis, provider);
+      const kube = cfg.provider === 'kubernetes';
+      const a = await startAutoscaler(cfg, redis, provider, kube ? await kubeLeader(cfg) : undefined);
       onSignals(async () => {
         await a.close();
         redis.disconnect();
       });
-      log(`inference autoscaler: policy ${cfg.autoscaler.policy} (waits for the Redis lease if another runs)`);
+      log(`inference autoscaler: policy ${cfg.autoscaler.policy} (waits for the ${kube ? 'Kubernetes Lease mlfaas-autoscaler' : 'Redis lease'} if another runs)`);
       return -1;
     }
     case 'node-agent': {

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { kubeConfig } from '../../gateway/providers/kubernetes/kube-config';
 import { KubernetesProvider } from '../../gateway/providers/kubernetes/kubernetes-provider';
+import { KubeLease } from '../../gateway/providers/kubernetes/kube-lease';
 import { NodeAgent } from '../../gateway/providers/kubernetes/node-agent';
 import { parseDeployment } from '../../gateway/registry/function-spec';
 import { FakeCluster } from '../helpers/fake-kube/cluster';
@@ -124,9 +125,11 @@ describe('deploy/kubernetes', () => {
   });
 
   describe('RBAC grants exactly what each component calls', () => {
-    const granted = (role: string) => {
-      const r = find('ClusterRole', role);
-      return new Set<string>(r.rules.flatMap((x: Any) => x.resources.flatMap((res: string) => x.verbs.map((v: string) => `${x.apiGroups[0]}/${res}:${v}`))));
+    /** Every (resource, verb) a service account is bound to, through ClusterRoleBindings and RoleBindings. */
+    const granted = (sa: string) => {
+      const bindings = objs.filter((o) => o.kind.endsWith('RoleBinding') && o.subjects.some((x: Any) => x.kind === 'ServiceAccount' && x.name === sa));
+      const rules = bindings.flatMap((b) => find(b.roleRef.kind, b.roleRef.name).rules);
+      return new Set<string>(rules.flatMap((x: Any) => x.resources.flatMap((res: string) => x.verbs.map((v: string) => `${x.apiGroups[0]}/${res}:${v}`))));
     };
     const used = (reqs: Recorded[]) => new Set(reqs.map((r) => `${r.resource}:${r.verb}`));
 
@@ -178,7 +181,7 @@ describe('deploy/kubernetes', () => {
       // capability() reads Redis, not the API server; the others are exercised below
       expect([...methods].sort()).toEqual(['capability', 'endpoints', 'list', 'scale', 'setQuota', 'setWeight']);
       // the function is made first (its calls are the gateway's and are left out), then the autoscaler's calls
-      const replicaCalls = await record(async (p) => {
+      const replicaCalls = await record(async (p, kube) => {
         await p.deploy(parseDeployment({ ...aFunction('f').minScale(2).build(), limits: { cpu: '1' } }));
         await eventually(async () => (await p.endpoints(ref)).filter((r) => r.state === 'ready').length === 2, 5000);
         const [a, b] = await p.endpoints(ref);
@@ -186,8 +189,14 @@ describe('deploy/kubernetes', () => {
         await p.setWeight(ref, a.id, 2);
         await p.scale(ref, 1, [b.id]);
         await p.list();
+        // its leader election: create, renew, release
+        const lease = new KubeLease(kubeConfig({ server: kube.url, token: 'r', insecure: true }).makeApiClient(k8s.CoordinationV1Api), 'openfaas-fn', 'mlfaas-autoscaler', 5000);
+        await lease.attempt();
+        await lease.attempt();
+        await lease.close();
       });
-      const autoscaler = new Set([...replicaCalls].filter((c) => !/:create$/.test(c)));
+      // the deploy's creates are the gateway's; the Lease's create is the autoscaler's
+      const autoscaler = new Set([...replicaCalls].filter((c) => !/:create$/.test(c) || c.startsWith('coordination.k8s.io/leases')));
       expect([...autoscaler].sort()).toEqual([...granted('mlfaas-autoscaler')].sort());
     });
 

@@ -9,6 +9,7 @@ import { type Config, REPO_ROOT } from '../../config';
 import type { FunctionProvider } from '../function-provider';
 import { discoverGpus } from '../local/gpus';
 import { readProfile } from '../local/profiler';
+import type { LeaderLease } from './kube-lease';
 import type { NodeAgent } from './node-agent';
 
 export async function startKubernetesProvider(cfg: Config, redis: Redis): Promise<FunctionProvider> {
@@ -37,4 +38,12 @@ export async function startNodeAgent(cfg: Config, nodeName: string, port: number
   });
   await agent.start();
   return agent;
+}
+
+/** The autoscaler's leader Lease in the namespace it runs in (POD_NAMESPACE, default mlfaas). */
+export async function kubeLeader(cfg: Config, name = 'mlfaas-autoscaler'): Promise<LeaderLease> {
+  const { kubeConfig } = await import('./kube-config');
+  const { KubeLease } = await import('./kube-lease');
+  const { CoordinationV1Api } = await import('@kubernetes/client-node');
+  return new KubeLease(kubeConfig(cfg.kube).makeApiClient(CoordinationV1Api), process.env.POD_NAMESPACE ?? 'mlfaas', name, 5000);
 }
