@@ -35,22 +35,45 @@ import numpy as np
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from v100_cv import analytic as v100_analytic, folds, mape, predict, train  # noqa: E402
+from v100_cv import analytic as v100_analytic, folds, mape, predict, train_members  # noqa: E402
 
 WIDTH = 64
 WEIGHT_DECAY = 1e-3
 BATCH = 64
 
 
-def load(prefix):
-    feats = json.load(open(prefix + ".features.json"))
-    rows = []
-    with open(prefix + ".csv") as f:
+MEMBERS = 3
+
+
+def read_run(path):
+    out = {}
+    with open(path) as f:
         next(f)
         for line in f:
             m, c, q, b, lat, _ = line.strip().split(",")
-            rows.append((m, int(c), float(q), int(b), float(lat)))
-    return feats, rows
+            out[(m, int(c), float(q), int(b))] = float(lat)
+    return out
+
+
+def load(prefix):
+    """Rows labelled with the mean latency of every measurement run of the point: PREFIX.csv and,
+    where present, PREFIX-2.csv (a second run of the same command); also the retest error, the
+    MAPE of run 2 against run 1 on the points both have (what one measurement misses another by)."""
+    feats = json.load(open(prefix + ".features.json"))
+    runs = [read_run(prefix + ".csv")] + ([read_run(prefix + "-2.csv")] if os.path.exists(prefix + "-2.csv") else [])
+    rows = []
+    for k, lat in runs[0].items():
+        both = [r[k] for r in runs if k in r]
+        rows.append(k + (sum(both) / len(both),))
+    retest = None
+    if len(runs) > 1:
+        common = [k for k in runs[0] if k in runs[1]]
+        retest = {"points": len(common), "mape": float(np.mean([abs(runs[1][k] - runs[0][k]) / runs[0][k] for k in common]))}
+        per = {}
+        for k in common:
+            per.setdefault(k[0], []).append(abs(runs[1][k] - runs[0][k]) / runs[0][k])
+        retest["per_model"] = {m: float(np.mean(v)) for m, v in sorted(per.items())}
+    return feats, rows, retest
 
 
 def is_profiled(r):
@@ -93,7 +116,7 @@ def fitted_analytic(train_rows, test_rows):
 
 
 def fit(x, y, epochs, seed, anchored):
-    return train(x, y, epochs, seed, anchored, width=WIDTH, weight_decay=WEIGHT_DECAY, batch=BATCH)
+    return train_members(x, y, epochs, seed, anchored, MEMBERS, width=WIDTH, weight_decay=WEIGHT_DECAY, batch=BATCH)
 
 
 def choose(feats, rows, anchors, true, idx, runtime, epochs, seed, by_model):
@@ -162,17 +185,20 @@ def run(feats, rows, epochs, seed, nfolds):
 
 
 def main():
+    global MEMBERS
     ap = argparse.ArgumentParser()
     here = os.path.dirname(os.path.abspath(__file__))
     ap.add_argument("--data", default=os.path.join(here, "data", "cpu-corpus"))
     ap.add_argument("--epochs", type=int, default=300)
     ap.add_argument("--seeds", default="1,2,3")
     ap.add_argument("--folds", type=int, default=5)
+    ap.add_argument("--members", type=int, default=MEMBERS, help="networks averaged (in ln) per prediction")
     ap.add_argument("--export", help="only train both networks on every row and write cpu-latency.onnx, cpu-latency-static.onnx and cpu-latency.json here")
     a = ap.parse_args()
     torch.set_num_threads(1)
+    MEMBERS = a.members
     t0 = time.time()
-    feats, rows = load(a.data)
+    feats, rows, retest = load(a.data)
     seeds = [int(s) for s in a.seeds.split(",")]
     if a.export:
         export(feats, rows, a.epochs, seeds[0], a.export)
@@ -185,6 +211,8 @@ def main():
         res[split] = {k: float(np.mean([r[split][k] for r in runs])) for k in runs[0][split]}
         res[split + "_by_seed"] = {k: [r[split][k] for r in runs] for k in runs[0][split]}
     res["unseen_models_per_model"] = runs[0]["unseen_models_per_model"]
+    res["members"] = MEMBERS
+    res["retest"] = retest
     res["chosen"] = [r["chosen"] for r in runs]
     res["seconds"] = round(time.time() - t0, 1)
     print(json.dumps(res))
@@ -202,7 +230,7 @@ def export(feats, rows, epochs, seed, out):
     rng = np.random.default_rng(seed)
     sample = rng.choice(len(rows), size=min(64, len(rows)), replace=False)
     doc = {"rows": [list(rows[i][:4]) + [anchors[rows[i][0]]] for i in sample], "vectors": {m: feats[m] for m in sorted({rows[i][0] for i in sample})},
-           "variants": {}, "scores": {}, "predictions": {}, "epochs": epochs, "seed": seed}
+           "variants": {}, "scores": {}, "predictions": {}, "epochs": epochs, "seed": seed, "members": MEMBERS}
     for name, runtime in [("cpu-latency", True), ("cpu-latency-static", False)]:
         v, score = choose(feats, rows, anchors, true, list(range(len(rows))), runtime, epochs, seed, True)
         x = features(rows, feats, anchors, runtime, v)

@@ -90,7 +90,7 @@ async function main() {
   for (const m of models) {
     if (done.has(m)) continue; // resumable: a model already measured is kept
     const file = join(dir, `${m}.onnx`);
-    features[m] = featureVector(onnxFileFeatures(file));
+    features[m] ??= featureVector(onnxFileFeatures(file)); // a second run reuses the first's (parsing a large graph takes minutes)
     const img = image(file);
     const rows: string[] = [];
     const t0 = Date.now();

@@ -140,6 +140,24 @@ def train(x, y, epochs, seed, anchored, width=256, weight_decay=0.0, batch=256):
     return net
 
 
+class Ensemble(torch.nn.Module):
+    """The mean ln latency of independently initialised members (a geometric mean of their
+    latencies): exported to ONNX as one graph."""
+
+    def __init__(self, nets):
+        super().__init__()
+        self.nets = torch.nn.ModuleList(nets)
+
+    def forward(self, x):
+        return torch.stack([n(x) for n in self.nets]).mean(0)
+
+
+def train_members(x, y, epochs, seed, anchored, members=1, **kw):
+    """`members` networks from seeds seed, seed + 1000, ...; one network when members is 1."""
+    nets = [train(x, y, epochs, seed + 1000 * i, anchored, **kw) for i in range(members)]
+    return nets[0] if members == 1 else Ensemble(nets)
+
+
 def predict(net, x):
     with torch.no_grad():
         return np.exp(net(torch.from_numpy(x)).numpy().astype(np.float64))
@@ -172,6 +190,7 @@ def main():
     ap.add_argument("--epochs", type=int, default=40)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--folds", type=int, default=5)
+    ap.add_argument("--members", type=int, default=3, help="networks averaged (in ln) per prediction")
     ap.add_argument("--onnx-features", help="JSON {model: vector} from bench/rapp/onnx-vectors.ts: adds the variant 'onnx'")
     a = ap.parse_args()
     torch.set_num_threads(max(1, min(2, os.cpu_count() or 1)))
@@ -190,7 +209,7 @@ def main():
         onnx_vecs = {m: (np.asarray(ov[m], dtype=np.float64), np.log1p(np.abs(np.asarray(graphs[m]["graph_features"], dtype=np.float64)[RUNTIME_GRAPH]))) for m in graphs}
         variants.append(("onnx", True, onnx_vecs))
     true = np.asarray([r[4] for r in rows])
-    res = {"models": len(graphs), "rows": len(rows), "seed": a.seed, "epochs": a.epochs}
+    res = {"models": len(graphs), "rows": len(rows), "seed": a.seed, "epochs": a.epochs, "members": a.members}
 
     # leave models out
     per = {k: [] for k, _, _ in variants}
@@ -202,7 +221,7 @@ def main():
         te = [i for i, r in enumerate(rows) if r[0] in held]
         for key, rt, vv in variants:
             x = features(rows, vv, graphs, rt)
-            net = train(x[tr], true[tr], a.epochs, a.seed, rt)
+            net = train_members(x[tr], true[tr], a.epochs, a.seed, rt, a.members)
             per[key].append((predict(net, x[te]), true[te]))
             if key == "ours":
                 lomo[te] = per[key][-1][0]
@@ -237,10 +256,10 @@ def main():
     cfg = {}
     for key, rt, vv in variants:
         x = features(rows, vv, graphs, rt)
-        net = train(x[tr], true[tr], a.epochs, a.seed, rt)
+        net = train_members(x[tr], true[tr], a.epochs, a.seed, rt, a.members)
         cfg[key] = mape(predict(net, x[te]), true[te])
         if key == "ours" and a.out:
-            final = train(x, true, a.epochs, a.seed, True)
+            final = train_members(x, true, a.epochs, a.seed, True, a.members)
             os.makedirs(a.out, exist_ok=True)
             torch.onnx.export(final, torch.from_numpy(x[:2]), os.path.join(a.out, "rapp-v100.onnx"), input_names=["x"], output_names=["ln_latency_ms"], dynamic_axes={"x": {0: "n"}, "ln_latency_ms": {0: "n"}}, opset_version=13)
             sample = rng.choice(len(rows), size=256, replace=False)
