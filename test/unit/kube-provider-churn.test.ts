@@ -120,3 +120,33 @@ describe('kubernetes provider: CPU quota by resize or by the node agent', () => 
     }
   });
 });
+
+describe('kubernetes provider: logs', () => {
+  it('follows a function\'s pod logs until the caller stops, with the pod as instance', async () => {
+    const env = await setup();
+    try {
+      await env.provider.deploy(parseDeployment(aFunction('f').minScale(1).build()));
+      const [id] = await eventually(async () => {
+        const ids = await readyIds(env.provider);
+        return ids.length === 1 ? ids : undefined;
+      }, 5000) as string[];
+      env.kube.appendLog('openfaas-fn', id, 'before');
+      const ac = new AbortController();
+      const seen: Array<{ instance: string; text: string; timestamp: string }> = [];
+      const reading = (async () => {
+        for await (const l of env.provider.logs(ref, { follow: true, signal: ac.signal })) {
+          seen.push(l);
+          if (seen.length === 2) ac.abort();
+        }
+      })();
+      expect(await eventually(() => seen.length === 1, 5000)).toBe(true);
+      env.kube.appendLog('openfaas-fn', id, 'after');
+      expect(await eventually(() => seen.length === 2, 5000)).toBe(true);
+      await reading;
+      expect(seen.map((l) => [l.instance, l.text])).toEqual([[id, 'before'], [id, 'after']]);
+      expect(seen[0].timestamp).toMatch(/^\d{4}-\d\d-\d\dT/);
+    } finally {
+      await env.stop();
+    }
+  });
+});

@@ -64,6 +64,7 @@ export async function* podLogLines(kc: KubeConfig, core: CoreV1Api, ref: Functio
   try {
     while (!q.signal.aborted) {
       while (queue.length) yield queue.shift()!;
+      if (q.signal.aborted) break; // aborted while the caller held a line: no wake-up will come
       await new Promise<void>((r) => (wake = r));
       wake = undefined;
     }
