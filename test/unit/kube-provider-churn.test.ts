@@ -11,8 +11,8 @@ import { FakeKube } from '../helpers/fake-kube/server';
 import { aFunction } from '../helpers/fixtures';
 import { eventually } from '../helpers/platform';
 
-async function setup(opts: { podResize?: boolean } = {}) {
-  const kube = new FakeKube({ token: 't', podResize: opts.podResize });
+async function setup(opts: { podResize?: boolean; goneAs?: 'event' | 'status' } = {}) {
+  const kube = new FakeKube({ token: 't', podResize: opts.podResize, goneAs: opts.goneAs });
   await kube.start();
   kube.store.create('v1/namespaces', undefined, { metadata: { name: 'openfaas-fn', annotations: { openfaas: '1' } } }, 'namespaces');
   const cluster = new FakeCluster(kube, { readyDelayMs: 30, evictAfterMs: 200 });
@@ -115,6 +115,24 @@ describe('kubernetes provider: CPU quota by resize or by the node agent', () => 
       expect(pod.metadata.annotations!['mlfaas.io/quota']).toBe('0.5');
       expect(env.provider.enforcement().summary).toMatch(says);
       expect(env.kube.requests.some((r) => r.resource === '/pods/resize')).toBe(podResize);
+    } finally {
+      await env.stop();
+    }
+  });
+});
+
+describe('kubernetes provider: a compacted watch refused either way the API may refuse it', () => {
+  test.each(['event', 'status'] as const)('410 Gone as %s: the watches relist and stay current', async (goneAs) => {
+    const env = await setup({ goneAs });
+    try {
+      await env.provider.deploy(parseDeployment(aFunction('f').minScale(1).build()));
+      expect(await eventually(async () => (await readyIds(env.provider)).length === 1, 5000)).toBe(true);
+      env.kube.store.compact();
+      env.kube.dropWatches();
+      await env.provider.scale(ref, 2);
+      expect(await eventually(async () => (await readyIds(env.provider)).length === 2, 5000)).toBe(true);
+      const watches = env.kube.requests.filter((r) => r.verb === 'watch' && r.resource === '/pods');
+      if (goneAs === 'status') expect(watches.some((r) => r.status === 410)).toBe(true);
     } finally {
       await env.stop();
     }

@@ -33,6 +33,12 @@ export interface FakeKubeOptions {
   bookmarkMs?: number;
   /** Whether pods have the `resize` subresource (Kubernetes >= 1.33). */
   podResize?: boolean;
+  /**
+   * How a watch from a compacted resourceVersion is refused: an ERROR event carrying the 410 Status
+   * in a 200 stream (what the apiserver's watch cache does, the default) or an HTTP 410 answer
+   * (what some servers and proxies do). Clients must survive both.
+   */
+  goneAs?: 'event' | 'status';
 }
 
 const groupOf = (r: Resource) => (r.prefix === '/api/v1' ? '' : r.prefix.split('/')[2]);
@@ -208,12 +214,13 @@ export class FakeKube {
   private watch(r: Resource, ns: string | undefined, q: URLSearchParams, res: ServerResponse): void {
     const f = this.filter(r, q);
     const gvr = gvrOf(r);
+    const rvParam = q.get('resourceVersion');
+    if (this.opts.goneAs === 'status' && rvParam && rvParam !== '0') this.store.since(gvr, Number(rvParam)); // throws 410 → a Status answer
     res.writeHead(200, { 'content-type': 'application/json', 'transfer-encoding': 'chunked' });
     res.flushHeaders(); // a watch answers at once, before any event (clients wait for the headers)
     this.open.add(res);
     const write = (type: string, object: unknown) => void (res.writableEnded || res.write(`${JSON.stringify({ type, object })}\n`));
     const inNs = (o: KObject) => !r.namespaced || ns === undefined || o.metadata.namespace === ns;
-    const rvParam = q.get('resourceVersion');
     let last = this.store.currentVersion();
     if (!rvParam || rvParam === '0') {
       for (const o of this.store.list(gvr, r.namespaced ? ns : undefined).filter(f)) write('ADDED', this.typed(r, o));
