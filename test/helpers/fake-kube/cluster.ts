@@ -22,6 +22,8 @@ export interface RunningPod {
   stop(): Promise<void>;
   /** Applies a resize the kubelet accepted (the node agent's job on a real node). */
   resize?(resources: unknown): Promise<void>;
+  /** The container's exit code, once it exits by itself (not through stop()). */
+  exited?: Promise<number | null>;
 }
 
 /** Starts a pod's main container; `log` receives its output lines. */
@@ -201,6 +203,11 @@ export class FakeCluster {
     const ns = d.metadata.namespace!;
     const tpl = d.spec!.template as { metadata?: KObject['metadata']; spec: Obj };
     const hash = createHash('sha256').update(JSON.stringify(tpl)).digest('hex').slice(0, 10);
+    // a ReplicaSet replaces its pods that ended (Failed / Succeeded count as inactive)
+    for (const p of this.store.list(POD, ns)) {
+      const ended = p.status?.phase === 'Failed' || p.status?.phase === 'Succeeded';
+      if (ended && p.metadata.ownerReferences?.[0]?.uid.startsWith(`${d.metadata.uid}/`)) this.deletePod(p);
+    }
     const mine = this.store.list(POD, ns).filter((p) => p.metadata.ownerReferences?.[0]?.uid.startsWith(`${d.metadata.uid}/`));
     const current = mine.filter((p) => p.metadata.labels?.['pod-template-hash'] === hash);
     const old = mine.filter((p) => p.metadata.labels?.['pod-template-hash'] !== hash);
@@ -292,6 +299,7 @@ export class FakeCluster {
     }
     if (this.running.get(uid) !== 'starting' || this.stopped) return void run.stop();
     this.running.set(uid, run);
+    void run.exited?.then((code) => this.onExit(pod, run, code));
     this.later(() => {
       const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
       const containers = (pod.spec?.containers ?? []) as Obj[];
@@ -306,6 +314,25 @@ export class FakeCluster {
         containerStatuses: containers.map((c) => ({ name: c.name, image: c.image, imageID: `fake://${String(c.image)}`, containerID: `fake://${uid.slice(0, 12)}`, ready: true, started: true, restartCount: 0, state: { running: { startedAt: now } }, resources: c.resources })),
       });
     }, this.opts.readyDelayMs ?? 200);
+  }
+
+  /**
+   * A container that exits by itself: with restartPolicy Never (or OnFailure and code 0) the pod
+   * ends Succeeded / Failed with the container's terminated state; its log stream ends. With
+   * Always (Deployments) the kubelet would restart it; here it is marked Failed and the controller
+   * sees it not ready (enough for the provider's reactions under test).
+   */
+  private onExit(pod: KObject, run: RunningPod, code: number | null): void {
+    if (this.running.get(pod.metadata.uid!) !== run || this.stopped) return; // stopped on purpose
+    this.running.delete(pod.metadata.uid!);
+    const cur = this.store.get(POD, pod.metadata.namespace, pod.metadata.name!);
+    if (!cur || cur.metadata.uid !== pod.metadata.uid) return;
+    const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+    const ok = code === 0;
+    const statuses = ((cur.status?.containerStatuses ?? []) as Obj[]).map((c) => ({ ...c, ready: false, started: false, state: { terminated: { exitCode: code ?? 137, reason: ok ? 'Completed' : 'Error', finishedAt: now } } }));
+    const conds = ((cur.status?.conditions ?? []) as Obj[]).map((c) => (c.type === 'Ready' || c.type === 'ContainersReady' ? { ...c, status: 'False' } : c));
+    this.setStatus(cur, { ...cur.status, phase: ok ? 'Succeeded' : 'Failed', conditions: conds, containerStatuses: statuses });
+    this.kube.endLogs(`${pod.metadata.namespace}/${pod.metadata.name}`);
   }
 
   /** The kubelet's side of an in-place resize: apply it and report the containers' new resources. */

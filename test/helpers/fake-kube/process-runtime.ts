@@ -31,7 +31,12 @@ const limitUs = (resources: unknown) => {
   return Math.round((cpu.endsWith('m') ? Number(cpu.slice(0, -1)) / 1000 : Number(cpu)) * 100_000);
 };
 
-export function processRuntime(kube: FakeKube, images: ImageStore, cgroups?: KubeletCgroups): PodRuntime {
+/**
+ * `claims`: a host folder per PersistentVolumeClaim name (the volume a claim is bound to). A
+ * container's env values under one of its mounts are rewritten to the host folder, since the
+ * process runs without a mount namespace of its own.
+ */
+export function processRuntime(kube: FakeKube, images: ImageStore, cgroups?: KubeletCgroups, claims: Record<string, string> = {}): PodRuntime {
   return async (pod, log) => {
     const c = (pod.spec!.containers as Array<{ image: string; env?: Env[]; ports?: Array<{ containerPort: number }>; volumeMounts?: Array<{ name: string; mountPath: string }> }>)[0];
     const m = images.find(c.image);
@@ -52,6 +57,13 @@ export function processRuntime(kube: FakeKube, images: ImageStore, cgroups?: Kub
       }
     }
     env.MLFAAS_SECRETS_DIR = secrets; // where the kubelet would have mounted /var/openfaas/secrets
+    const vols = (pod.spec!.volumes ?? []) as Array<{ name: string; persistentVolumeClaim?: { claimName: string } }>;
+    for (const m of c.volumeMounts ?? []) {
+      const claim = vols.find((v) => v.name === m.name)?.persistentVolumeClaim?.claimName;
+      if (!claim) continue;
+      if (!claims[claim]) throw new Error(`FailedMount: persistentvolumeclaim "${claim}" not bound`);
+      for (const [k, v] of Object.entries(env)) if (v === m.mountPath || v.startsWith(`${m.mountPath}/`)) env[k] = claims[claim] + v.slice(m.mountPath.length);
+    }
     const [cmd, ...args] = m.fprocess.split(' ');
     const bin = cmd === 'node' ? process.execPath : cmd;
     const groups = cgroups ? [cgroups.cpu, cgroups.cpuacct].filter((r): r is string => !!r).map((r) => join(r, 'kubepods', 'burstable', `pod${pod.metadata.uid}`)) : [];
@@ -64,11 +76,16 @@ export function processRuntime(kube: FakeKube, images: ImageStore, cgroups?: Kub
       : spawn(bin, args, { cwd: m.dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
     createInterface({ input: child.stdout! }).on('line', log);
     createInterface({ input: child.stderr! }).on('line', log);
-    const exited = new Promise<void>((r) => child.once('exit', () => r()));
+    let stopping = false;
+    const exitCode = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+    const exited = exitCode.then(() => undefined);
     const grace = Number(pod.spec!.terminationGracePeriodSeconds ?? 30) * 1000;
     return {
       podIP,
+      // its own exit, not one stop() asked for
+      exited: exitCode.then((code) => (stopping ? new Promise<never>(() => undefined) : code)),
       async stop() {
+        stopping = true;
         child.kill('SIGTERM');
         const t = setTimeout(() => child.kill('SIGKILL'), Math.min(grace, 5000));
         await exited;

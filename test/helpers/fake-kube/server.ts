@@ -75,6 +75,13 @@ export class FakeKube {
     for (const r of this.open) r.end();
   }
 
+  /** Ends the followers of a pod's log (its container exited). */
+  endLogs(key: string): void {
+    for (const l of this.logEnds) l(key);
+  }
+
+  readonly logEnds = new Set<(key: string) => void>();
+
   appendLog(ns: string, pod: string, line: string): void {
     const k = `${ns}/${pod}`;
     if (!this.logs.has(k)) this.logs.set(k, []);

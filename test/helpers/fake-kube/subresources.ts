@@ -63,7 +63,8 @@ export function podLogs(kube: FakeKube, pod: KObject, q: URLSearchParams, res: S
   res.writeHead(200, { 'content-type': 'text/plain', ...(q.get('follow') === 'true' ? { 'transfer-encoding': 'chunked' } : {}) });
   res.flushHeaders();
   for (const e of lines) res.write(fmt(e));
-  if (q.get('follow') !== 'true') return void res.end();
+  const ended = pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed';
+  if (q.get('follow') !== 'true' || ended) return void res.end();
   let sent = kube.logs.get(key)?.length ?? 0;
   const on = (k: string) => {
     if (k !== key) return;
@@ -72,11 +73,14 @@ export function podLogs(kube: FakeKube, pod: KObject, q: URLSearchParams, res: S
     sent = all.length;
   };
   kube.logEvents.add(on);
+  const end = (k: string) => k === key && res.end();
+  kube.logEnds.add(end);
   const gone = kube.store.subscribe((e) => {
     if (e.type === 'DELETED' && e.gvr === 'v1/pods' && e.object.metadata.uid === pod.metadata.uid) res.end();
   });
   res.on('close', () => {
     kube.logEvents.delete(on);
+    kube.logEnds.delete(end);
     gone();
   });
 }
