@@ -140,7 +140,7 @@ describe('kubernetes provider: a compacted watch refused either way the API may 
 });
 
 describe('kubernetes provider: logs', () => {
-  it('follows a function\'s pod logs until the caller stops, with the pod as instance', async () => {
+  it('follows a function\'s pod logs, new replicas\' too, until the caller stops, with the pod as instance', async () => {
     const env = await setup();
     try {
       await env.provider.deploy(parseDeployment(aFunction('f').minScale(1).build()));
@@ -158,10 +158,14 @@ describe('kubernetes provider: logs', () => {
         }
       })();
       expect(await eventually(() => seen.length === 1, 5000)).toBe(true);
-      env.kube.appendLog('openfaas-fn', id, 'after');
+      // a replica that starts during the follow is followed too
+      await env.provider.scale(ref, 2);
+      const fresh = await eventually(async () => (await readyIds(env.provider)).find((x) => x !== id), 5000);
+      expect(fresh).toBeDefined();
+      env.kube.appendLog('openfaas-fn', fresh!, 'from the new one'); // kept from its start: read whenever its follow begins
       expect(await eventually(() => seen.length === 2, 5000)).toBe(true);
       await reading;
-      expect(seen.map((l) => [l.instance, l.text])).toEqual([[id, 'before'], [id, 'after']]);
+      expect(seen.map((l) => [l.instance, l.text])).toEqual([[id, 'before'], [fresh, 'from the new one']]);
       expect(seen[0].timestamp).toMatch(/^\d{4}-\d\d-\d\dT/);
     } finally {
       await env.stop();

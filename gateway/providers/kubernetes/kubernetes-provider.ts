@@ -244,7 +244,9 @@ export class KubernetesProvider implements FunctionProvider {
 
   async *logs(ref: FunctionRef, q: LogQuery): AsyncIterable<LogLine> {
     const pods = this.cache.podsOf(ref.namespace, ref.name);
-    yield* podLogLines(this.kc, this.core, ref, pods, q);
+    const key = `${ref.namespace}/${ref.name}`;
+    const onPods = (cb: (p: typeof pods) => void) => this.cache.subscribe((e) => e.kind === 'replicas' && e.key === key && cb(this.cache.podsOf(ref.namespace, ref.name)));
+    yield* podLogLines(this.kc, this.core, ref, pods, q, onPods);
   }
 
   async namespaces(): Promise<string[]> {

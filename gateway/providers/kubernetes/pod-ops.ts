@@ -27,7 +27,11 @@ export function parseLogLine(ref: FunctionRef, pod: string, raw: string): LogLin
   return { name: ref.name, namespace: ref.namespace, instance: pod, timestamp: ok ? ts : new Date().toISOString(), text: ok ? raw.slice(sp + 1) : raw };
 }
 
-export async function* podLogLines(kc: KubeConfig, core: CoreV1Api, ref: FunctionRef, pods: V1Pod[], q: LogQuery): AsyncIterable<LogLine> {
+/**
+ * `onPods` (follow only): called with the function's pods whenever they change, so a replica that
+ * starts during the follow is followed too (from its first line); returns an unsubscribe.
+ */
+export async function* podLogLines(kc: KubeConfig, core: CoreV1Api, ref: FunctionRef, pods: V1Pod[], q: LogQuery, onPods?: (cb: (pods: V1Pod[]) => void) => () => void): AsyncIterable<LogLine> {
   const sinceSeconds = q.since ? Math.max(1, Math.ceil((Date.now() - q.since.getTime()) / 1000)) : undefined;
   const tailLines = q.tail !== undefined && q.tail >= 0 ? q.tail : undefined;
   if (!q.follow) {
@@ -45,8 +49,11 @@ export async function* podLogLines(kc: KubeConfig, core: CoreV1Api, ref: Functio
   let wake: (() => void) | undefined;
   const log = new Log(kc);
   const aborts: AbortController[] = [];
-  for (const p of pods) {
+  const followed = new Set<string>();
+  const follow = async (p: V1Pod, fresh: boolean) => {
     const name = p.metadata!.name!;
+    if (followed.has(name) || q.signal.aborted) return;
+    followed.add(name);
     let rest = '';
     const sink = new Writable({
       write(chunk: Buffer, _enc, done) {
@@ -57,8 +64,14 @@ export async function* podLogLines(kc: KubeConfig, core: CoreV1Api, ref: Functio
         done();
       },
     });
-    aborts.push(await log.log(ref.namespace, name, p.spec!.containers[0].name, sink, { follow: true, timestamps: true, tailLines, sinceSeconds }).catch(() => new AbortController()));
-  }
+    const opts = fresh ? { follow: true, timestamps: true } : { follow: true, timestamps: true, tailLines, sinceSeconds };
+    aborts.push(await log.log(ref.namespace, name, p.spec!.containers[0].name, sink, opts).catch(() => new AbortController()));
+  };
+  for (const p of pods) await follow(p, false);
+  // a pod's log exists once its container runs: new pods are followed when they are Running
+  const off = onPods?.((now) => {
+    for (const p of now) if (p.status?.phase === 'Running') void follow(p, true);
+  });
   const stop = () => wake?.();
   q.signal.addEventListener('abort', stop);
   try {
@@ -69,6 +82,7 @@ export async function* podLogLines(kc: KubeConfig, core: CoreV1Api, ref: Functio
       wake = undefined;
     }
   } finally {
+    off?.();
     q.signal.removeEventListener('abort', stop);
     for (const a of aborts) a.abort();
   }
