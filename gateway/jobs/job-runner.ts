@@ -1,20 +1,16 @@
 import { ChildProcess } from 'node:child_process';
-import type { JobProcess, RunnerEnd, RunnerHooks } from '../../autoscaler/live/training-jobs';
+import type { JobProcess, RunnerHooks } from '../../autoscaler/live/training-jobs';
 import { JobProgress, JobRecord } from './job-record';
 import { exited, HarnessLine, HarnessSandbox, spawnHarness } from './harness';
+import { RunLifecycle } from './run-lifecycle';
 
 /**
  * Runs one job's training process at the scheduler's worker count. A change of count (or 0 to
  * wait) is SIGTERM → the harness checkpoints and exits → restart with the new `WORKERS`, which
  * resumes from the checkpoint with the local batch rescaled.
  */
-export class JobRunner implements JobProcess {
-  workers = 0;
+export class JobRunner extends RunLifecycle implements JobProcess {
   private child?: ChildProcess;
-  private finished?: RunnerEnd;
-  private resolveEnd!: (e: RunnerEnd) => void;
-  readonly ended: Promise<RunnerEnd>;
-  private chain: Promise<void> = Promise.resolve();
   private failures = 0;
 
   constructor(
@@ -26,23 +22,10 @@ export class JobRunner implements JobProcess {
     /** Confinement of the training processes (own uid, mount namespace, cgroup); absent = none. */
     private readonly sandbox?: Omit<HarnessSandbox, 'id'>,
   ) {
-    this.ended = new Promise((r) => (this.resolveEnd = r));
+    super((t) => hooks.log(t));
   }
 
-  /** Serialised: the next change waits for the previous stop/start. */
-  setWorkers(n: number): Promise<void> {
-    this.chain = this.chain.then(() => this.apply(n)).catch((e) => this.hooks.log(`runner: ${(e as Error).message}`));
-    return this.chain;
-  }
-
-  private async apply(n: number): Promise<void> {
-    if (this.finished || n === this.workers) return;
-    await this.stopProcess();
-    this.workers = n;
-    if (n > 0) this.start(n);
-  }
-
-  private start(n: number): void {
+  protected startRun(n: number): void {
     const r = this.rec;
     const env: Record<string, string> = {
       ...this.extraEnv,
@@ -89,28 +72,13 @@ export class JobRunner implements JobProcess {
     clearTimeout(t);
   }
 
-  private end(e: RunnerEnd): void {
-    if (this.finished) return;
-    this.finished = e;
-    this.resolveEnd(e);
-  }
-
-  /** Stops the process (checkpoint kept) and ends the run as cancelled. */
-  async cancel(): Promise<void> {
-    this.end('cancelled');
-    await this.stopProcess();
-  }
-
-  /** Stops the process for a platform shutdown (checkpoint kept; the job resumes on restart); the run ends as `suspended`. */
-  async suspend(): Promise<void> {
-    const first = !this.finished;
-    this.finished = this.finished ?? 'suspended';
-    await this.stopProcess();
-    if (first) this.resolveEnd('suspended');
+  protected stopRun(): Promise<void> {
+    return this.stopProcess();
   }
 }
 
-function toProgress(l: HarnessLine): JobProgress {
+/** A harness `progress` line as the job's progress record. */
+export function toProgress(l: HarnessLine): JobProgress {
   const n = (k: string) => (typeof l[k] === 'number' ? (l[k] as number) : undefined);
   return {
     epoch: n('epoch') ?? 0,

@@ -8,8 +8,10 @@
  */
 import { type CoreV1Api, type KubeConfig, Log, type V1Pod } from '@kubernetes/client-node';
 import { Writable } from 'node:stream';
-import type { JobProcess, RunnerEnd, RunnerHooks } from '../../../autoscaler/live/training-jobs';
-import type { JobProgress, JobRecord } from '../../jobs/job-record';
+import type { JobProcess, RunnerHooks } from '../../../autoscaler/live/training-jobs';
+import type { JobRecord } from '../../jobs/job-record';
+import { toProgress } from '../../jobs/job-runner';
+import { RunLifecycle } from '../../jobs/run-lifecycle';
 import { apiCode } from './secret-store';
 
 export const JOB_LABEL = 'mlfaas.io/job';
@@ -68,32 +70,11 @@ export function trainingPodFor(rec: JobRecord, workers: number, name: string, o:
   };
 }
 
-const num = (l: Record<string, unknown>, k: string) => (typeof l[k] === 'number' ? (l[k] as number) : undefined);
-
-function toProgress(l: Record<string, unknown>): JobProgress {
-  return {
-    epoch: num(l, 'epoch') ?? 0,
-    epochs: num(l, 'epochs') ?? 0,
-    step: num(l, 'step') ?? 0,
-    samples: num(l, 'samples') ?? 0,
-    loss: num(l, 'loss'),
-    accuracy: num(l, 'accuracy'),
-    examplesPerSec: num(l, 'examplesPerSec'),
-    gradNoiseScale: (l.gradNoiseScale as number | null | undefined) ?? null,
-    statEfficiency: (l.statEfficiency as number | null | undefined) ?? null,
-  };
-}
-
 /** One job's pods, one allocation at a time (the local `JobRunner`'s contract). */
-export class KubeJob implements JobProcess {
-  workers = 0;
-  readonly ended: Promise<RunnerEnd>;
-  private resolveEnd!: (e: RunnerEnd) => void;
-  private finished?: RunnerEnd;
+export class KubeJob extends RunLifecycle implements JobProcess {
   private pod?: string;
   private generation = 0;
   private failures = 0;
-  private chain: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly kc: KubeConfig,
@@ -102,22 +83,10 @@ export class KubeJob implements JobProcess {
     private readonly hooks: RunnerHooks,
     private readonly opts: TrainingPodOptions,
   ) {
-    this.ended = new Promise((r) => (this.resolveEnd = r));
+    super((t) => hooks.log(t));
   }
 
-  setWorkers(n: number): Promise<void> {
-    this.chain = this.chain.then(() => this.apply(n)).catch((e) => this.hooks.log(`runner: ${(e as Error).message}`));
-    return this.chain;
-  }
-
-  private async apply(n: number): Promise<void> {
-    if (this.finished || n === this.workers) return;
-    await this.deletePod();
-    this.workers = n;
-    if (n > 0) await this.start(n);
-  }
-
-  private async start(n: number): Promise<void> {
+  protected async startRun(n: number): Promise<void> {
     const name = `job-${this.rec.id.slice(0, 8).toLowerCase()}-${++this.generation}`;
     await this.core.createNamespacedPod({ namespace: this.opts.namespace, body: trainingPodFor(this.rec, n, name, this.opts) });
     this.pod = name;
@@ -191,21 +160,8 @@ export class KubeJob implements JobProcess {
     for (let i = 0; (await this.read(name)) && i < 200; i++) await new Promise((r) => setTimeout(r, 100));
   }
 
-  private end(e: RunnerEnd): void {
-    if (this.finished) return;
-    this.finished = e;
-    this.resolveEnd(e);
-  }
-
-  async cancel(): Promise<void> {
-    this.end('cancelled');
-    await this.deletePod();
-  }
-
-  async suspend(): Promise<void> {
-    const first = !this.finished;
-    this.finished = this.finished ?? 'suspended';
-    await this.deletePod();
-    if (first) this.resolveEnd('suspended');
+  protected stopRun(): Promise<void> {
+    return this.deletePod();
   }
 }
+

@@ -1,0 +1,58 @@
+import type { RunnerEnd } from '../../autoscaler/live/training-jobs';
+
+/**
+ * A training run's allocations and end, whatever runs it (a local process: `JobRunner`; a pod:
+ * `KubeJob`). A change of worker count stops the running allocation (SIGTERM: the harness
+ * checkpoints) and starts the next, one change at a time. The run ends once: by completion or
+ * failure (`end`), a cancel, or a shutdown's suspend, both of which stop it first, checkpoint kept.
+ */
+export abstract class RunLifecycle {
+  workers = 0;
+  readonly ended: Promise<RunnerEnd>;
+  private resolveEnd!: (e: RunnerEnd) => void;
+  protected finished?: RunnerEnd;
+  private chain: Promise<void> = Promise.resolve();
+
+  constructor(private readonly report: (text: string) => void) {
+    this.ended = new Promise((r) => (this.resolveEnd = r));
+  }
+
+  /** Stops whatever runs now and waits until it is gone. */
+  protected abstract stopRun(): Promise<void>;
+
+  /** Starts an allocation of `n` workers (from the checkpoint, if there is one). */
+  protected abstract startRun(n: number): Promise<void> | void;
+
+  /** Serialised: the next change waits for the previous stop/start. */
+  setWorkers(n: number): Promise<void> {
+    this.chain = this.chain.then(() => this.apply(n)).catch((e) => this.report(`runner: ${(e as Error).message}`));
+    return this.chain;
+  }
+
+  private async apply(n: number): Promise<void> {
+    if (this.finished || n === this.workers) return;
+    await this.stopRun();
+    this.workers = n;
+    if (n > 0) await this.startRun(n);
+  }
+
+  protected end(e: RunnerEnd): void {
+    if (this.finished) return;
+    this.finished = e;
+    this.resolveEnd(e);
+  }
+
+  /** Stops the run (checkpoint kept); it ends as `cancelled`. */
+  async cancel(): Promise<void> {
+    this.end('cancelled');
+    await this.stopRun();
+  }
+
+  /** Stops the run for a platform shutdown (checkpoint kept; the job resumes on restart); it ends as `suspended`. */
+  async suspend(): Promise<void> {
+    const first = !this.finished;
+    this.finished = this.finished ?? 'suspended';
+    await this.stopRun();
+    if (first) this.resolveEnd('suspended');
+  }
+}
