@@ -189,6 +189,9 @@ describe('deploy/kubernetes', () => {
         await p.setWeight(ref, a.id, 2);
         await p.scale(ref, 1, [b.id]);
         await p.list();
+        // what the watch has not seen (gone meanwhile) is read from the API
+        await expect(p.setWeight(ref, 'gone-pod', 2)).rejects.toThrow(/not found/);
+        await expect(p.scale({ name: 'gone-fn', namespace: 'openfaas-fn' }, 1)).rejects.toThrow(/not found/);
         // its leader election: create, renew, release
         const lease = new KubeLease(kubeConfig({ server: kube.url, token: 'r', insecure: true }).makeApiClient(k8s.CoordinationV1Api), 'openfaas-fn', 'mlfaas-autoscaler', 5000);
         await lease.attempt();

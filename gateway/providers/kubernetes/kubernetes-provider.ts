@@ -16,7 +16,8 @@ import type { CapabilityProfile } from '../local/profiler';
 import { DELETION_COST, deploymentFor, FN_LABEL, serviceFor, specOf, statusOf } from './manifests';
 import { KubeCache } from './pod-cache';
 import { QUOTA_ANNOTATION, replicaOf, WEIGHT_ANNOTATION } from './pods';
-import { apiCode, KubeSecretStore } from './secret-store';
+import { apiCode, unless } from './api-errors';
+import { KubeSecretStore } from './secret-store';
 import { cpuLimitFor, podLogLines } from './pod-ops';
 
 export type FunctionKind = 'inference' | 'training' | 'classic';
@@ -85,9 +86,7 @@ export class KubernetesProvider implements FunctionProvider {
 
   private async ensureNamespace(ns: string): Promise<void> {
     const body = { metadata: { name: ns, annotations: { openfaas: '1' }, labels: { 'app.kubernetes.io/managed-by': 'mlfaas' } } };
-    await this.core.createNamespace({ body }).catch((e: unknown) => {
-      if (apiCode(e) !== 409) throw e;
-    });
+    await unless(this.core.createNamespace({ body }), 409);
   }
 
   private deployment(spec: FunctionSpec, kind: FunctionKind, replicas: number): V1Deployment {
@@ -105,16 +104,11 @@ export class KubernetesProvider implements FunctionProvider {
       if (apiCode(e) === 409) throw new PlatformError(ErrorCode.Conflict, `function ${spec.service}.${spec.namespace} already exists; use PUT to update`, 'service');
       throw e;
     }
-    await this.core.createNamespacedService({ namespace: spec.namespace, body: serviceFor(spec) }).catch((e: unknown) => {
-      if (apiCode(e) !== 409) throw e;
-    });
+    await unless(this.core.createNamespacedService({ namespace: spec.namespace, body: serviceFor(spec) }), 409);
   }
 
   private async read(ref: FunctionRef): Promise<V1Deployment | undefined> {
-    const d = await this.apps.readNamespacedDeployment({ name: ref.name, namespace: ref.namespace }).catch((e: unknown) => {
-      if (apiCode(e) === 404) return undefined;
-      throw e;
-    });
+    const d = await unless(this.apps.readNamespacedDeployment({ name: ref.name, namespace: ref.namespace }), 404);
     return d && specOf(d) ? d : undefined;
   }
 
@@ -174,13 +168,11 @@ export class KubernetesProvider implements FunctionProvider {
   }
 
   async scale(ref: FunctionRef, replicas: number, remove: string[] = []): Promise<void> {
-    const d = await this.mustRead(ref);
+    const d = this.cache.deployment(ref.namespace, ref.name) ?? (await this.mustRead(ref));
     const n = d.metadata?.annotations?.[KIND_ANNOTATION] === 'training' ? 0 : replicas;
     // the ReplicaSet controller removes the pods with the lowest deletion cost first
     for (const id of remove) {
-      await this.core.patchNamespacedPod({ name: id, namespace: ref.namespace, body: { metadata: { annotations: { [DELETION_COST]: '-1000000' } } } }, MERGE).catch((e: unknown) => {
-        if (apiCode(e) !== 404) throw e;
-      });
+      await unless(this.core.patchNamespacedPod({ name: id, namespace: ref.namespace, body: { metadata: { annotations: { [DELETION_COST]: '-1000000' } } } }, MERGE), 404);
     }
     try {
       await this.apps.patchNamespacedDeploymentScale({ name: ref.name, namespace: ref.namespace, body: { spec: { replicas: n } } }, MERGE);
@@ -207,11 +199,9 @@ export class KubernetesProvider implements FunctionProvider {
     }
   }
 
+  /** The replica's pod: from the watch, or read when the watch has not seen it yet. */
   private async replicaPod(ref: FunctionRef, id: string) {
-    const p = await this.core.readNamespacedPod({ name: id, namespace: ref.namespace }).catch((e: unknown) => {
-      if (apiCode(e) === 404) return undefined;
-      throw e;
-    });
+    const p = this.cache.pod(ref.namespace, ref.name, id) ?? (await unless(this.core.readNamespacedPod({ name: id, namespace: ref.namespace }), 404));
     if (!p || p.metadata?.labels?.[FN_LABEL] !== ref.name) throw notFound(`replica ${id} of ${fnId(ref)} not found`);
     return p;
   }

@@ -20,10 +20,10 @@ import type { AddressInfo } from 'node:net';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { Gauge, Registry } from 'prom-client';
+import { cpuCores } from '../local/cgroups';
+import { CFS_PERIOD_US, cpuFiles, cpuMaxLine, usageUs } from '../local/cpu-values';
 import { CPU_BASE_ANNOTATION, FN_LABEL, GPU_SHARE_ANNOTATION } from './manifests';
 import { QUOTA_ANNOTATION } from './pods';
-
-const CFS_PERIOD_US = 100_000;
 
 export interface NodeAgentOptions {
   nodeName: string;
@@ -65,8 +65,7 @@ export function findPodCgroup(root: string, uid: string, depth = 4): string | un
 
 /** CFS quota in µs per 100 ms period for a quota of the function's CPU limit (or of the node's cores). */
 export function cfsQuotaFor(quota: number, cpuBase: string | undefined, nodeCores: number): number {
-  const base = cpuBase ? (cpuBase.endsWith('m') ? Number(cpuBase.slice(0, -1)) / 1000 : Number(cpuBase)) : nodeCores;
-  return Math.max(1000, Math.round(quota * base * CFS_PERIOD_US));
+  return Math.max(1000, Math.round(quota * (cpuBase ? cpuCores(cpuBase) : nodeCores) * CFS_PERIOD_US)); // the kernel's minimum is 1 ms
 }
 
 export class NodeAgent {
@@ -77,6 +76,8 @@ export class NodeAgent {
   private readonly capacityGauge = new Gauge({ name: 'mlfaas_node_capacity', help: 'This node\'s devices', labelNames: ['resource'], registers: [this.metrics] });
   private readonly pods = new Map<string, V1Pod>();
   private readonly applied = new Map<string, string>();
+  /** Each pod's cgroup folder by hierarchy root, found once (a walk of the kubelet's tree). */
+  private readonly groups = new Map<string, string>();
   private informer?: ReturnType<typeof makeInformer<V1Pod>>;
   private server?: Server;
   private stopped = false;
@@ -113,6 +114,7 @@ export class NodeAgent {
     inf.on('delete', (p) => {
       this.pods.delete(p.metadata!.uid!);
       this.applied.delete(p.metadata!.uid!);
+      for (const k of [...this.groups.keys()]) if (k.endsWith(`|${p.metadata!.uid}`)) this.groups.delete(k);
       this.quotaGauge.remove({ namespace: p.metadata!.namespace!, pod: p.metadata!.name!, function: p.metadata!.labels![FN_LABEL] });
     });
     inf.on('error', () => {
@@ -145,14 +147,12 @@ export class NodeAgent {
     if (!(quota > 0 && quota <= 1)) return;
     const key = `${quota}|${a[CPU_BASE_ANNOTATION] ?? ''}`;
     if (this.applied.get(p.metadata!.uid!) === key) return;
-    const dir = findPodCgroup(this.opts.cpuCgroupRoot, p.metadata!.uid!);
+    const dir = this.group(this.opts.cpuCgroupRoot, p);
     if (!dir) return; // not started yet: the next status update applies it
     const us = cfsQuotaFor(quota, a[CPU_BASE_ANNOTATION], cpus().length);
-    if (existsSync(join(dir, 'cpu.max'))) writeFileSync(join(dir, 'cpu.max'), `${us} ${CFS_PERIOD_US}`); // cgroup v2
-    else {
-      writeFileSync(join(dir, 'cpu.cfs_period_us'), String(CFS_PERIOD_US));
-      writeFileSync(join(dir, 'cpu.cfs_quota_us'), String(us));
-    }
+    const f = cpuFiles(versionOf(dir));
+    if (f.period) writeFileSync(join(dir, f.period), String(CFS_PERIOD_US));
+    writeFileSync(join(dir, f.quota), f.period ? String(us) : cpuMaxLine(us));
     if (a[GPU_SHARE_ANNOTATION] && this.opts.gpuQuota) {
       for (const pid of podPids(dir)) await this.opts.gpuQuota(pid, quota);
     }
@@ -163,13 +163,22 @@ export class NodeAgent {
 
   private sampleUsage(): void {
     for (const p of this.pods.values()) {
-      const dir = findPodCgroup(this.opts.cpuacctRoot ?? this.opts.cpuCgroupRoot, p.metadata!.uid!);
+      const dir = this.group(this.opts.cpuacctRoot ?? this.opts.cpuCgroupRoot, p);
       if (!dir) continue;
-      const v1 = join(dir, 'cpuacct.usage');
-      const v2 = join(dir, 'cpu.stat');
-      if (existsSync(v1)) this.cpuGauge.set(this.labels(p), Number(readFileSync(v1, 'utf8')) / 1e9);
-      else if (existsSync(v2)) this.cpuGauge.set(this.labels(p), Number(/usage_usec (\d+)/.exec(readFileSync(v2, 'utf8'))?.[1] ?? 0) / 1e6);
+      const version = versionOf(dir);
+      const file = join(dir, cpuFiles(version).usage);
+      if (existsSync(file)) this.cpuGauge.set(this.labels(p), usageUs(version, readFileSync(file, 'utf8')) / 1e6);
     }
+  }
+
+  private group(root: string, p: V1Pod): string | undefined {
+    const key = `${root}|${p.metadata!.uid}`;
+    let dir = this.groups.get(key);
+    if (!dir) {
+      dir = findPodCgroup(root, p.metadata!.uid!);
+      if (dir) this.groups.set(key, dir);
+    }
+    return dir;
   }
 
   async stop(): Promise<void> {
@@ -178,6 +187,9 @@ export class NodeAgent {
     await new Promise((r) => (this.server ? this.server.close(r) : r(undefined)));
   }
 }
+
+/** A cgroup folder's version: v2 groups have `cpu.max`, v1 cpu groups `cpu.cfs_quota_us`. */
+const versionOf = (dir: string): 1 | 2 => (existsSync(join(dir, 'cpu.max')) ? 2 : 1);
 
 /** Every process in a pod's cgroup (its containers' groups nest under it). */
 export function podPids(dir: string): number[] {

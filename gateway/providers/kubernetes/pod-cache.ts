@@ -10,6 +10,8 @@ const MANAGED = 'app.kubernetes.io/managed-by=mlfaas';
 
 type Key = string;
 const keyOf = (o: KubernetesObject) => `${o.metadata?.namespace}/${o.metadata?.name}`;
+/** The function a pod belongs to, `namespace/function` (its `faas_function` label). */
+const fnKeyOfPod = (o: KubernetesObject) => `${o.metadata?.namespace}/${o.metadata?.labels?.[FN_LABEL]}`;
 
 /** Newer of two versions of one object (resourceVersions are etcd revisions: integers in practice). */
 const newer = (a: KubernetesObject | undefined, b: KubernetesObject) => {
@@ -21,7 +23,8 @@ const newer = (a: KubernetesObject | undefined, b: KubernetesObject) => {
 export type CacheEvent = { kind: 'function' | 'replicas'; key: string };
 
 export class KubeCache {
-  private readonly pods = new Map<Key, V1Pod>();
+  /** Pods by function (`namespace/function`), then by `namespace/pod`: a function's replicas are read every tick. */
+  private readonly pods = new Map<Key, Map<Key, V1Pod>>();
   private readonly deployments = new Map<Key, V1Deployment>();
   private readonly informers: Array<Informer<KubernetesObject>> = [];
   private readonly listeners = new Set<(e: CacheEvent) => void>();
@@ -34,21 +37,21 @@ export class KubeCache {
     const core = this.kc.makeApiClient(CoreV1Api);
     const deps = makeInformer(this.kc, '/apis/apps/v1/deployments', () => apps.listDeploymentForAllNamespaces({ labelSelector: MANAGED }), MANAGED);
     const pods = makeInformer(this.kc, '/api/v1/pods', () => core.listPodForAllNamespaces({ labelSelector: FN_LABEL }), FN_LABEL);
-    this.wire(deps as unknown as Informer<KubernetesObject>, this.deployments as Map<Key, KubernetesObject>, 'function');
-    this.wire(pods as unknown as Informer<KubernetesObject>, this.pods as Map<Key, KubernetesObject>, 'replicas');
+    this.wire(deps as unknown as Informer<KubernetesObject>, 'function', (o) => this.putDeployment(o as V1Deployment), (o) => this.deployments.delete(keyOf(o)));
+    this.wire(pods as unknown as Informer<KubernetesObject>, 'replicas', (o) => this.putPod(o as V1Pod), (o) => this.removePod(o as V1Pod));
     await Promise.all(this.informers.map((i) => i.start()));
   }
 
-  private wire(inf: Informer<KubernetesObject>, into: Map<Key, KubernetesObject>, kind: CacheEvent['kind']): void {
-    const fnKey = (o: KubernetesObject) => `${o.metadata?.namespace}/${kind === 'function' ? o.metadata?.name : o.metadata?.labels?.[FN_LABEL]}`;
-    const put = (o: KubernetesObject) => {
-      if (newer(into.get(keyOf(o)), o)) into.set(keyOf(o), o);
+  private wire(inf: Informer<KubernetesObject>, kind: CacheEvent['kind'], put: (o: KubernetesObject) => void, remove: (o: KubernetesObject) => void): void {
+    const fnKey = (o: KubernetesObject) => (kind === 'function' ? keyOf(o) : fnKeyOfPod(o));
+    const changed = (o: KubernetesObject) => {
+      put(o);
       this.emit({ kind, key: fnKey(o) });
     };
-    inf.on('add', put);
-    inf.on('update', put);
+    inf.on('add', changed);
+    inf.on('update', changed);
     inf.on('delete', (o) => {
-      into.delete(keyOf(o));
+      remove(o);
       this.emit({ kind, key: fnKey(o) });
     });
     inf.on('error', () => {
@@ -56,6 +59,28 @@ export class KubeCache {
       if (!this.stopped) setTimeout(() => void (this.stopped || inf.start().catch(() => undefined)), 1000).unref();
     });
     this.informers.push(inf);
+  }
+
+  private podsAt(fn: Key): Map<Key, V1Pod> {
+    let m = this.pods.get(fn);
+    if (!m) this.pods.set(fn, (m = new Map()));
+    return m;
+  }
+
+  private putPod(p: V1Pod): void {
+    const at = this.podsAt(fnKeyOfPod(p));
+    if (newer(at.get(keyOf(p)), p)) at.set(keyOf(p), p);
+  }
+
+  private removePod(p: V1Pod): void {
+    const fn = fnKeyOfPod(p);
+    const at = this.pods.get(fn);
+    at?.delete(keyOf(p));
+    if (at && !at.size) this.pods.delete(fn);
+  }
+
+  private putDeployment(d: V1Deployment): void {
+    if (newer(this.deployments.get(keyOf(d)), d)) this.deployments.set(keyOf(d), d);
   }
 
   private emit(e: CacheEvent): void {
@@ -67,18 +92,24 @@ export class KubeCache {
     return () => this.listeners.delete(l);
   }
 
-  /** Records an object the provider just wrote (or read), unless the cache holds a newer one. */
+  /** Records a pod the provider just wrote, unless the cache holds a newer version. */
   notePod(p: V1Pod): void {
-    if (newer(this.pods.get(keyOf(p)), p)) this.pods.set(keyOf(p), p);
-    this.emit({ kind: 'replicas', key: `${p.metadata?.namespace}/${p.metadata?.labels?.[FN_LABEL]}` });
+    this.putPod(p);
+    this.emit({ kind: 'replicas', key: fnKeyOfPod(p) });
   }
 
   podsOf(namespace: string, name: string): V1Pod[] {
-    return [...this.pods.values()].filter((p) => p.metadata?.namespace === namespace && p.metadata?.labels?.[FN_LABEL] === name).sort((a, b) => String(a.metadata?.name).localeCompare(String(b.metadata?.name)));
+    return [...(this.pods.get(`${namespace}/${name}`)?.values() ?? [])].sort((a, b) => String(a.metadata?.name).localeCompare(String(b.metadata?.name)));
   }
 
-  pod(namespace: string, name: string): V1Pod | undefined {
-    return this.pods.get(`${namespace}/${name}`);
+  /** One of a function's pods by name, if the watch has seen it. */
+  pod(namespace: string, fn: string, name: string): V1Pod | undefined {
+    return this.pods.get(`${namespace}/${fn}`)?.get(`${namespace}/${name}`);
+  }
+
+  /** A function's Deployment, if the watch has seen it. */
+  deployment(namespace: string, name: string): V1Deployment | undefined {
+    return this.deployments.get(`${namespace}/${name}`);
   }
 
   async stop(): Promise<void> {

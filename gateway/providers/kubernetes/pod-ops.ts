@@ -6,17 +6,15 @@ import { type CoreV1Api, type KubeConfig, Log, type V1Pod } from '@kubernetes/cl
 import { Writable } from 'node:stream';
 import type { FunctionRef } from '../../lib/names';
 import type { LogLine, LogQuery } from '../function-provider';
+import { cpuCores } from '../local/cgroups';
 import { CPU_BASE_ANNOTATION } from './manifests';
-
-function milli(q: string): number {
-  return q.endsWith('m') ? Number(q.slice(0, -1)) : Number(q) * 1000;
-}
 
 /** The CPU limit for `quota` of the function's declared CPU limit, or undefined without one. */
 export function cpuLimitFor(pod: V1Pod, quota: number): string | undefined {
   const base = pod.metadata?.annotations?.[CPU_BASE_ANNOTATION];
-  if (!base || !(milli(base) > 0)) return undefined;
-  return `${Math.max(10, Math.round(milli(base) * quota))}m`;
+  const milli = base ? cpuCores(base) * 1000 : 0;
+  if (!(milli > 0)) return undefined;
+  return `${Math.max(10, Math.round(milli * quota))}m`;
 }
 
 /** `2026-11-24T10:00:00.123456789Z text` → a LogLine (the API server's timestamps=true format). */

@@ -5,14 +5,13 @@
  * Only Secrets with that label are listed, updated or removed: the provider never touches a
  * Secret it did not make.
  */
-import { ApiException, type CoreV1Api, type V1Secret } from '@kubernetes/client-node';
+import type { CoreV1Api, V1Secret } from '@kubernetes/client-node';
 import { ErrorCode, notFound, PlatformError } from '../../errors';
 import type { Secret, SecretStore } from '../function-provider';
+import { apiCode, unless } from './api-errors';
 
 export const MANAGED_BY = { 'app.kubernetes.io/managed-by': 'openfaas' };
 const SELECTOR = 'app.kubernetes.io/managed-by=openfaas';
-
-export const apiCode = (e: unknown): number | undefined => (e instanceof ApiException ? e.code : undefined);
 
 function body(s: Secret): V1Secret {
   const value = s.rawValue ?? Buffer.from(s.value ?? '', 'utf8').toString('base64');
@@ -38,10 +37,7 @@ export class KubeSecretStore implements SecretStore {
   }
 
   private async managed(name: string, namespace: string): Promise<V1Secret> {
-    const cur = await this.core.readNamespacedSecret({ name, namespace }).catch((e: unknown) => {
-      if (apiCode(e) === 404) return undefined;
-      throw e;
-    });
+    const cur = await unless(this.core.readNamespacedSecret({ name, namespace }), 404);
     if (!cur || cur.metadata?.labels?.['app.kubernetes.io/managed-by'] !== 'openfaas') throw notFound(`secret "${name}" not found in namespace ${namespace}`);
     return cur;
   }

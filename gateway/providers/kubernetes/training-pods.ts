@@ -12,7 +12,7 @@ import type { JobProcess, RunnerHooks } from '../../../autoscaler/live/training-
 import type { JobRecord } from '../../jobs/job-record';
 import { toProgress } from '../../jobs/job-runner';
 import { RunLifecycle } from '../../jobs/run-lifecycle';
-import { apiCode } from './secret-store';
+import { unless } from './api-errors';
 
 export const JOB_LABEL = 'mlfaas.io/job';
 export const CHECKPOINT_MOUNT = '/var/lib/mlfaas/checkpoints';
@@ -143,10 +143,7 @@ export class KubeJob extends RunLifecycle implements JobProcess {
   }
 
   private async read(name: string): Promise<V1Pod | undefined> {
-    return this.core.readNamespacedPod({ name, namespace: this.opts.namespace }).catch((e: unknown) => {
-      if (apiCode(e) === 404) return undefined;
-      throw e;
-    });
+    return unless(this.core.readNamespacedPod({ name, namespace: this.opts.namespace }), 404);
   }
 
   /** Deletes the current pod (SIGTERM, then the grace period for the checkpoint) and waits until it is gone. */
@@ -154,9 +151,7 @@ export class KubeJob extends RunLifecycle implements JobProcess {
     const name = this.pod;
     if (!name) return;
     this.pod = undefined;
-    await this.core.deleteNamespacedPod({ name, namespace: this.opts.namespace, gracePeriodSeconds: TRAINING_GRACE_S }).catch((e: unknown) => {
-      if (apiCode(e) !== 404) throw e;
-    });
+    await unless(this.core.deleteNamespacedPod({ name, namespace: this.opts.namespace, gracePeriodSeconds: TRAINING_GRACE_S }), 404);
     for (let i = 0; (await this.read(name)) && i < 200; i++) await new Promise((r) => setTimeout(r, 100));
   }
 

@@ -13,6 +13,7 @@
  * surges every new pod before removing old ones.
  */
 import { createHash } from 'node:crypto';
+import { cpuCores, memoryBytes } from '../../../gateway/providers/local/cgroups';
 import type { FakeKube } from './server';
 import { suffix } from './resources';
 import type { KObject, WatchEvent } from './store';
@@ -40,17 +41,8 @@ const DEP = 'apps/v1/deployments';
 const POD = 'v1/pods';
 const NODE = 'v1/nodes';
 
-export function cpuMilli(q: unknown): number {
-  const s = String(q ?? '0');
-  return s.endsWith('m') ? Number(s.slice(0, -1)) : Number(s) * 1000;
-}
-
-export function bytes(q: unknown): number {
-  const m = /^([0-9.]+)([KMGT]i?)?$/.exec(String(q ?? '0'));
-  if (!m) return 0;
-  const mult: Record<string, number> = { K: 1e3, M: 1e6, G: 1e9, T: 1e12, Ki: 1024, Mi: 1024 ** 2, Gi: 1024 ** 3, Ti: 1024 ** 4 };
-  return Number(m[1]) * (m[2] ? mult[m[2]] : 1);
-}
+const cpuMilli = (q: unknown) => (q === undefined ? 0 : cpuCores(String(q)) * 1000);
+const bytes = (q: unknown) => (q === undefined ? 0 : memoryBytes(String(q)));
 
 const requestsOf = (pod: KObject) =>
   ((pod.spec?.containers ?? []) as Obj[]).reduce<{ cpu: number; mem: number; gpu: number }>(

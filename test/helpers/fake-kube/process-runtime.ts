@@ -12,6 +12,8 @@ import { mkdirSync, mkdtempSync, rmdirSync, rmSync, writeFileSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { cpuCores } from '../../../gateway/providers/local/cgroups';
+import { CFS_PERIOD_US } from '../../../gateway/providers/local/cpu-values';
 import type { ImageStore } from '../../../gateway/providers/local/image-store';
 import type { PodRuntime } from './cluster';
 import type { FakeKube } from './server';
@@ -25,10 +27,10 @@ export interface KubeletCgroups {
   cpuacct?: string;
 }
 
+/** The CFS quota a container's CPU limit means, as the kubelet writes it (-1: none). */
 const limitUs = (resources: unknown) => {
   const cpu = (resources as { limits?: { cpu?: string } } | undefined)?.limits?.cpu;
-  if (!cpu) return -1;
-  return Math.round((cpu.endsWith('m') ? Number(cpu.slice(0, -1)) / 1000 : Number(cpu)) * 100_000);
+  return cpu ? Math.round(cpuCores(cpu) * CFS_PERIOD_US) : -1;
 };
 
 /**

@@ -120,16 +120,16 @@ export class FakeKube {
   }
 
   private async route(req: IncomingMessage, res: ServerResponse, u: URL): Promise<void> {
-    const r = RESOURCES.find((x) => u.pathname.startsWith(`${x.prefix}/`) && this.match(x, u.pathname));
-    const m = r && this.match(r, u.pathname);
-    if (!r || !m) throw new ApiError(404, 'NotFound', 'the server could not find the requested resource');
+    const found = RESOURCES.map((x) => ({ r: x, m: u.pathname.startsWith(`${x.prefix}/`) ? this.match(x, u.pathname) : undefined })).find((x) => x.m);
+    if (!found) throw new ApiError(404, 'NotFound', 'the server could not find the requested resource');
+    const { r, m } = found as { r: Resource; m: NonNullable<typeof found.m> };
     const { ns, name, sub } = m;
     const method = req.method ?? 'GET';
     const q = u.searchParams;
     const watch = q.get('watch') === 'true' || q.get('watch') === '1';
     const verb: Recorded['verb'] = !name
       ? method === 'POST' ? 'create' : watch ? 'watch' : method === 'DELETE' ? 'delete' : 'list'
-      : method === 'GET' ? (sub === 'log' ? 'get' : 'get') : method === 'PUT' ? 'update' : method === 'PATCH' ? 'patch' : method === 'DELETE' ? 'delete' : method === 'POST' ? 'create' : 'get';
+      : method === 'GET' ? 'get' : method === 'PUT' ? 'update' : method === 'PATCH' ? 'patch' : method === 'DELETE' ? 'delete' : method === 'POST' ? 'create' : 'get';
     const rec: Recorded = { verb, resource: `${groupOf(r)}/${r.plural}${sub ? `/${sub}` : ''}`, namespace: ns, name, method, path: u.pathname + u.search, contentType: req.headers['content-type'] };
     this.requests.push(rec);
     res.on('finish', () => (rec.status = res.statusCode));
