@@ -45,6 +45,13 @@ export interface Config {
    */
   provider: 'local' | 'kubernetes';
   kube: KubeConnection;
+  /**
+   * Kubernetes: how a deploy checks its image (`MLFAAS_KUBE_IMAGE_CHECK`): `registry` (default)
+   * asks the image's registry whether it exists and reads its `io.mlfaas.kind` label; `off` takes
+   * any image as an inference function, as faas-netes does. `MLFAAS_KUBE_INSECURE_REGISTRIES`:
+   * registries spoken to over plain http.
+   */
+  kubeImages: { check: 'registry' | 'off'; insecure: string[] };
   /** Run replicas in this process (the local node agent). Only one agent holds the lock at a time. */
   agent: boolean;
   /**
@@ -89,6 +96,10 @@ export interface Config {
     slots: number;
     /** A dead scheduler's jobs resume after this, ms. */
     lockMs: number;
+    /** Kubernetes: the PersistentVolumeClaim (ReadWriteMany, in each function namespace) holding the jobs' checkpoints. */
+    checkpointClaim: string;
+    /** Kubernetes: bound of one profile run as a pod (scheduling, image pull, two epochs), ms. */
+    profileTimeoutMs: number;
   };
   /** Readiness probe deadline for a starting replica, ms. */
   readinessTimeoutMs: number;
@@ -206,6 +217,10 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     scaleFromZeroTimeoutMs: int(env, 'MLFAAS_SCALE_FROM_ZERO_TIMEOUT_MS', 60_000, 1),
     provider: oneOf(env, 'MLFAAS_PROVIDER', ['local', 'kubernetes'] as const, 'local'),
     kube: connectionFromEnv(env),
+    kubeImages: {
+      check: oneOf(env, 'MLFAAS_KUBE_IMAGE_CHECK', ['registry', 'off'] as const, 'registry'),
+      insecure: (env.MLFAAS_KUBE_INSECURE_REGISTRIES ?? '').split(',').map((h) => h.trim()).filter(Boolean),
+    },
     agent: bool(env, 'MLFAAS_AGENT', true),
     isolation: oneOf(env, 'MLFAAS_ISOLATION', ['auto', 'off'] as const, 'auto'),
     tokend: bool(env, 'MLFAAS_TOKEND', true),
@@ -227,6 +242,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       slotSeconds: int(env, 'MLFAAS_TRAINING_SLOT_S', 60, 1),
       slots: powerOfTwo(env, 'MLFAAS_TRAINING_SLOTS', 4),
       lockMs: int(env, 'MLFAAS_TRAINING_LOCK_MS', 30_000, 1000),
+      checkpointClaim: env.MLFAAS_TRAINING_CHECKPOINT_CLAIM || 'mlfaas-checkpoints',
+      profileTimeoutMs: int(env, 'MLFAAS_TRAINING_PROFILE_TIMEOUT_MS', 300_000, 1000),
     },
     readinessTimeoutMs: int(env, 'MLFAAS_READINESS_TIMEOUT_MS', 60_000, 1),
     drainMs: int(env, 'MLFAAS_DRAIN_MS', 1_000, 0),

@@ -25,7 +25,7 @@ import { Isolation } from './providers/local/replica';
 import { isolationFor } from './providers/local/isolation';
 import { ImageStore } from './providers/local/image-store';
 import type { FunctionProvider } from './providers/function-provider';
-import { startKubernetesProvider } from './providers/kubernetes/start';
+import { startKubernetesProvider, startKubeTraining } from './providers/kubernetes/start';
 import { LocalProvider } from './providers/local/local-provider';
 import { LogSink } from './providers/local/log-sink';
 import { createTokendControl } from './providers/local/tokend-control';
@@ -153,7 +153,8 @@ export async function startGateway(cfg: Config, redisTarget: string): Promise<Ga
   const asyncInvocations = new AsyncInvocations(redis, invoker, router, cfg.async);
   asyncInvocations.startWorker();
   const jobStore = new JobStore(redis);
-  const trainingFunctions = new TrainingFunctions(redis, provider, images, cfg.dataDir, isolation?.isolation);
+  const kubeTraining = local ? undefined : await startKubeTraining(cfg, redis, provider);
+  const trainingFunctions = kubeTraining?.source ?? new TrainingFunctions(redis, provider, images, cfg.dataDir, isolation?.isolation);
   const noun = slotNounOf(provider.info());
   const trainingLoop = cfg.agent && local ? await startTrainingLoop(cfg, redis, jobStore, trainingFunctions, noun) : undefined;
   const training = new JobService(redis, trainingFunctions, jobStore, {
@@ -162,6 +163,7 @@ export async function startGateway(cfg: Config, redisTarget: string): Promise<Ga
     slots: cfg.training.slots,
     dataDir: cfg.dataDir,
     noun,
+    capacity: kubeTraining?.capacity,
   }, trainingLoop);
   let port = cfg.port;
   const url = () => `http://${cfg.host}:${port}`;

@@ -6,6 +6,7 @@ import type { FunctionProvider } from '../../gateway/providers/function-provider
 import type { LeaderLease } from '../../gateway/providers/kubernetes/kube-lease';
 import { LiveAutoscaler } from './live-autoscaler';
 import type { JobBook, JobLauncher } from './training-jobs';
+import type { TrainingCapacity } from '../../gateway/jobs/training-capacity';
 import { TrainingLoop } from './training-loop';
 
 /** The node's devices as the autoscaler sees them: one per core on a machine without a GPU. */
@@ -30,12 +31,14 @@ export async function startAutoscaler(cfg: Config, redis: Redis, provider: Funct
 }
 
 /**
- * Starts the training round loop with the configured policy (leader-elected in Redis). It belongs
- * in the process that runs this node's agent: the jobs' processes are children of the loop,
- * started from the node's image store in the agent's sandbox.
+ * Starts the training round loop with the configured policy (leader-elected in Redis). Locally it
+ * belongs in the process that runs this node's agent: the jobs' processes are children of the
+ * loop, started from the node's image store in the agent's sandbox. On Kubernetes it runs in the
+ * autoscaler process, and the jobs are pods on the training nodes (`capacity`).
  */
-export async function startTrainingLoop(cfg: Config, redis: Redis, book: JobBook, launcher: JobLauncher, noun: SlotNoun): Promise<TrainingLoop> {
+export async function startTrainingLoop(cfg: Config, redis: Redis, book: JobBook, launcher: JobLauncher, noun: SlotNoun, capacity?: TrainingCapacity): Promise<TrainingLoop> {
   const loop = new TrainingLoop(redis, book, launcher, {
+    capacity,
     policy: cfg.training.policy,
     slotSeconds: cfg.training.slotSeconds,
     slots: cfg.training.slots,

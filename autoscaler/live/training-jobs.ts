@@ -38,13 +38,24 @@ export interface JobBook {
   lockSecondsLeft(id: string): Promise<number>;
 }
 
+/** Where the plan puts a job's workers (on a cluster; absent on one node). */
+export interface WorkerPlace {
+  node: string;
+  /** The node's GPU indices the job holds (GPU nodes). */
+  devices?: number[];
+  /** CPU cores the job holds (nodes whose worker slots are cores). */
+  cpus?: number;
+}
+
 /** One job's training process, run at the worker count the loop sets (0: stopped, checkpoint kept). */
 export interface JobProcess {
   readonly workers: number;
+  /** Where the running allocation is (undefined: stopped, or on one node). */
+  readonly place?: WorkerPlace;
   /** Resolves once, when the run ends. */
   readonly ended: Promise<RunnerEnd>;
-  /** Serialised: a change of count restarts the process from its checkpoint. */
-  setWorkers(n: number): Promise<void>;
+  /** Serialised: a change of count (or of place) restarts the process from its checkpoint. */
+  setWorkers(n: number, place?: WorkerPlace): Promise<void>;
   /** Stops the process (checkpoint kept); the run ends as `cancelled`. */
   cancel(): Promise<void>;
   /** Stops the process for a shutdown (checkpoint kept); the run ends as `suspended`. */

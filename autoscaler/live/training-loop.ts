@@ -4,6 +4,7 @@ import { Lease } from '../../gateway/lib/lease';
 import { patientDuplicate } from '../../gateway/lib/redis-health';
 import { inNodeWords, SlotNoun } from '../../gateway/jobs/admission-answer';
 import { schedulerState, TERMINAL } from '../../gateway/jobs/job-record';
+import { fixedCapacity, placeOf, samePlace, type TrainingCapacity, type TrainingNodes } from '../../gateway/jobs/training-capacity';
 import { forecast, getPolicy } from '../training';
 import type { Placement, SchedulerState, TrainingPolicy } from '../training/types';
 import type { JobBook, JobLauncher, JobProcess } from './training-jobs';
@@ -19,6 +20,8 @@ export interface TrainingLoopOptions {
   lockMs: number;
   /** What a worker slot is called on this node (the policies say "GPU"). */
   noun: SlotNoun;
+  /** The training nodes (a cluster's); default: one node of `slots`. */
+  capacity?: TrainingCapacity;
 }
 
 const iso = (s: number) => new Date(s * 1000).toISOString();
@@ -54,6 +57,7 @@ export class TrainingLoop {
     // one instance for the loop's life: policies with memory across rounds (FaPES's progress
     // correction, pop-up counters) keep it
     this.policy = getPolicy(opts.policy);
+    this.capacity = opts.capacity ?? fixedCapacity(opts.slots);
     this.lease = new Lease(redis, 'mlfaas:training-lock', 5000, () => this.takeLead(), () => this.suspendAll(), (e) =>
       process.stderr.write(`[mlfaas] training lease: ${e.message}\n`),
     );
@@ -84,8 +88,11 @@ export class TrainingLoop {
     await this.lead();
   }
 
-  private async state(): Promise<SchedulerState> {
-    return schedulerState(await this.book.list(), this.opts.slots, this.opts.slotSeconds);
+  private readonly capacity: TrainingCapacity;
+
+  private async state(): Promise<{ st: SchedulerState; nodes: TrainingNodes }> {
+    const nodes = await this.capacity.now();
+    return { st: schedulerState(await this.book.list(), nodes.spec, this.opts.slotSeconds), nodes };
   }
 
   /** BullMQ processor: one admitted job from admission (or restart) to its end. */
@@ -162,7 +169,7 @@ export class TrainingLoop {
 
   private async roundOnce(): Promise<void> {
     if (!this.lease.isHeld) return;
-    const st = await this.state();
+    const { st, nodes } = await this.state();
     const live = new Set(st.jobs.map((j) => j.id));
     for (const [id, runner] of this.runners) if (!live.has(id)) void runner.cancel(); // cancelled elsewhere
     const running = st.jobs.filter((j) => this.runners.has(j.id));
@@ -176,7 +183,8 @@ export class TrainingLoop {
       const n = d.gpus[j.id] ?? 0;
       const runner = this.runners.get(j.id)!;
       const reason = inNodeWords(d.reasons[j.id] ?? d.reason, this.opts.noun);
-      if (runner.workers !== n || this.unreported.has(j.id)) {
+      const place = placeOf(nodes, this.placement[j.id]);
+      if (runner.workers !== n || this.unreported.has(j.id) || (place && n > 0 && !samePlace(place, runner.place))) {
         this.unreported.delete(j.id);
         // the forecast plays this allocation forward (relaunch costs included) from the same state
         predicted ??= forecast(getPolicy(this.opts.policy), { ...st, jobs: running }, nowS).completion;
@@ -195,8 +203,8 @@ export class TrainingLoop {
           if (done !== undefined) r.predictedCompletion = iso(done);
         });
         if (!live) continue;
-        await this.book.event(j.id, { type: 'allocation', time, data: { workers: n, gpus: this.placement[j.id] ?? [], reason } });
-        void runner.setWorkers(n);
+        await this.book.event(j.id, { type: 'allocation', time, data: { workers: n, gpus: this.placement[j.id] ?? [], ...(place ? { node: place.node } : {}), reason } });
+        void runner.setWorkers(n, place);
       }
     }
   }

@@ -2,10 +2,12 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Config, loadConfig, REPO_ROOT } from '../config';
-import { startAutoscaler } from '../../autoscaler/live/start';
+import { startAutoscaler, startTrainingLoop } from '../../autoscaler/live/start';
+import { slotNounOf } from '../jobs/admission-answer';
+import { JobStore } from '../jobs/job-store';
 import { connectRedis } from '../lib/redis-server';
 import { ImageStore } from '../providers/local/image-store';
-import { kubeLeader, startKubernetesProvider, startNodeAgent } from '../providers/kubernetes/start';
+import { kubeLeader, startKubernetesProvider, startKubeTraining, startNodeAgent } from '../providers/kubernetes/start';
 import { LocalProvider } from '../providers/local/local-provider';
 import { ChangeFeed } from '../registry/change-feed';
 import { Registry } from '../registry/registry';
@@ -169,11 +171,16 @@ async function main(argv: string[]): Promise<number> {
           : new LocalProvider(redis, new Registry(redis, new ChangeFeed(redis)), new ImageStore(join(cfg.dataDir, 'images')), cfg.version);
       const kube = cfg.provider === 'kubernetes';
       const a = await startAutoscaler(cfg, redis, provider, kube ? await kubeLeader(cfg) : undefined);
+      // on Kubernetes the training round loop runs here too: its jobs are pods, not children of an agent
+      const training = kube ? await startKubeTraining(cfg, redis, provider) : undefined;
+      const loop = training && (await startTrainingLoop(cfg, redis, new JobStore(redis), training.source, slotNounOf(provider.info()), training.capacity));
       onSignals(async () => {
+        await loop?.close();
         await a.close();
         redis.disconnect();
       });
       log(`inference autoscaler: policy ${cfg.autoscaler.policy} (waits for the ${kube ? 'Kubernetes Lease mlfaas-autoscaler' : 'Redis lease'} if another runs)`);
+      if (loop) log(`training round loop: policy ${cfg.training.policy}, jobs as pods on the nodes labelled mlfaas.io/vc=training (waits for the Redis training lease if another runs)`);
       return -1;
     }
     case 'node-agent': {

@@ -88,19 +88,22 @@ export function spawnHarness(
   // 'close', not 'exit': a process's last lines may still sit in the pipe when it exits (a busy
   // machine shows it), and its `done` or a profile's second report must not be lost
   closed.set(child, new Promise((r) => child.once('close', (code) => r(code))));
-  createInterface({ input: child.stdout! }).on('line', (l) => {
-    if (l.startsWith('{')) {
-      try {
-        onLine(JSON.parse(l) as HarnessLine);
-        return;
-      } catch {
-        // not a report line
-      }
-    }
-    onText(l);
-  });
+  createInterface({ input: child.stdout! }).on('line', (l) => routeLine(l, onLine, onText));
   createInterface({ input: child.stderr! }).on('line', onText);
   return child;
+}
+
+/** A line of the harness's output: a JSON report to `onLine`, anything else to `onText`. */
+export function routeLine(l: string, onLine: (l: HarnessLine) => void, onText: (t: string) => void): void {
+  if (l.startsWith('{')) {
+    try {
+      onLine(JSON.parse(l) as HarnessLine);
+      return;
+    } catch {
+      // not a report line
+    }
+  }
+  onText(l);
 }
 
 const closed = new WeakMap<ChildProcess, Promise<number | null>>();

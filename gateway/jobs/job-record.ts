@@ -1,4 +1,4 @@
-import type { SchedulerState, TrainingJob } from '../../autoscaler/training/types';
+import type { ClusterSpec, SchedulerState, TrainingJob } from '../../autoscaler/training/types';
 
 /**
  * Lifecycle: admitted → running ⇄ waiting (0 workers this round) → completed | cancelled | failed.
@@ -101,8 +101,8 @@ export function toTrainingJob(r: JobRecord): TrainingJob {
  * The scheduler's state of this node (one node of `slots` worker slots): its live jobs. Admission
  * and the round loop plan from the same state.
  */
-export function schedulerState(records: readonly JobRecord[], slots: number, slotSeconds: number): SchedulerState {
+export function schedulerState(records: readonly JobRecord[], cluster: ClusterSpec, slotSeconds: number): SchedulerState {
   const live = records.filter((r) => !TERMINAL.has(r.state));
   // the round loop runs a round at once when a job ends, so its slots are free from its completion on
-  return { cluster: { nodes: 1, gpusPerNode: slots }, slotSeconds, roundOnCompletion: true, jobs: live.map((r) => toTrainingJob(r)) };
+  return { cluster, slotSeconds, roundOnCompletion: true, jobs: live.map((r) => toTrainingJob(r)) };
 }

@@ -56,9 +56,9 @@ export class JobRunner extends RunLifecycle implements JobProcess {
       this.failures++;
       this.hooks.log(`training process exited ${code}${this.failures < 3 ? '; restarting from the checkpoint' : '; giving up'}`);
       if (this.failures >= 3) return this.end('failed');
-      const w = this.workers;
+      const [w, at] = [this.workers, this.place];
       this.workers = 0;
-      setTimeout(() => void this.setWorkers(w), 1000 * this.failures);
+      setTimeout(() => void this.setWorkers(w, at), 1000 * this.failures);
     });
   }
 

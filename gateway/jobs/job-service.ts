@@ -10,7 +10,8 @@ import { admittedReason, rejectionBody, SlotNoun } from './admission-answer';
 import { JobRequest } from './job-request';
 import { JobRecord, schedulerState, TERMINAL, toTrainingJob } from './job-record';
 import { JobStore } from './job-store';
-import type { TrainingFunctions } from './training-functions';
+import { fixedCapacity, maxWorkersOf, type TrainingCapacity } from './training-capacity';
+import type { TrainingSource } from './training-source';
 
 export interface JobServiceOptions {
   /** Registered training policy (`mlfaas` by default): admission plans as the round loop will. */
@@ -22,6 +23,8 @@ export interface JobServiceOptions {
   dataDir: string;
   /** What a worker slot is called on this node, from the provider. */
   noun: SlotNoun;
+  /** The training nodes (a cluster's); default: one node of `slots`. */
+  capacity?: TrainingCapacity;
 }
 
 /** The training round loop in this process, if it runs here (`autoscaler/live/training-loop.ts`). */
@@ -50,7 +53,7 @@ export class JobService {
 
   constructor(
     private readonly redis: Redis,
-    private readonly functions: TrainingFunctions,
+    private readonly functions: TrainingSource,
     readonly store: JobStore,
     private readonly opts: JobServiceOptions,
     /** The round loop when it runs in this process: a cancel stops the job's process before answering. */
@@ -92,7 +95,9 @@ export class JobService {
     const prof = await this.functions.profile(dir, req, model, dataset, datasetPath);
     const stepsPerEpoch = Math.max(1, Math.ceil(prof.trainExamples / req.batchSize));
     const epochs = req.epochs ?? Math.ceil(req.iterations! / stepsPerEpoch);
-    const maxWorkers = Math.min(req.maxWorkers ?? this.opts.slots, this.opts.slots);
+    const nodes = await (this.opts.capacity ?? fixedCapacity(this.opts.slots)).now();
+    if (nodes.spec.nodes * nodes.spec.gpusPerNode === 0) throw new PlatformError(ErrorCode.Conflict, 'no training capacity: no node is in the training virtual cluster (label one: kubectl label node <name> mlfaas.io/vc=training)', 'function');
+    const maxWorkers = maxWorkersOf(req.maxWorkers, nodes);
     const curve = curveFromProfile(prof.samples, maxWorkers);
     const id = randomUUID();
     const nowS = this.now();
@@ -122,11 +127,11 @@ export class JobService {
       curve: { gpus: [...curve.gpus], iterPerSec: [...curve.iterPerSec] },
     };
     const job = toTrainingJob(rec);
-    const st = schedulerState(await this.store.list(), this.opts.slots, this.opts.slotSeconds);
+    const st = schedulerState(await this.store.list(), nodes.spec, this.opts.slotSeconds);
     const d = admit(job, st, nowS, this.opts.policy);
     if (!d.admitted) {
       const alone = forecast(getPolicy(this.opts.policy), { ...st, jobs: [job] }, nowS).completion[id];
-      return { status: 409, body: rejectionBody(d, { job, admitted: st.jobs, now: nowS, capacity: this.opts.slots, noun: this.opts.noun, alone }) };
+      return { status: 409, body: rejectionBody(d, { job, admitted: st.jobs, now: nowS, capacity: nodes.spec.nodes * nodes.spec.gpusPerNode, noun: this.opts.noun, alone }) };
     }
     // what the round loop will do (a fresh policy instance: the loop's own memory stays untouched)
     const f = forecast(getPolicy(this.opts.policy), { ...st, jobs: [...st.jobs, job] }, nowS);

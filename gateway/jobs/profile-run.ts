@@ -18,6 +18,29 @@ export interface ModelProfile {
 /** Epochs a profile run trains: the first pays warm-up, the second is the one measured. */
 export const PROFILE_EPOCHS = 2;
 
+/** A harness run as profiling sees it: its exit code once every line was delivered, and a kill. */
+export interface HarnessHandle {
+  exited: Promise<number | null>;
+  kill(): void;
+}
+
+/**
+ * Starts one profile run of the harness with `env` (its own scratch checkpoint folder is the
+ * starter's business): a local process (`localHarness`) or a pod (Kubernetes).
+ */
+export type HarnessStarter = (env: Record<string, string>, onLine: (l: HarnessLine) => void, onText: (t: string) => void) => HarnessHandle;
+
+/** Profile runs as local processes of an image directory, each with a scratch checkpoint folder. */
+export function localHarness(dir: string, sandbox?: Omit<HarnessSandbox, 'id'>): HarnessStarter {
+  return (env, onLine, onText) => {
+    const ckpt = mkdtempSync(join(tmpdir(), 'mlfaas-profile-'));
+    const child = spawnHarness(dir, { ...env, CHECKPOINT_DIR: ckpt }, onLine, onText, sandbox && { ...sandbox, id: `profile-${basename(ckpt)}` });
+    const done = exited(child);
+    void done.then(() => rmSync(ckpt, { recursive: true, force: true }));
+    return { exited: done, kill: () => child.kill('SIGKILL') };
+  };
+}
+
 /**
  * The first job of a model runs a short profile: two epochs at 1 and at 2 workers with the job's
  * own settings (checkpoint every epoch, noise-scale pass), timed from outside. The second epoch's
@@ -26,37 +49,27 @@ export const PROFILE_EPOCHS = 2;
  * cost, last report to exit the exit cost. Bounded by `timeoutMs` per run. A run that fails is a
  * 400: the job as submitted cannot run (the harness's own message says why).
  */
-export async function profileModel(
-  dir: string,
-  env: Record<string, string>,
-  batchSize: number,
-  timeoutMs = 60_000,
-  sandbox?: Omit<HarnessSandbox, 'id'>,
-): Promise<ModelProfile> {
+export async function profileModel(start: HarnessStarter, env: Record<string, string>, batchSize: number, timeoutMs = 60_000): Promise<ModelProfile> {
   const samples: ProfileSample[] = [];
   let trainExamples = 0;
   let launchSeconds = 0;
   let exitSeconds = 0;
   for (const gpus of [1, 2] as const) {
-    const ckpt = mkdtempSync(join(tmpdir(), 'mlfaas-profile-'));
     const reports: Array<{ at: number; step: number }> = [];
     const text: string[] = [];
     const t0 = performance.now();
-    const child = spawnHarness(
-      dir,
-      { ...env, EPOCHS: String(PROFILE_EPOCHS), WORKERS: String(gpus), BATCH_SIZE: String(Math.max(batchSize, gpus)), CHECKPOINT_DIR: ckpt },
+    const run = start(
+      { ...env, EPOCHS: String(PROFILE_EPOCHS), WORKERS: String(gpus), BATCH_SIZE: String(Math.max(batchSize, gpus)) },
       (l: HarnessLine) => {
         if (l.type === 'start') trainExamples = Number(l.trainExamples) || trainExamples;
         if (l.type === 'progress') reports.push({ at: performance.now(), step: Number(l.step) || 0 });
       },
       (t) => text.push(t) > 20 && text.shift(),
-      sandbox && { ...sandbox, id: `profile-${basename(ckpt)}` },
     );
-    const t = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-    const code = await exited(child);
+    const t = setTimeout(() => run.kill(), timeoutMs);
+    const code = await run.exited;
     const tExit = performance.now();
     clearTimeout(t);
-    rmSync(ckpt, { recursive: true, force: true });
     const [a, b] = reports;
     if (code !== 0 || !b || !(b.step > a.step) || !(b.at > a.at)) {
       const fatal = text.find((l) => l.includes('fatal:')) ?? text.filter((l) => /Error/.test(l)).pop() ?? text.pop() ?? '';

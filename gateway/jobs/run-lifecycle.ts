@@ -1,4 +1,5 @@
-import type { RunnerEnd } from '../../autoscaler/live/training-jobs';
+import type { RunnerEnd, WorkerPlace } from '../../autoscaler/live/training-jobs';
+import { samePlace } from './training-capacity';
 
 /**
  * A training run's allocations and end, whatever runs it (a local process: `JobRunner`; a pod:
@@ -8,6 +9,8 @@ import type { RunnerEnd } from '../../autoscaler/live/training-jobs';
  */
 export abstract class RunLifecycle {
   workers = 0;
+  /** Where the running allocation is (undefined on one node). */
+  place?: WorkerPlace;
   readonly ended: Promise<RunnerEnd>;
   private resolveEnd!: (e: RunnerEnd) => void;
   protected finished?: RunnerEnd;
@@ -20,20 +23,21 @@ export abstract class RunLifecycle {
   /** Stops whatever runs now and waits until it is gone. */
   protected abstract stopRun(): Promise<void>;
 
-  /** Starts an allocation of `n` workers (from the checkpoint, if there is one). */
-  protected abstract startRun(n: number): Promise<void> | void;
+  /** Starts an allocation of `n` workers at `place` (from the checkpoint, if there is one). */
+  protected abstract startRun(n: number, place?: WorkerPlace): Promise<void> | void;
 
   /** Serialised: the next change waits for the previous stop/start. */
-  setWorkers(n: number): Promise<void> {
-    this.chain = this.chain.then(() => this.apply(n)).catch((e) => this.report(`runner: ${(e as Error).message}`));
+  setWorkers(n: number, place?: WorkerPlace): Promise<void> {
+    this.chain = this.chain.then(() => this.apply(n, place)).catch((e) => this.report(`runner: ${(e as Error).message}`));
     return this.chain;
   }
 
-  private async apply(n: number): Promise<void> {
-    if (this.finished || n === this.workers) return;
+  private async apply(n: number, place?: WorkerPlace): Promise<void> {
+    if (this.finished || (n === this.workers && samePlace(place, this.place))) return;
     await this.stopRun();
     this.workers = n;
-    if (n > 0) await this.startRun(n);
+    this.place = n > 0 ? place : undefined;
+    if (n > 0) await this.startRun(n, place);
   }
 
   protected end(e: RunnerEnd): void {

@@ -1,26 +1,24 @@
 import { join } from 'node:path';
 import type Redis from 'ioredis';
 import { ErrorCode, functionNotFound, PlatformError } from '../errors';
-import type { FunctionProvider, FunctionStatus } from '../providers/function-provider';
+import type { FunctionProvider } from '../providers/function-provider';
 import type { ImageStore } from '../providers/local/image-store';
 import type { Isolation } from '../providers/local/replica';
 import { datasetStoreDir, resolveDataset } from './dataset-store';
-import type { JobLauncher, RunnerHooks } from '../../autoscaler/live/training-jobs';
+import type { RunnerHooks } from '../../autoscaler/live/training-jobs';
 import type { HarnessSandbox } from './harness';
 import type { JobRecord } from './job-record';
 import { JobRequest } from './job-request';
 import { JobRunner } from './job-runner';
-import { ModelProfile, profileModel } from './profile-run';
-
-/** Profiles by function|model|dataset|batch (v2: wall-time curve with launch and exit costs). */
-const PROFILES = 'mlfaas:training-profiles:v2';
+import { localHarness, ModelProfile, profileModel } from './profile-run';
+import { cachedProfile, LocatedFunction, profileEnv, TrainingSource } from './training-source';
 
 /**
  * Where a training function's processes run from: its image, its datasets, its sandbox, and
  * the cached profile of a model of it (what admission needs of a function), and the launcher of
  * a job's process on this node (what the training round loop needs).
  */
-export class TrainingFunctions implements JobLauncher {
+export class TrainingFunctions implements TrainingSource {
   constructor(
     private readonly redis: Redis,
     private readonly provider: FunctionProvider,
@@ -30,7 +28,7 @@ export class TrainingFunctions implements JobLauncher {
   ) {}
 
   /** The training function and its image directory, or a 4xx naming the function. */
-  async locate(fn: string, namespace: string): Promise<{ status: FunctionStatus; dir: string }> {
+  async locate(fn: string, namespace: string): Promise<LocatedFunction> {
     const s = await this.provider.get({ name: fn, namespace });
     if (!s) throw functionNotFound(fn, namespace);
     if (s.kind !== 'training') throw new PlatformError(ErrorCode.Validation, `${fn} is not a training function (its image is ${s.kind})`, 'function');
@@ -53,14 +51,9 @@ export class TrainingFunctions implements JobLauncher {
 
   /** The model's profile at 1 and 2 workers: cached, or measured now by real runs. */
   async profile(dir: string, req: JobRequest, model: string, datasetName: string | undefined, datasetPath: string | undefined): Promise<ModelProfile> {
-    const key = `${req.namespace}/${req.function}|${model}|${datasetName ?? ''}|${req.batchSize}`;
-    const cached = await this.redis.hget(PROFILES, key);
-    if (cached) return JSON.parse(cached) as ModelProfile;
-    const env: Record<string, string> = { MODEL: model, LEARNING_RATE: String(req.learningRate) };
-    if (datasetPath) env.DATASET = datasetPath;
-    const p = await profileModel(dir, env, req.batchSize, undefined, await this.sandbox(req.function, req.namespace));
-    await this.redis.hset(PROFILES, key, JSON.stringify(p));
-    return p;
+    return cachedProfile(this.redis, req, model, datasetName, async () =>
+      profileModel(localHarness(dir, await this.sandbox(req.function, req.namespace)), profileEnv(req, model, datasetPath), req.batchSize),
+    );
   }
 
   /** The job's process, not started yet: the function's image and dataset are resolved again at every launch (the store may have changed since admission). */

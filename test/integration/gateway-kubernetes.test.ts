@@ -31,7 +31,7 @@ describe('gateway on the kubernetes provider', () => {
     cluster.addNode('node-a');
     cluster.start();
     redis = await testRedis();
-    const env = { MLFAAS_PROVIDER: 'kubernetes', MLFAAS_KUBE_SERVER: kube.url, MLFAAS_KUBE_TOKEN: 'gw', MLFAAS_KUBE_INSECURE: '1', MLFAAS_BASIC_AUTH: 'false', MLFAAS_AUTOSCALER: 'false' };
+    const env = { MLFAAS_PROVIDER: 'kubernetes', MLFAAS_KUBE_SERVER: kube.url, MLFAAS_KUBE_TOKEN: 'gw', MLFAAS_KUBE_INSECURE: '1', MLFAAS_KUBE_IMAGE_CHECK: 'off', MLFAAS_BASIC_AUTH: 'false', MLFAAS_AUTOSCALER: 'false' };
     a = await testGateway(redis.url, env);
     b = await testGateway(redis.url, env);
   });

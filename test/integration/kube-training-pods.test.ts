@@ -51,7 +51,7 @@ describe('training jobs as pods', () => {
   });
 
   it('builds the pod the plan names: node, hyper-parameters, checkpoint claim, grace period', () => {
-    const p = trainingPodFor(rec('abc', 5), 4, 'job-abc-1', { namespace: 'openfaas-fn', image: 'x:1', checkpointClaim: 'checkpoints', node: 'gpu-7', gpus: [0, 2] });
+    const p = trainingPodFor(rec('abc', 5), 4, 'job-abc-1', { namespace: 'openfaas-fn', image: 'x:1', checkpointClaim: 'checkpoints' }, { node: 'gpu-7', devices: [0, 2] });
     const c = p.spec!.containers[0];
     expect(Object.fromEntries(c.env!.map((e) => [e.name, e.value]))).toEqual(expect.objectContaining({ EPOCHS: '5', WORKERS: '4', BATCH_SIZE: '64', LEARNING_RATE: '0.1', CHECKPOINT_DIR: '/var/lib/mlfaas/checkpoints/abc', NVIDIA_VISIBLE_DEVICES: '0,2' }));
     expect(p.spec!.terminationGracePeriodSeconds).toBe(15);
@@ -68,19 +68,22 @@ describe('training jobs as pods', () => {
       namespace: 'openfaas-fn',
       image,
       checkpointClaim: 'checkpoints',
-      node: 'train-1',
     });
-    await job.setWorkers(2);
+    await job.setWorkers(2, { node: 'train-1', cpus: 2 });
     expect(await eventually(() => (progress[progress.length - 1]?.epoch ?? 0) >= 3, 60_000)).toBe(true);
     const first = kube.store.list('v1/pods', 'openfaas-fn').find((p) => p.metadata.labels?.['mlfaas.io/job'] === 'j1')!;
     expect(first.spec!.nodeName).toBe('train-1');
     const atSwitch = progress[progress.length - 1];
     // the plan changes: 1 worker (the kubelet SIGTERMs the pod; the harness checkpoints within the grace)
-    await job.setWorkers(1);
+    await job.setWorkers(1, { node: 'train-2', cpus: 1 });
     const end = await Promise.race([job.ended, new Promise((r) => setTimeout(() => r('timeout'), 90_000))]);
     expect({ end, logs: end === 'completed' ? [] : logs.slice(-5) }).toEqual({ end: 'completed', logs: [] });
     const pods = kube.requests.filter((r) => r.verb === 'create' && r.resource === '/pods').length;
     expect(pods).toBe(2);
+    // the second allocation ran on the other node, holding the one core the plan gave it
+    const left = kube.store.list('v1/pods', 'openfaas-fn').filter((p) => p.metadata.labels?.['mlfaas.io/job'] === 'j1');
+    expect(left.map((p) => [p.metadata.name, p.spec!.nodeName, p.status!.phase])).toEqual([['job-j1-2', 'train-2', 'Succeeded']]);
+    expect((left[0].spec!.containers as Array<{ resources: unknown }>)[0].resources).toEqual({ requests: { cpu: '1' }, limits: { cpu: '1' } });
     expect(kube.requests.some((r) => r.verb === 'delete' && r.resource === '/pods' && r.path.includes(`gracePeriodSeconds=${TRAINING_GRACE_S}`))).toBe(true);
     // the second pod resumed: its first report is not before where the first pod stopped
     const after = progress.slice(progress.indexOf(atSwitch) + 1);

@@ -13,8 +13,13 @@ import { kubeConfig } from '../../gateway/providers/kubernetes/kube-config';
 import { KubernetesProvider } from '../../gateway/providers/kubernetes/kubernetes-provider';
 import { KubeLease } from '../../gateway/providers/kubernetes/kube-lease';
 import { NodeAgent } from '../../gateway/providers/kubernetes/node-agent';
+import { KubeTrainingFunctions, kubeTrainingCapacity } from '../../gateway/providers/kubernetes/kube-training';
+import { KubeJob, TRAINING_FN_LABEL } from '../../gateway/providers/kubernetes/training-pods';
+import type { JobRecord } from '../../gateway/jobs/job-record';
+import { profileModel } from '../../gateway/jobs/profile-run';
+import { placeOf } from '../../gateway/jobs/training-capacity';
 import { parseDeployment } from '../../gateway/registry/function-spec';
-import { FakeCluster } from '../helpers/fake-kube/cluster';
+import { FakeCluster, type PodRuntime } from '../helpers/fake-kube/cluster';
 import { FakeKube, type Recorded } from '../helpers/fake-kube/server';
 import { aFunction } from '../helpers/fixtures';
 import { eventually } from '../helpers/platform';
@@ -62,7 +67,7 @@ function unknownFields(o: Any, type: string, path = ''): string[] {
 
 const MODEL: Record<string, string> = {
   Namespace: 'V1Namespace', ServiceAccount: 'V1ServiceAccount', ClusterRole: 'V1ClusterRole', ClusterRoleBinding: 'V1ClusterRoleBinding', Role: 'V1Role', RoleBinding: 'V1RoleBinding',
-  Secret: 'V1Secret', ConfigMap: 'V1ConfigMap', Service: 'V1Service', Deployment: 'V1Deployment', StatefulSet: 'V1StatefulSet', DaemonSet: 'V1DaemonSet',
+  Secret: 'V1Secret', ConfigMap: 'V1ConfigMap', Service: 'V1Service', Deployment: 'V1Deployment', StatefulSet: 'V1StatefulSet', DaemonSet: 'V1DaemonSet', PersistentVolumeClaim: 'V1PersistentVolumeClaim',
 };
 
 const example = (f: string) => parseAllDocuments(readFileSync(join(DIR, f), 'utf8'))[0].toJSON();
@@ -133,12 +138,28 @@ describe('deploy/kubernetes', () => {
     };
     const used = (reqs: Recorded[]) => new Set(reqs.map((r) => `${r.resource}:${r.verb}`));
 
+    /** Function pods run nothing; a training pod prints the harness's report lines and exits 0. */
+    const runtime: PodRuntime = async (pod, log) => {
+      if (!pod.metadata.labels?.[TRAINING_FN_LABEL]) return { podIP: '127.0.0.1', stop: async () => undefined };
+      let stop = false;
+      const exited = (async () => {
+        log(JSON.stringify({ type: 'start', trainExamples: 64 }));
+        for (let step = 1; step <= 2 && !stop; step++) {
+          await new Promise((r) => setTimeout(r, 30));
+          log(JSON.stringify({ type: 'progress', epoch: step, epochs: 2, step }));
+        }
+        log(JSON.stringify({ type: 'done' }));
+        return 0;
+      })();
+      return { podIP: '127.0.0.1', exited, stop: async () => void (stop = true) };
+    };
+
     async function record(run: (p: KubernetesProvider, kube: FakeKube) => Promise<void>): Promise<Set<string>> {
       const kube = new FakeKube({ token: 'r' });
       await kube.start();
       kube.store.create('v1/namespaces', undefined, { metadata: { name: 'openfaas-fn', annotations: { openfaas: '1' } } }, 'namespaces');
-      const cluster = new FakeCluster(kube, { readyDelayMs: 20 });
-      cluster.addNode('n1');
+      const cluster = new FakeCluster(kube, { readyDelayMs: 20, runtime });
+      cluster.addNode('n1', { labels: { 'mlfaas.io/vc': 'training' } });
       cluster.start();
       const p = new KubernetesProvider(kubeConfig({ server: kube.url, token: 'r', insecure: true }), { version: { release: 't', sha: 't' } });
       try {
@@ -154,7 +175,7 @@ describe('deploy/kubernetes', () => {
     const ref = { name: 'f', namespace: 'openfaas-fn' };
 
     it('gateway: the provider calls the API routes make', async () => {
-      const calls = await record(async (p) => {
+      const calls = await record(async (p, kube) => {
         await p.deploy(parseDeployment(aFunction('f').minScale(1).build()));
         await p.update(parseDeployment(aFunction('f').minScale(1).env('A', '1').build()));
         await p.get(ref);
@@ -170,6 +191,13 @@ describe('deploy/kubernetes', () => {
         await p.secrets.update({ name: 's', namespace: 'openfaas-fn', value: 'w' });
         await p.secrets.remove('s', 'openfaas-fn');
         await p.remove(ref);
+        // admission of a training job: the training nodes, and a profile run as a pod
+        const kc = kubeConfig({ server: kube.url, token: 'r', insecure: true });
+        const core = kc.makeApiClient(k8s.CoreV1Api);
+        const capacity = kubeTrainingCapacity(core, 2);
+        const training = new KubeTrainingFunctions(kc, core, undefined as never, p, capacity, { checkpointClaim: 'c', profileTimeoutMs: 10_000 });
+        const prof = await profileModel(training.profileStarter('img:1', 'openfaas-fn', 'f', await capacity.now()), {}, 32, 10_000);
+        expect(prof.trainExamples).toBe(64);
       });
       expect([...calls].sort()).toEqual([...granted('mlfaas-gateway')].sort());
     });
@@ -197,9 +225,18 @@ describe('deploy/kubernetes', () => {
         await lease.attempt();
         await lease.attempt();
         await lease.close();
+        // the training round loop: the training nodes, a job's pod followed to its end, and one deleted on a change
+        const kc = kubeConfig({ server: kube.url, token: 'r', insecure: true });
+        const core = kc.makeApiClient(k8s.CoreV1Api);
+        const nodes = await kubeTrainingCapacity(core, 2).now();
+        const rec = { id: 'job1', function: 'f', namespace: 'openfaas-fn', model: 'm', epochs: 2, batchSize: 8, learningRate: 0.1 } as unknown as JobRecord;
+        const job = new KubeJob(kc, core, rec, { progress: () => undefined, log: () => undefined }, { namespace: 'openfaas-fn', image: 'img:1', checkpointClaim: 'c' });
+        await job.setWorkers(1, placeOf(nodes, [0]));
+        await job.setWorkers(2, placeOf(nodes, [0, 1]));
+        expect(await job.ended).toBe('completed');
       });
-      // the deploy's creates are the gateway's; the Lease's create is the autoscaler's
-      const autoscaler = new Set([...replicaCalls].filter((c) => !/:create$/.test(c) || c.startsWith('coordination.k8s.io/leases')));
+      // the deploy's creates are the gateway's; the Lease's and the training pods' creates are the autoscaler's
+      const autoscaler = new Set([...replicaCalls].filter((c) => !/:create$/.test(c) || c.startsWith('coordination.k8s.io/leases') || c === '/pods:create'));
       expect([...autoscaler].sort()).toEqual([...granted('mlfaas-autoscaler')].sort());
     });
 

@@ -7,24 +7,48 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Config, REPO_ROOT } from '../../config';
 import type { FunctionProvider } from '../function-provider';
+import type { TrainingCapacity } from '../../jobs/training-capacity';
+import type { TrainingSource } from '../../jobs/training-source';
 import { discoverGpus } from '../local/gpus';
 import { readProfile } from '../local/profiler';
 import type { LeaderLease } from './kube-lease';
 import type { NodeAgent } from './node-agent';
 
+/**
+ * Loads a module of the Kubernetes side when it is first used. `require`, not `import()`: the
+ * mlfaas command runs TypeScript through tsx's CommonJS hook, which a dynamic import() bypasses
+ * (it fails with "Cannot find module" in a real process, though not under Jest).
+ */
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const load = <T>(id: string): T => require(id) as T;
+
 export async function startKubernetesProvider(cfg: Config, redis: Redis): Promise<FunctionProvider> {
-  const { kubeConfig } = await import('./kube-config');
-  const { KubernetesProvider } = await import('./kubernetes-provider');
-  const p = new KubernetesProvider(kubeConfig(cfg.kube), { version: cfg.version, profiles: (ref) => readProfile(redis, ref) });
+  const { kubeConfig } = load<typeof import('./kube-config')>('./kube-config');
+  const { KubernetesProvider } = load<typeof import('./kubernetes-provider')>('./kubernetes-provider');
+  const { registryImages } = load<typeof import('./registry-images')>('./registry-images');
+  const images = cfg.kubeImages.check === 'registry' ? registryImages({ insecure: cfg.kubeImages.insecure, timeoutMs: 10_000 }) : undefined;
+  const p = new KubernetesProvider(kubeConfig(cfg.kube), { version: cfg.version, profiles: (ref) => readProfile(redis, ref), images });
   await p.start();
   return p;
 }
 
+/** Training on the cluster: jobs as pods on the training virtual cluster's nodes, profiles as pods. */
+export async function startKubeTraining(cfg: Config, redis: Redis, provider: FunctionProvider): Promise<{ source: TrainingSource; capacity: TrainingCapacity }> {
+  const { kubeConfig } = load<typeof import('./kube-config')>('./kube-config');
+  const { KubeTrainingFunctions, kubeTrainingCapacity } = load<typeof import('./kube-training')>('./kube-training');
+  const { CoreV1Api } = load<typeof import('@kubernetes/client-node')>('@kubernetes/client-node');
+  const kc = kubeConfig(cfg.kube);
+  const core = kc.makeApiClient(CoreV1Api);
+  const capacity = kubeTrainingCapacity(core, cfg.training.slots);
+  const source = new KubeTrainingFunctions(kc, core, redis, provider, capacity, { checkpointClaim: cfg.training.checkpointClaim, profileTimeoutMs: cfg.training.profileTimeoutMs });
+  return { source, capacity };
+}
+
 /** `mlfaas node-agent` on a Kubernetes node: cgroup v1 (`/sys/fs/cgroup/cpu`) or v2 (`/sys/fs/cgroup`). */
 export async function startNodeAgent(cfg: Config, nodeName: string, port: number, log: (l: string) => void): Promise<NodeAgent> {
-  const { kubeConfig } = await import('./kube-config');
-  const { NodeAgent } = await import('./node-agent');
-  const { NODE_LIB_DIR } = await import('./manifests');
+  const { kubeConfig } = load<typeof import('./kube-config')>('./kube-config');
+  const { NodeAgent } = load<typeof import('./node-agent')>('./node-agent');
+  const { NODE_LIB_DIR } = load<typeof import('./manifests')>('./manifests');
   const v1 = existsSync('/sys/fs/cgroup/cpu/cpu.cfs_quota_us');
   const gpus = discoverGpus(cfg.gpus).gpus.length;
   const agent = new NodeAgent(kubeConfig(cfg.kube), {
@@ -42,8 +66,8 @@ export async function startNodeAgent(cfg: Config, nodeName: string, port: number
 
 /** The autoscaler's leader Lease in the namespace it runs in (POD_NAMESPACE, default mlfaas). */
 export async function kubeLeader(cfg: Config, name = 'mlfaas-autoscaler'): Promise<LeaderLease> {
-  const { kubeConfig } = await import('./kube-config');
-  const { KubeLease } = await import('./kube-lease');
-  const { CoordinationV1Api } = await import('@kubernetes/client-node');
+  const { kubeConfig } = load<typeof import('./kube-config')>('./kube-config');
+  const { KubeLease } = load<typeof import('./kube-lease')>('./kube-lease');
+  const { CoordinationV1Api } = load<typeof import('@kubernetes/client-node')>('@kubernetes/client-node');
   return new KubeLease(kubeConfig(cfg.kube).makeApiClient(CoordinationV1Api), process.env.POD_NAMESPACE ?? 'mlfaas', name, 5000);
 }

@@ -59,12 +59,16 @@ export function processRuntime(kube: FakeKube, images: ImageStore, cgroups?: Kub
       }
     }
     env.MLFAAS_SECRETS_DIR = secrets; // where the kubelet would have mounted /var/openfaas/secrets
-    const vols = (pod.spec!.volumes ?? []) as Array<{ name: string; persistentVolumeClaim?: { claimName: string } }>;
+    const vols = (pod.spec!.volumes ?? []) as Array<{ name: string; persistentVolumeClaim?: { claimName: string }; emptyDir?: object }>;
+    const scratch: string[] = [];
     for (const m of c.volumeMounts ?? []) {
-      const claim = vols.find((v) => v.name === m.name)?.persistentVolumeClaim?.claimName;
-      if (!claim) continue;
-      if (!claims[claim]) throw new Error(`FailedMount: persistentvolumeclaim "${claim}" not bound`);
-      for (const [k, v] of Object.entries(env)) if (v === m.mountPath || v.startsWith(`${m.mountPath}/`)) env[k] = claims[claim] + v.slice(m.mountPath.length);
+      const vol = vols.find((v) => v.name === m.name);
+      const claim = vol?.persistentVolumeClaim?.claimName;
+      if (claim && !claims[claim]) throw new Error(`FailedMount: persistentvolumeclaim "${claim}" not bound`);
+      // an emptyDir is a fresh folder of the pod's, removed with it
+      const host = claim ? claims[claim] : vol?.emptyDir ? scratch[scratch.push(mkdtempSync(join(tmpdir(), 'fake-kubelet-emptydir-'))) - 1] : undefined;
+      if (!host) continue;
+      for (const [k, v] of Object.entries(env)) if (v === m.mountPath || v.startsWith(`${m.mountPath}/`)) env[k] = host + v.slice(m.mountPath.length);
     }
     const [cmd, ...args] = m.fprocess.split(' ');
     const bin = cmd === 'node' ? process.execPath : cmd;
@@ -93,6 +97,7 @@ export function processRuntime(kube: FakeKube, images: ImageStore, cgroups?: Kub
         await exited;
         clearTimeout(t);
         rmSync(secrets, { recursive: true, force: true });
+        for (const d of scratch) rmSync(d, { recursive: true, force: true });
         for (const g of groups) {
           try {
             rmdirSync(g);
