@@ -190,8 +190,8 @@ async function main(argv: string[]): Promise<number> {
         log('mlfaas node-agent needs NODE_NAME (the downward API: spec.nodeName)');
         return 2;
       }
-      const agent = await startNodeAgent(cfg, node, Number(values.port ?? 9100), log);
-      onSignals(() => agent.stop());
+      const { agent, stop } = await startNodeAgent(cfg, node, Number(values.port ?? 9100), log);
+      onSignals(stop);
       log(`node agent on ${node}: ${JSON.stringify(agent.capacity())}, metrics on ${agent.url}/metrics`);
       return -1;
     }

@@ -10,14 +10,19 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { kubeConfig } from '../../gateway/providers/kubernetes/kube-config';
 import { KubernetesProvider } from '../../gateway/providers/kubernetes/kubernetes-provider';
-import { cfsQuotaFor, findPodCgroup, NodeAgent } from '../../gateway/providers/kubernetes/node-agent';
+import { NODE_LIB_DIR, NODE_MPS_DIR, NODE_TOKEND_DIR } from '../../gateway/providers/kubernetes/manifests';
+import { cfsQuotaFor, findPodCgroup, NodeAgent, podPids } from '../../gateway/providers/kubernetes/node-agent';
+import { type NodeGpu, startNodeGpu } from '../../gateway/providers/kubernetes/node-gpu';
+import { discoverGpus } from '../../gateway/providers/local/gpus';
+import { createTokendControl } from '../../gateway/providers/local/tokend-control';
+import { buildDir, haveCuda, limiterSo, make, stubDir } from '../native/helpers';
 import { ImageStore } from '../../gateway/providers/local/image-store';
 import { parseDeployment } from '../../gateway/registry/function-spec';
 import { FakeCluster } from '../helpers/fake-kube/cluster';
 import { processRuntime } from '../helpers/fake-kube/process-runtime';
 import { FakeKube } from '../helpers/fake-kube/server';
 import { aFunction } from '../helpers/fixtures';
-import { seedEchoHttp } from '../helpers/images';
+import { seedEchoHttp, seedImage } from '../helpers/images';
 import { eventually } from '../helpers/platform';
 
 const CPU = '/sys/fs/cgroup/cpu';
@@ -111,6 +116,84 @@ describe('findPodCgroup and cfsQuotaFor', () => {
     expect(await (await fetch(`${agent.url}/capacity`)).json()).toEqual({ node: 'node-a', cpus: expect.any(Number), gpus: 0 });
     expect(readFileSync(join(dir, 'node-lib', 'libmlfaas_limiter.so'), 'utf8')).toBe('not really a library');
   });
+});
+
+/**
+ * A GPU node (stub libcuda.so.1, MLFAAS_GPUS=stub:1): the node agent runs a real tokend, and a
+ * fractional-GPU pod, a real CUDA client process under the limiter (LD_PRELOAD from the node's
+ * hostPath, tokend's socket from the one the pod mounts), gets the autoscaler's quota on tokend's
+ * GPU window: tokend's own statistics show the pod's process at that quota.
+ */
+(writable && haveCuda ? describe : describe.skip)('node agent on a GPU node: tokend under the agent (root, cgroup v1, stub driver)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'mlfaas-node-gpu-'));
+  const run = mkdtempSync('/tmp/ng-'); // short: unix socket paths stay under 108 bytes
+  const roots = { cpu: join(CPU, `mlfaas-kube-gpu-${process.pid}`), cpuacct: join(ACCT, `mlfaas-kube-gpu-${process.pid}`) };
+  const kube = new FakeKube({ token: 'ng', podResize: false });
+  let cluster: FakeCluster;
+  let provider: KubernetesProvider;
+  let agent: NodeAgent;
+  let gpu: NodeGpu | undefined;
+
+  beforeAll(async () => {
+    make('test-progs');
+    const images = new ImageStore(join(dir, 'images'));
+    seedImage(images, 'test/gpu-launch:1', {}, { language: 'node', kind: 'inference', mode: 'http', fprocess: `${join(buildDir, 'prog_launch')} --seconds 120 --kernel-us 200` });
+    mkdirSync(join(run, 'lib'), { recursive: true });
+    await kube.start();
+    kube.store.create('v1/namespaces', undefined, { metadata: { name: 'openfaas-fn', annotations: { openfaas: '1' } } }, 'namespaces');
+    const hostPaths = { [NODE_LIB_DIR]: join(run, 'lib'), [NODE_TOKEND_DIR]: join(run, 'tokend'), [`${NODE_MPS_DIR}/pipe`]: join(run, 'mps', 'pipe') };
+    cluster = new FakeCluster(kube, { readyDelayMs: 50, runtime: processRuntime(kube, images, roots, {}, hostPaths) });
+    cluster.addNode('gpu-a', { labels: { 'mlfaas.io/vc': 'inference' }, gpus: 1 });
+    cluster.start();
+    const kc = kubeConfig({ server: kube.url, token: 'ng', insecure: true });
+    provider = new KubernetesProvider(kc, { version: { release: 't', sha: 't' } });
+    await provider.start();
+    gpu = await startNodeGpu(discoverGpus({ kind: 'stub', count: 1 }), { tokendDir: join(run, 'tokend'), mpsDir: join(run, 'mps'), windowMs: 20, log: () => undefined, onRestart: () => agent.reapply() });
+    agent = new NodeAgent(kc, { nodeName: 'gpu-a', cpuCgroupRoot: roots.cpu, cpuacctRoot: roots.cpuacct, gpus: 1, gpuQuota: gpu?.gpuQuota, limiter: { from: limiterSo, to: join(run, 'lib') } });
+    await agent.start();
+  }, 120_000);
+  afterAll(async () => {
+    await agent?.stop();
+    await gpu?.stop();
+    await provider?.close();
+    await cluster?.stop();
+    await kube.stop();
+    for (const r of Object.values(roots)) {
+      for (const d of [join(r, 'kubepods', 'burstable'), join(r, 'kubepods', 'besteffort'), join(r, 'kubepods'), r]) {
+        for (const e of existsSync(d) ? readdirSync(d).filter((x) => x.startsWith('pod')) : []) rmdirSafe(join(d, e));
+        rmdirSafe(d);
+      }
+    }
+    rmSync(dir, { recursive: true, force: true });
+    rmSync(run, { recursive: true, force: true });
+  });
+
+  it('starts tokend with a window per GPU and says MPS is not used on stub GPUs', async () => {
+    expect(gpu).toBeDefined();
+    expect(gpu!.describe).toMatch(/1 GPU\(s\) \(stub\); tokend window 20 ms/);
+    expect(gpu!.describe).toMatch(/MPS not started \(stub GPUs\)/);
+    expect((await createTokendControl(gpu!.tokend.controlPath).stats()).gpus).toBe(1);
+  });
+
+  it('puts a fractional-GPU pod\'s processes at the autoscaler\'s quota on tokend\'s GPU window', async () => {
+    const fn = aFunction('g').image('test/gpu-launch:1').label('mlfaas.gpu', '1').label('mlfaas.gpu.sm_share', '0.5').env('LD_LIBRARY_PATH', stubDir).minScale(1).build();
+    await provider.deploy(parseDeployment({ ...fn, limits: { cpu: '1' } }));
+    const pod = await eventually(() => kube.store.list('v1/pods', 'openfaas-fn').find((p) => p.status?.phase === 'Running'), 20_000);
+    expect(pod).toBeDefined();
+    const env = Object.fromEntries(((pod!.spec!.containers as Array<{ env: Array<{ name: string; value?: string }> }>)[0].env).map((e) => [e.name, e.value]));
+    expect(env).toEqual(expect.objectContaining({ LD_PRELOAD: `${NODE_LIB_DIR}/libmlfaas_limiter.so`, MLFAAS_TOKEND_SOCKET: `${NODE_TOKEND_DIR}/tokend.sock`, CUDA_MPS_ACTIVE_THREAD_PERCENTAGE: '50' }));
+    const control = createTokendControl(gpu!.tokend.controlPath);
+    const client = async () => (await control.stats()).clients.find((c) => c.device === 'gpu0');
+    expect(await eventually(client, 15_000)).toBeDefined(); // the limiter in the pod connected to the node's tokend
+    await provider.setQuota({ name: 'g', namespace: 'openfaas-fn' }, pod!.metadata.name!, 0.3);
+    const at = await eventually(async () => {
+      const c = await client();
+      return c && Math.abs(c.limit - 0.3) < 1e-6 ? c : undefined;
+    }, 10_000);
+    expect(at).toEqual(expect.objectContaining({ device: 'gpu0', request: expect.closeTo(0.3, 6), limit: expect.closeTo(0.3, 6) }));
+    const group = findPodCgroup(roots.cpu, pod!.metadata.uid!)!;
+    expect(podPids(group)).toContain(at!.pid); // the client is the pod's own process
+  }, 60_000);
 });
 
 function rmdirSafe(d: string): void {

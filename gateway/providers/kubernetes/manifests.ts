@@ -31,6 +31,8 @@ export const SECRETS_MOUNT = '/var/openfaas/secrets';
 /** Where the node agent puts the limiter library and tokend's socket on every GPU node. */
 export const NODE_LIB_DIR = '/var/lib/mlfaas/lib';
 export const NODE_TOKEND_DIR = '/var/run/mlfaas/tokend';
+/** The node agent's MPS control daemon's folders (pipe: what clients read; log). */
+export const NODE_MPS_DIR = '/var/run/mlfaas/mps';
 
 type Obj = Record<string, unknown>;
 
@@ -79,9 +81,19 @@ export function podTemplate(spec: FunctionSpec): Obj {
     mounts.push({ name: 'temp', mountPath: '/tmp' });
   }
   if (share !== undefined) {
-    volumes.push({ name: 'mlfaas-lib', hostPath: { path: NODE_LIB_DIR, type: 'Directory' } }, { name: 'mlfaas-tokend', hostPath: { path: NODE_TOKEND_DIR, type: 'Directory' } });
-    mounts.push({ name: 'mlfaas-lib', mountPath: NODE_LIB_DIR, readOnly: true }, { name: 'mlfaas-tokend', mountPath: NODE_TOKEND_DIR });
-    env.push({ name: 'LD_PRELOAD', value: `${NODE_LIB_DIR}/libmlfaas_limiter.so` }, { name: 'MLFAAS_TOKEND_SOCKET', value: `${NODE_TOKEND_DIR}/tokend.sock` });
+    volumes.push(
+      { name: 'mlfaas-lib', hostPath: { path: NODE_LIB_DIR, type: 'Directory' } },
+      { name: 'mlfaas-tokend', hostPath: { path: NODE_TOKEND_DIR, type: 'Directory' } },
+      { name: 'mlfaas-mps', hostPath: { path: `${NODE_MPS_DIR}/pipe`, type: 'DirectoryOrCreate' } },
+    );
+    mounts.push({ name: 'mlfaas-lib', mountPath: NODE_LIB_DIR, readOnly: true }, { name: 'mlfaas-tokend', mountPath: NODE_TOKEND_DIR }, { name: 'mlfaas-mps', mountPath: `${NODE_MPS_DIR}/pipe` });
+    env.push(
+      { name: 'LD_PRELOAD', value: `${NODE_LIB_DIR}/libmlfaas_limiter.so` },
+      { name: 'MLFAAS_TOKEND_SOCKET', value: `${NODE_TOKEND_DIR}/tokend.sock` },
+      // the SM share, served by the node agent's MPS control daemon (a client without a daemon runs unshared)
+      { name: 'CUDA_MPS_PIPE_DIRECTORY', value: `${NODE_MPS_DIR}/pipe` },
+      { name: 'CUDA_MPS_ACTIVE_THREAD_PERCENTAGE', value: String(Math.max(1, Math.round(share * 100))) },
+    );
   }
   const probe = (path: string) => ({ httpGet: { path, port: WATCHDOG_PORT }, initialDelaySeconds: 0, periodSeconds: 2, timeoutSeconds: 1, failureThreshold: 3 });
   const selector = nodeSelectorOf(spec.constraints);

@@ -23,6 +23,9 @@ import { Gauge, Registry } from 'prom-client';
 import { cpuCores } from '../local/cgroups';
 import { CFS_PERIOD_US, cpuFiles, cpuMaxLine, usageUs } from '../local/cpu-values';
 import { CPU_BASE_ANNOTATION, FN_LABEL, GPU_SHARE_ANNOTATION } from './manifests';
+
+/** The GPU a fractional-GPU pod's quota is on (tokend's `gpuN`; default 0). */
+export const GPU_DEVICE_ANNOTATION = 'mlfaas.io/gpu-device';
 import { QUOTA_ANNOTATION } from './pods';
 
 export interface NodeAgentOptions {
@@ -33,8 +36,8 @@ export interface NodeAgentOptions {
   cpuacctRoot?: string;
   /** GPUs found on the node. */
   gpus: number;
-  /** Sets a process's quota on tokend's GPU window (absent: tokend not running on this node). */
-  gpuQuota?: (pid: number, quota: number) => Promise<void>;
+  /** Sets a process's quota on tokend's window of GPU `device` (absent: tokend not running on this node). */
+  gpuQuota?: (pid: number, device: number, quota: number) => Promise<void>;
   /** The limiter library to install, and where pods mount it from. */
   limiter?: { from: string; to: string };
   port?: number;
@@ -154,11 +157,20 @@ export class NodeAgent {
     if (f.period) writeFileSync(join(dir, f.period), String(CFS_PERIOD_US));
     writeFileSync(join(dir, f.quota), f.period ? String(us) : cpuMaxLine(us));
     if (a[GPU_SHARE_ANNOTATION] && this.opts.gpuQuota) {
-      for (const pid of podPids(dir)) await this.opts.gpuQuota(pid, quota);
+      const pids = podPids(dir);
+      // its processes are not there yet: the pod's next update (Ready) applies the GPU quota
+      if (pids.length === 0) return;
+      for (const pid of pids) await this.opts.gpuQuota(pid, Number(a[GPU_DEVICE_ANNOTATION] ?? 0), quota);
     }
     this.applied.set(p.metadata!.uid!, key);
     this.quotaGauge.set(this.labels(p), quota);
     this.opts.log?.(`node-agent: ${p.metadata!.namespace}/${p.metadata!.name} quota ${quota}`);
+  }
+
+  /** Applies every pod's quota again (tokend restarted with no rules). */
+  reapply(): void {
+    this.applied.clear();
+    for (const p of this.pods.values()) void this.apply(p).catch((e: Error) => this.opts.log?.(`node-agent: ${p.metadata?.name}: ${e.message}`));
   }
 
   private sampleUsage(): void {

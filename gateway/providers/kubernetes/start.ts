@@ -44,24 +44,48 @@ export async function startKubeTraining(cfg: Config, redis: Redis, provider: Fun
   return { source, capacity };
 }
 
-/** `mlfaas node-agent` on a Kubernetes node: cgroup v1 (`/sys/fs/cgroup/cpu`) or v2 (`/sys/fs/cgroup`). */
-export async function startNodeAgent(cfg: Config, nodeName: string, port: number, log: (l: string) => void): Promise<NodeAgent> {
+/**
+ * `mlfaas node-agent` on a Kubernetes node: cgroup v1 (`/sys/fs/cgroup/cpu`) or v2
+ * (`/sys/fs/cgroup`); on a GPU node also tokend and the MPS control daemon (`node-gpu.ts`).
+ * `MLFAAS_NODE_RUN_DIR` moves their folders from /var/run/mlfaas (tests).
+ */
+export async function startNodeAgent(cfg: Config, nodeName: string, port: number, log: (l: string) => void): Promise<{ agent: NodeAgent; stop(): Promise<void> }> {
   const { kubeConfig } = load<typeof import('./kube-config')>('./kube-config');
   const { NodeAgent } = load<typeof import('./node-agent')>('./node-agent');
-  const { NODE_LIB_DIR } = load<typeof import('./manifests')>('./manifests');
+  const { NODE_LIB_DIR, NODE_MPS_DIR, NODE_TOKEND_DIR } = load<typeof import('./manifests')>('./manifests');
+  const { startNodeGpu } = load<typeof import('./node-gpu')>('./node-gpu');
   const v1 = existsSync('/sys/fs/cgroup/cpu/cpu.cfs_quota_us');
-  const gpus = discoverGpus(cfg.gpus).gpus.length;
-  const agent = new NodeAgent(kubeConfig(cfg.kube), {
+  const gpus = discoverGpus(cfg.gpus);
+  const run = process.env.MLFAAS_NODE_RUN_DIR;
+  let agent: NodeAgent | undefined;
+  const gpu = cfg.tokend
+    ? await startNodeGpu(gpus, {
+        tokendDir: run ? join(run, 'tokend') : NODE_TOKEND_DIR,
+        mpsDir: run ? join(run, 'mps') : NODE_MPS_DIR,
+        windowMs: cfg.tokendWindowMs,
+        log,
+        onRestart: () => agent?.reapply(),
+      })
+    : undefined;
+  agent = new NodeAgent(kubeConfig(cfg.kube), {
     nodeName,
     cpuCgroupRoot: v1 ? '/sys/fs/cgroup/cpu' : '/sys/fs/cgroup',
     cpuacctRoot: v1 ? '/sys/fs/cgroup/cpuacct' : '/sys/fs/cgroup',
-    gpus,
+    gpus: gpus.gpus.length,
+    gpuQuota: gpu?.gpuQuota,
     limiter: { from: join(REPO_ROOT, 'native', 'build', 'liblimiter.so'), to: NODE_LIB_DIR },
     port,
     log,
   });
   await agent.start();
-  return agent;
+  const a = agent;
+  return {
+    agent: a,
+    async stop() {
+      await a.stop();
+      await gpu?.stop();
+    },
+  };
 }
 
 /** The autoscaler's leader Lease in the namespace it runs in (POD_NAMESPACE, default mlfaas). */

@@ -72,8 +72,7 @@ export class MpsDaemon {
    * Starts the daemon, or says why not. Used only where every replica runs as the platform's own
    * uid (see `mpsUnusable`), so the directories are the platform user's, 0755.
    */
-  static start(bin: string, dataDir: string): { daemon?: MpsDaemon; why: string } {
-    const dirs = mpsDirs(dataDir);
+  static start(bin: string, dataDir: string, dirs: MpsDirs = mpsDirs(dataDir)): { daemon?: MpsDaemon; why: string } {
     mkdirSync(dirs.pipe, { recursive: true, mode: 0o755 });
     mkdirSync(dirs.log, { recursive: true, mode: 0o755 });
     chmodSync(dirname(dirs.pipe), 0o755);

@@ -34,11 +34,12 @@ const limitUs = (resources: unknown) => {
 };
 
 /**
- * `claims`: a host folder per PersistentVolumeClaim name (the volume a claim is bound to). A
- * container's env values under one of its mounts are rewritten to the host folder, since the
- * process runs without a mount namespace of its own.
+ * `claims`: a host folder per PersistentVolumeClaim name (the volume a claim is bound to);
+ * `hostPaths`: where the test keeps a node folder a hostPath volume names. A container's env values
+ * under one of its mounts are rewritten to the host folder, since the process runs without a mount
+ * namespace of its own.
  */
-export function processRuntime(kube: FakeKube, images: ImageStore, cgroups?: KubeletCgroups, claims: Record<string, string> = {}): PodRuntime {
+export function processRuntime(kube: FakeKube, images: ImageStore, cgroups?: KubeletCgroups, claims: Record<string, string> = {}, hostPaths: Record<string, string> = {}): PodRuntime {
   return async (pod, log) => {
     const c = (pod.spec!.containers as Array<{ image: string; env?: Env[]; ports?: Array<{ containerPort: number }>; volumeMounts?: Array<{ name: string; mountPath: string }> }>)[0];
     const m = images.find(c.image);
@@ -59,14 +60,18 @@ export function processRuntime(kube: FakeKube, images: ImageStore, cgroups?: Kub
       }
     }
     env.MLFAAS_SECRETS_DIR = secrets; // where the kubelet would have mounted /var/openfaas/secrets
-    const vols = (pod.spec!.volumes ?? []) as Array<{ name: string; persistentVolumeClaim?: { claimName: string }; emptyDir?: object }>;
+    const vols = (pod.spec!.volumes ?? []) as Array<{ name: string; persistentVolumeClaim?: { claimName: string }; emptyDir?: object; hostPath?: { path: string } }>;
     const scratch: string[] = [];
     for (const m of c.volumeMounts ?? []) {
       const vol = vols.find((v) => v.name === m.name);
       const claim = vol?.persistentVolumeClaim?.claimName;
       if (claim && !claims[claim]) throw new Error(`FailedMount: persistentvolumeclaim "${claim}" not bound`);
       // an emptyDir is a fresh folder of the pod's, removed with it
-      const host = claim ? claims[claim] : vol?.emptyDir ? scratch[scratch.push(mkdtempSync(join(tmpdir(), 'fake-kubelet-emptydir-'))) - 1] : undefined;
+      const host = claim
+        ? claims[claim]
+        : vol?.emptyDir
+          ? scratch[scratch.push(mkdtempSync(join(tmpdir(), 'fake-kubelet-emptydir-'))) - 1]
+          : vol?.hostPath && hostPaths[vol.hostPath.path]; // the node's folder, as the test lays the node out
       if (!host) continue;
       for (const [k, v] of Object.entries(env)) if (v === m.mountPath || v.startsWith(`${m.mountPath}/`)) env[k] = host + v.slice(m.mountPath.length);
     }
