@@ -36,9 +36,10 @@ export async function startAutoscaler(cfg: Config, redis: Redis, provider: Funct
  * loop, started from the node's image store in the agent's sandbox. On Kubernetes it runs in the
  * autoscaler process, and the jobs are pods on the training nodes (`capacity`).
  */
-export async function startTrainingLoop(cfg: Config, redis: Redis, book: JobBook, launcher: JobLauncher, noun: SlotNoun, capacity?: TrainingCapacity): Promise<TrainingLoop> {
+export async function startTrainingLoop(cfg: Config, redis: Redis, book: JobBook, launcher: JobLauncher, noun: SlotNoun, capacity?: TrainingCapacity, beforeRound?: () => Promise<void>): Promise<TrainingLoop> {
   const loop = new TrainingLoop(redis, book, launcher, {
     capacity,
+    beforeRound,
     policy: cfg.training.policy,
     slotSeconds: cfg.training.slotSeconds,
     slots: cfg.training.slots,

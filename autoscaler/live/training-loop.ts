@@ -22,6 +22,8 @@ export interface TrainingLoopOptions {
   noun: SlotNoun;
   /** The training nodes (a cluster's); default: one node of `slots`. */
   capacity?: TrainingCapacity;
+  /** Run at the start of each round while leading (on Kubernetes: FaPES' loans and reclaims of nodes). */
+  beforeRound?: () => Promise<void>;
 }
 
 const iso = (s: number) => new Date(s * 1000).toISOString();
@@ -169,6 +171,7 @@ export class TrainingLoop {
 
   private async roundOnce(): Promise<void> {
     if (!this.lease.isHeld) return;
+    await this.opts.beforeRound?.().catch((e: Error) => process.stderr.write(`[mlfaas] training: before the round: ${e.message}\n`));
     const { st, nodes } = await this.state();
     const live = new Set(st.jobs.map((j) => j.id));
     for (const [id, runner] of this.runners) if (!live.has(id)) void runner.cancel(); // cancelled elsewhere

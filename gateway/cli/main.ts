@@ -173,7 +173,7 @@ async function main(argv: string[]): Promise<number> {
       const a = await startAutoscaler(cfg, redis, provider, kube ? await kubeLeader(cfg) : undefined);
       // on Kubernetes the training round loop runs here too: its jobs are pods, not children of an agent
       const training = kube ? await startKubeTraining(cfg, redis, provider) : undefined;
-      const loop = training && (await startTrainingLoop(cfg, redis, new JobStore(redis), training.source, slotNounOf(provider.info()), training.capacity));
+      const loop = training && (await startTrainingLoop(cfg, redis, new JobStore(redis), training.source, slotNounOf(provider.info()), training.capacity, training.manageNodes));
       onSignals(async () => {
         await loop?.close();
         await a.close();

@@ -93,4 +93,24 @@ describe('training jobs as pods', () => {
     expect(progress[progress.length - 1]).toEqual(expect.objectContaining({ epoch: 12, epochs: 12 }));
     expect(progress[progress.length - 1].accuracy).toBeGreaterThan(0.8);
   }, 150_000);
+
+  it('an evicted pod (its node reclaimed) is not a failure: the job waits for its next allocation and resumes from the checkpoint', async () => {
+    const progress: JobProgress[] = [];
+    const logs: string[] = [];
+    const job = new KubeJob(kubeConfig({ server: kube.url, token: 'tr', insecure: true }), core, rec('j2', 10), { progress: (p) => progress.push(p), log: (t) => logs.push(t) }, { namespace: 'openfaas-fn', image, checkpointClaim: 'checkpoints' });
+    await job.setWorkers(1, { node: 'train-1', cpus: 1 });
+    expect(await eventually(() => (progress[progress.length - 1]?.epoch ?? 0) >= 2, 60_000)).toBe(true);
+    const name = kube.store.list('v1/pods', 'openfaas-fn').find((p) => p.metadata.labels?.['mlfaas.io/job'] === 'j2')!.metadata.name!;
+    await core.createNamespacedPodEviction({ name, namespace: 'openfaas-fn', body: { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name, namespace: 'openfaas-fn' } } });
+    expect(await eventually(() => job.workers === 0, 30_000)).toBe(true);
+    expect(logs.join('\n')).toMatch(/was evicted or deleted; the next round places the job again/);
+    const atEviction = progress[progress.length - 1];
+    // the loop's next round: an allocation on the other node
+    await job.setWorkers(1, { node: 'train-2', cpus: 1 });
+    const end = await Promise.race([job.ended, new Promise((r) => setTimeout(() => r('timeout'), 90_000))]);
+    expect(end).toBe('completed');
+    const after = progress.slice(progress.indexOf(atEviction) + 1);
+    expect(after[0].epoch).toBeGreaterThanOrEqual(atEviction.epoch - 1); // from its checkpoint, not from scratch
+    expect(logs.filter((l) => /restarting from the checkpoint|giving up/.test(l))).toEqual([]); // no failure counted
+  }, 150_000);
 });

@@ -15,6 +15,8 @@ import { KubeLease } from '../../gateway/providers/kubernetes/kube-lease';
 import { NodeAgent } from '../../gateway/providers/kubernetes/node-agent';
 import { KubeTrainingFunctions, kubeTrainingCapacity } from '../../gateway/providers/kubernetes/kube-training';
 import { KubeJob, TRAINING_FN_LABEL } from '../../gateway/providers/kubernetes/training-pods';
+import { manageVirtualClusters } from '../../gateway/providers/kubernetes/vc-manager';
+import { moveNode } from '../../gateway/providers/kubernetes/virtual-clusters';
 import type { JobRecord } from '../../gateway/jobs/job-record';
 import { profileModel } from '../../gateway/jobs/profile-run';
 import { placeOf } from '../../gateway/jobs/training-capacity';
@@ -159,7 +161,8 @@ describe('deploy/kubernetes', () => {
       await kube.start();
       kube.store.create('v1/namespaces', undefined, { metadata: { name: 'openfaas-fn', annotations: { openfaas: '1' } } }, 'namespaces');
       const cluster = new FakeCluster(kube, { readyDelayMs: 20, runtime });
-      cluster.addNode('n1', { labels: { 'mlfaas.io/vc': 'training' } });
+      cluster.addNode('n1', { labels: { 'mlfaas.io/vc': 'inference', 'mlfaas.io/home-vc': 'inference' } });
+      cluster.addNode('t1', { labels: { 'mlfaas.io/vc': 'training' } });
       cluster.start();
       const p = new KubernetesProvider(kubeConfig({ server: kube.url, token: 'r', insecure: true }), { version: { release: 't', sha: 't' } });
       try {
@@ -234,9 +237,13 @@ describe('deploy/kubernetes', () => {
         await job.setWorkers(1, placeOf(nodes, [0]));
         await job.setWorkers(2, placeOf(nodes, [0, 1]));
         expect(await job.ended).toBe('completed');
+        // FaPES' manager: the inference nodes and the pods on them, and a node moved (cordon, evict, relabel)
+        await manageVirtualClusters(core);
+        const moved = await moveNode(core, 'n1', 'training');
+        expect(moved.evicted.length).toBeGreaterThan(0);
       });
       // the deploy's creates are the gateway's; the Lease's and the training pods' creates are the autoscaler's
-      const autoscaler = new Set([...replicaCalls].filter((c) => !/:create$/.test(c) || c.startsWith('coordination.k8s.io/leases') || c === '/pods:create'));
+      const autoscaler = new Set([...replicaCalls].filter((c) => !/:create$/.test(c) || c.startsWith('coordination.k8s.io/leases') || c === '/pods:create' || c === '/pods/eviction:create'));
       expect([...autoscaler].sort()).toEqual([...granted('mlfaas-autoscaler')].sort());
     });
 

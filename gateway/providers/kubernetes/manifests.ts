@@ -120,6 +120,9 @@ export function podTemplate(spec: FunctionSpec): Obj {
     podSpec.runtimeClassName = 'nvidia';
     podSpec.tolerations = [{ key: 'nvidia.com/gpu', operator: 'Exists', effect: 'NoSchedule' }];
     podSpec.affinity = { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: VC_LABEL, operator: 'In', values: ['inference'] }] }] } } };
+  } else {
+    // off the training virtual cluster's nodes (and so off a node loaned to it); a cluster without the labels is unaffected
+    podSpec.affinity = { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: VC_LABEL, operator: 'NotIn', values: ['training'] }] }] } } };
   }
   return {
     metadata: {

@@ -33,7 +33,7 @@ export async function startKubernetesProvider(cfg: Config, redis: Redis): Promis
 }
 
 /** Training on the cluster: jobs as pods on the training virtual cluster's nodes, profiles as pods. */
-export async function startKubeTraining(cfg: Config, redis: Redis, provider: FunctionProvider): Promise<{ source: TrainingSource; capacity: TrainingCapacity }> {
+export async function startKubeTraining(cfg: Config, redis: Redis, provider: FunctionProvider): Promise<{ source: TrainingSource; capacity: TrainingCapacity; manageNodes(): Promise<void> }> {
   const { kubeConfig } = load<typeof import('./kube-config')>('./kube-config');
   const { KubeTrainingFunctions, kubeTrainingCapacity } = load<typeof import('./kube-training')>('./kube-training');
   const { CoreV1Api } = load<typeof import('@kubernetes/client-node')>('@kubernetes/client-node');
@@ -41,7 +41,13 @@ export async function startKubeTraining(cfg: Config, redis: Redis, provider: Fun
   const core = kc.makeApiClient(CoreV1Api);
   const capacity = kubeTrainingCapacity(core, cfg.training.slots);
   const source = new KubeTrainingFunctions(kc, core, redis, provider, capacity, { checkpointClaim: cfg.training.checkpointClaim, profileTimeoutMs: cfg.training.profileTimeoutMs });
-  return { source, capacity };
+  const { manageVirtualClusters } = load<typeof import('./vc-manager')>('./vc-manager');
+  // FaPES: loan idle inference nodes (labelled mlfaas.io/home-vc=inference) to training, reclaim them under load
+  const manageNodes = async () => {
+    const r = await manageVirtualClusters(core);
+    for (const m of r?.moves ?? []) process.stderr.write(`[mlfaas] virtual clusters: ${m.node} ${m.from ?? '-'} → ${m.to} (inference needs ${r!.demand} node(s); ${r!.decision.reason}; evicted ${m.evicted.length} pod(s))\n`);
+  };
+  return { source, capacity, manageNodes };
 }
 
 /**

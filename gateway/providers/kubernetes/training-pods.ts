@@ -111,6 +111,15 @@ export class KubeJob extends RunLifecycle implements JobProcess {
       if (this.pod !== pod) return; // deleted on purpose for a new allocation
       this.pod = undefined;
       if (code === 0 && done) return this.end('completed');
+      if (code === null) {
+        // gone without an exit: evicted (its node reclaimed for inference, drained) or deleted by
+        // someone else. Not a failure: it checkpointed in its grace period, and the loop's next
+        // round starts it again where the plan says.
+        this.hooks.log(`training pod ${name} was evicted or deleted; the next round places the job again`);
+        this.workers = 0;
+        this.place = undefined;
+        return;
+      }
       this.failures++;
       this.hooks.log(`training pod ${name} ended ${code === null ? 'without an exit code (gone)' : `with exit code ${code}`}${this.failures < 3 ? '; restarting from the checkpoint' : '; giving up'}`);
       if (this.failures >= 3) return this.end('failed');

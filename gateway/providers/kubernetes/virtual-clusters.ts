@@ -8,6 +8,7 @@
 import type { CoreV1Api, V1Node } from '@kubernetes/client-node';
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { FN_LABEL, VC_LABEL } from './manifests';
+import { JOB_LABEL } from './training-pods';
 
 export type VirtualCluster = 'inference' | 'training';
 const MERGE = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
@@ -26,12 +27,17 @@ export async function virtualClusters(core: CoreV1Api): Promise<Record<VirtualCl
   return { inference: of('inference'), training: of('training') };
 }
 
-/** Moves `node` into `to`: cordon, evict the mlfaas pods on it, relabel, uncordon. */
+/**
+ * Moves `node` into `to`: cordon, evict the other cluster's mlfaas pods on it (function replicas
+ * when it goes to training, training jobs' pods when it comes back to inference), relabel, uncordon.
+ */
 export async function moveNode(core: CoreV1Api, node: string, to: VirtualCluster): Promise<MoveReport> {
   const n = await core.readNode({ name: node });
   const from = n.metadata?.labels?.[VC_LABEL] as VirtualCluster | undefined;
   await core.patchNode({ name: node, body: { spec: { unschedulable: true } } }, MERGE);
-  const pods = (await core.listPodForAllNamespaces({ labelSelector: FN_LABEL, fieldSelector: `spec.nodeName=${node}` })).items;
+  const pods = (await core.listPodForAllNamespaces({ labelSelector: to === 'training' ? FN_LABEL : JOB_LABEL, fieldSelector: `spec.nodeName=${node}` })).items.filter(
+    (p) => p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed',
+  );
   const evicted: string[] = [];
   for (const p of pods) {
     const name = p.metadata!.name!;
