@@ -4,13 +4,11 @@
  * autoscaler's replicas need it back it is reclaimed, the training pod on it is evicted, and the
  * replica that waited Pending is scheduled there.
  */
-import { CoreV1Api, type V1Node, type V1Pod } from '@kubernetes/client-node';
-import { kubeConfig } from '../../gateway/providers/kubernetes/kube-config';
-import { KubernetesProvider } from '../../gateway/providers/kubernetes/kubernetes-provider';
+import type { CoreV1Api, V1Node, V1Pod } from '@kubernetes/client-node';
+import type { KubernetesProvider } from '../../gateway/providers/kubernetes/kubernetes-provider';
 import { inferenceDemand, manageVirtualClusters } from '../../gateway/providers/kubernetes/vc-manager';
 import { parseDeployment } from '../../gateway/registry/function-spec';
-import { FakeCluster } from '../helpers/fake-kube/cluster';
-import { FakeKube } from '../helpers/fake-kube/server';
+import { type ProviderCluster, startProviderCluster } from '../helpers/fake-kube/provider-cluster';
 import { aFunction } from '../helpers/fixtures';
 import { eventually } from '../helpers/platform';
 
@@ -33,32 +31,19 @@ describe('inference demand in nodes', () => {
 });
 
 describe('loan and reclaim of nodes, live', () => {
-  const kube = new FakeKube({ token: 'vm' });
-  let cluster: FakeCluster;
+  let k: ProviderCluster;
   let provider: KubernetesProvider;
   let core: CoreV1Api;
   const ref = { name: 'f', namespace: 'openfaas-fn' };
-  const vc = (n: string) => kube.store.get('v1/nodes', undefined, n)!.metadata.labels!['mlfaas.io/vc'];
-  const running = () => kube.store.list('v1/pods', 'openfaas-fn').filter((p) => p.metadata.labels?.faas_function === 'f' && p.status?.phase === 'Running');
+  const vc = (n: string) => k.kube.store.get('v1/nodes', undefined, n)!.metadata.labels!['mlfaas.io/vc'];
+  const running = () => k.kube.store.list('v1/pods', 'openfaas-fn').filter((p) => p.metadata.labels?.faas_function === 'f' && p.status?.phase === 'Running');
 
   beforeAll(async () => {
-    await kube.start();
-    kube.store.create('v1/namespaces', undefined, { metadata: { name: 'openfaas-fn', annotations: { openfaas: '1' } } }, 'namespaces');
-    cluster = new FakeCluster(kube, { readyDelayMs: 20 });
-    cluster.addNode('inf-1', { labels: { 'mlfaas.io/vc': 'inference', 'mlfaas.io/home-vc': 'inference' }, cpu: '2' });
-    cluster.addNode('inf-2', { labels: { 'mlfaas.io/vc': 'inference', 'mlfaas.io/home-vc': 'inference' }, cpu: '2' });
-    cluster.addNode('train-1', { labels: { 'mlfaas.io/vc': 'training' }, cpu: '2' });
-    cluster.start();
-    const kc = kubeConfig({ server: kube.url, token: 'vm', insecure: true });
-    provider = new KubernetesProvider(kc, { version: { release: 't', sha: 't' } });
-    await provider.start();
-    core = kc.makeApiClient(CoreV1Api);
+    const home = { 'mlfaas.io/vc': 'inference', 'mlfaas.io/home-vc': 'inference' };
+    k = await startProviderCluster({ 'inf-1': { labels: home, cpu: '2' }, 'inf-2': { labels: home, cpu: '2' }, 'train-1': { labels: { 'mlfaas.io/vc': 'training' }, cpu: '2' } });
+    ({ provider, core } = k);
   });
-  afterAll(async () => {
-    await provider.close();
-    await cluster.stop();
-    await kube.stop();
-  });
+  afterAll(() => k?.stop());
 
   it('loans the idle inference node, not the one a replica runs on', async () => {
     await provider.deploy(parseDeployment({ ...aFunction('f').minScale(1).maxScale(4).build(), requests: { cpu: '1' }, limits: { cpu: '1' } }));
@@ -72,7 +57,7 @@ describe('loan and reclaim of nodes, live', () => {
     expect((await manageVirtualClusters(core))!.moves).toEqual([]); // steady: nothing moves
     // a training job's pod runs on the loaned node
     await core.createNamespacedPod({ namespace: 'openfaas-fn', body: { metadata: { name: 'job-j1-1', labels: { 'mlfaas.io/job': 'j1' } }, spec: { affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: [idle] }] }] } } }, containers: [{ name: 'train', image: 'x' }] } } });
-    expect(await eventually(() => kube.store.get('v1/pods', 'openfaas-fn', 'job-j1-1')?.status?.phase === 'Running', 5000)).toBe(true);
+    expect(await eventually(() => k.kube.store.get('v1/pods', 'openfaas-fn', 'job-j1-1')?.status?.phase === 'Running', 5000)).toBe(true);
   });
 
   it('reclaims it when replicas need it: the training pod is evicted and the Pending replica lands there', async () => {
@@ -80,14 +65,14 @@ describe('loan and reclaim of nodes, live', () => {
     await provider.scale(ref, 3);
     // two replicas fit on the inference node; the third waits (replicas keep off training nodes)
     expect(await eventually(() => running().length === 2, 5000)).toBe(true);
-    const pending = await eventually(() => kube.store.list('v1/pods', 'openfaas-fn').find((p) => p.metadata.labels?.faas_function === 'f' && p.status?.phase === 'Pending'), 5000);
+    const pending = await eventually(() => k.kube.store.list('v1/pods', 'openfaas-fn').find((p) => p.metadata.labels?.faas_function === 'f' && p.status?.phase === 'Pending'), 5000);
     expect(pending).toBeDefined();
     const round = await manageVirtualClusters(core);
     expect(round!.demand).toBe(2);
     expect(round!.decision.preempted).toEqual(['j1']);
     expect(round!.moves).toEqual([{ node: idle, from: 'training', to: 'inference', evicted: ['openfaas-fn/job-j1-1'] }]);
     expect(vc(idle)).toBe('inference');
-    expect(await eventually(() => !kube.store.get('v1/pods', 'openfaas-fn', 'job-j1-1'), 5000)).toBe(true);
+    expect(await eventually(() => !k.kube.store.get('v1/pods', 'openfaas-fn', 'job-j1-1'), 5000)).toBe(true);
     expect(await eventually(() => running().length === 3 && running().some((p) => p.spec!.nodeName === idle), 5000)).toBe(true);
   });
 });

@@ -3,39 +3,25 @@
  * clusters by cordon, eviction, relabel and uncordon; the evicted GPU function's pod is recreated
  * on a node still in the inference cluster (its node affinity), never on the loaned one.
  */
-import { CoreV1Api } from '@kubernetes/client-node';
-import { kubeConfig } from '../../gateway/providers/kubernetes/kube-config';
-import { KubernetesProvider } from '../../gateway/providers/kubernetes/kubernetes-provider';
+import type { CoreV1Api } from '@kubernetes/client-node';
+import type { KubernetesProvider } from '../../gateway/providers/kubernetes/kubernetes-provider';
 import { moveNode, virtualClusters } from '../../gateway/providers/kubernetes/virtual-clusters';
 import { parseDeployment } from '../../gateway/registry/function-spec';
-import { FakeCluster } from '../helpers/fake-kube/cluster';
-import { FakeKube } from '../helpers/fake-kube/server';
+import { type ProviderCluster, startProviderCluster } from '../helpers/fake-kube/provider-cluster';
 import { aFunction } from '../helpers/fixtures';
 import { eventually } from '../helpers/platform';
 
 describe('virtual clusters as node labels', () => {
-  const kube = new FakeKube({ token: 'vc' });
-  let cluster: FakeCluster;
+  let k: ProviderCluster;
   let provider: KubernetesProvider;
   let core: CoreV1Api;
   const ref = { name: 'g', namespace: 'openfaas-fn' };
 
   beforeAll(async () => {
-    await kube.start();
-    kube.store.create('v1/namespaces', undefined, { metadata: { name: 'openfaas-fn', annotations: { openfaas: '1' } } }, 'namespaces');
-    cluster = new FakeCluster(kube, { readyDelayMs: 20 });
-    for (const [name, vc] of [['gpu-1', 'inference'], ['gpu-2', 'inference'], ['gpu-3', 'training']] as const) cluster.addNode(name, { labels: { 'mlfaas.io/vc': vc }, gpus: 1 });
-    cluster.start();
-    const kc = kubeConfig({ server: kube.url, token: 'vc', insecure: true });
-    provider = new KubernetesProvider(kc, { version: { release: 't', sha: 't' } });
-    await provider.start();
-    core = kc.makeApiClient(CoreV1Api);
+    k = await startProviderCluster(Object.fromEntries((['inference', 'inference', 'training'] as const).map((vc, i) => [`gpu-${i + 1}`, { labels: { 'mlfaas.io/vc': vc }, gpus: 1 }])));
+    ({ provider, core } = k);
   });
-  afterAll(async () => {
-    await provider.close();
-    await cluster.stop();
-    await kube.stop();
-  });
+  afterAll(() => k?.stop());
 
   it('keeps GPU functions on inference nodes', async () => {
     await provider.deploy(parseDeployment(aFunction('g').minScale(1).label('mlfaas.gpu', '1').build()));
@@ -52,9 +38,9 @@ describe('virtual clusters as node labels', () => {
     const moved = await eventually(async () => (await provider.endpoints(ref)).find((x) => x.state === 'ready' && x.agent === other), 5000);
     expect(moved).toBeDefined();
     expect(await virtualClusters(core)).toEqual({ inference: [other], training: [r.agent, 'gpu-3'].sort() });
-    const node = kube.store.get('v1/nodes', undefined, r.agent)!;
+    const node = k.kube.store.get('v1/nodes', undefined, r.agent)!;
     expect(node.spec!.unschedulable).toBe(false);
-    expect(kube.requests.filter((q) => q.resource === '/pods/eviction').map((q) => q.verb)).toEqual(['create']);
+    expect(k.kube.requests.filter((q) => q.resource === '/pods/eviction').map((q) => q.verb)).toEqual(['create']);
   });
 
   it('with no inference node left, the replica waits Pending with the scheduler\'s reason; a reclaim brings it back', async () => {
