@@ -12,6 +12,7 @@ import { mkdirSync, mkdtempSync, rmdirSync, rmSync, writeFileSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { REPO_ROOT } from '../../../gateway/config';
 import { cpuCores } from '../../../gateway/providers/local/cgroups';
 import { CFS_PERIOD_US } from '../../../gateway/providers/local/cpu-values';
 import type { ImageStore } from '../../../gateway/providers/local/image-store';
@@ -45,7 +46,8 @@ export function processRuntime(kube: FakeKube, images: ImageStore, cgroups?: Kub
     const m = images.find(c.image);
     if (!m?.dir || !m.fprocess) throw new Error(`ErrImagePull: ${c.image} not found`);
     const podIP = `127.0.100.${nextIp++ % 250}`;
-    const env: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: tmpdir() };
+    // NODE_PATH: the dependencies a real image's `npm ci` installs (onnxruntime-node for ml-inference)
+    const env: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: tmpdir(), NODE_PATH: join(REPO_ROOT, 'node_modules') };
     for (const e of c.env ?? []) {
       if (e.value !== undefined) env[e.name] = e.value;
       else if (e.valueFrom?.fieldRef?.fieldPath === 'metadata.name') env[e.name] = pod.metadata.name!;
