@@ -45,6 +45,7 @@ export class TrainingLoop {
   private timer?: NodeJS.Timeout;
   private rounds: Promise<void> = Promise.resolve();
   private readonly policy: TrainingPolicy;
+  private readonly capacity: TrainingCapacity;
   private suspending = false;
   /** Jobs picked up whose record has not been written by a round yet (a resumed job says `resuming` until then). */
   private readonly unreported = new Set<string>();
@@ -89,8 +90,6 @@ export class TrainingLoop {
     await this.markOrphans().catch((e: Error) => process.stderr.write(`[mlfaas] training: marking orphaned jobs: ${e.message}\n`));
     await this.lead();
   }
-
-  private readonly capacity: TrainingCapacity;
 
   private async state(): Promise<{ st: SchedulerState; nodes: TrainingNodes }> {
     const nodes = await this.capacity.now();

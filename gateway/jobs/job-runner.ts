@@ -11,7 +11,6 @@ import { RunLifecycle } from './run-lifecycle';
  */
 export class JobRunner extends RunLifecycle implements JobProcess {
   private child?: ChildProcess;
-  private failures = 0;
 
   constructor(
     private readonly rec: JobRecord,
@@ -27,16 +26,7 @@ export class JobRunner extends RunLifecycle implements JobProcess {
 
   protected startRun(n: number): void {
     const r = this.rec;
-    const env: Record<string, string> = {
-      ...this.extraEnv,
-      EPOCHS: String(r.epochs),
-      BATCH_SIZE: String(Math.max(r.batchSize, n)),
-      LEARNING_RATE: String(r.learningRate),
-      CHECKPOINT_DIR: r.checkpointDir,
-      WORKERS: String(n),
-      MODEL: r.model,
-      JOB_ID: r.id,
-    };
+    const env = { ...this.extraEnv, ...jobEnv(r, n, r.checkpointDir) };
     let done = false;
     const child = spawnHarness(
       this.dir,
@@ -52,13 +42,7 @@ export class JobRunner extends RunLifecycle implements JobProcess {
     void exited(child).then((code) => {
       if (this.child !== child) return; // stopped on purpose for a new allocation
       this.child = undefined;
-      if (done && code === 0) return this.end('completed');
-      this.failures++;
-      this.hooks.log(`training process exited ${code}${this.failures < 3 ? '; restarting from the checkpoint' : '; giving up'}`);
-      if (this.failures >= 3) return this.end('failed');
-      const [w, at] = [this.workers, this.place];
-      this.workers = 0;
-      setTimeout(() => void this.setWorkers(w, at), 1000 * this.failures);
+      this.allocationEnded(done && code === 0, `training process exited ${code}`);
     });
   }
 
@@ -75,6 +59,19 @@ export class JobRunner extends RunLifecycle implements JobProcess {
   protected stopRun(): Promise<void> {
     return this.stopProcess();
   }
+}
+
+/** The harness's environment for an allocation of `workers` to a job (its hyper-parameters, its checkpoint folder). */
+export function jobEnv(rec: JobRecord, workers: number, checkpointDir: string): Record<string, string> {
+  return {
+    EPOCHS: String(rec.epochs),
+    BATCH_SIZE: String(Math.max(rec.batchSize, workers)),
+    LEARNING_RATE: String(rec.learningRate),
+    CHECKPOINT_DIR: checkpointDir,
+    WORKERS: String(workers),
+    MODEL: rec.model,
+    JOB_ID: rec.id,
+  };
 }
 
 /** A harness `progress` line as the job's progress record. */

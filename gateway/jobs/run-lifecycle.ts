@@ -40,6 +40,22 @@ export abstract class RunLifecycle {
     if (n > 0) await this.startRun(n, place);
   }
 
+  private failures = 0;
+
+  /**
+   * The running allocation ended by itself: the run completed, or it failed and restarts from
+   * its checkpoint at the same count and place after a back-off (given up after 3 failures).
+   */
+  protected allocationEnded(completed: boolean, what: string): void {
+    if (completed) return this.end('completed');
+    this.failures++;
+    this.report(`${what}${this.failures < 3 ? '; restarting from the checkpoint' : '; giving up'}`);
+    if (this.failures >= 3) return this.end('failed');
+    const [w, at] = [this.workers, this.place];
+    this.workers = 0;
+    setTimeout(() => void this.setWorkers(w, at), 1000 * this.failures).unref();
+  }
+
   protected end(e: RunnerEnd): void {
     if (this.finished) return;
     this.finished = e;

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import type Redis from 'ioredis';
-import { ErrorCode, functionNotFound, PlatformError } from '../errors';
+import { ErrorCode, PlatformError } from '../errors';
 import type { FunctionProvider } from '../providers/function-provider';
 import type { ImageStore } from '../providers/local/image-store';
 import type { Isolation } from '../providers/local/replica';
@@ -11,7 +11,7 @@ import type { JobRecord } from './job-record';
 import { JobRequest } from './job-request';
 import { JobRunner } from './job-runner';
 import { localHarness, ModelProfile, profileModel } from './profile-run';
-import { cachedProfile, LocatedFunction, profileEnv, TrainingSource } from './training-source';
+import { cachedProfile, LocatedFunction, profileEnv, trainingFunction, TrainingSource } from './training-source';
 
 /**
  * Where a training function's processes run from: its image, its datasets, its sandbox, and
@@ -29,9 +29,7 @@ export class TrainingFunctions implements TrainingSource {
 
   /** The training function and its image directory, or a 4xx naming the function. */
   async locate(fn: string, namespace: string): Promise<LocatedFunction> {
-    const s = await this.provider.get({ name: fn, namespace });
-    if (!s) throw functionNotFound(fn, namespace);
-    if (s.kind !== 'training') throw new PlatformError(ErrorCode.Validation, `${fn} is not a training function (its image is ${s.kind})`, 'function');
+    const s = await trainingFunction(this.provider, fn, namespace);
     const m = this.images.find(s.image);
     if (!m?.dir) throw new PlatformError(ErrorCode.ImageNotFound, `image ${s.image} of ${fn} is not in the store`, 'function');
     return { status: s, dir: m.dir };

@@ -1,5 +1,6 @@
 import type Redis from 'ioredis';
-import type { FunctionStatus } from '../providers/function-provider';
+import { ErrorCode, functionNotFound, PlatformError } from '../errors';
+import type { FunctionProvider, FunctionStatus } from '../providers/function-provider';
 import type { JobLauncher } from '../../autoscaler/live/training-jobs';
 import type { JobRequest } from './job-request';
 import type { ModelProfile } from './profile-run';
@@ -22,6 +23,14 @@ export interface TrainingSource extends JobLauncher {
   datasetPath(dir: string, name: string, field?: string): string;
   /** The model's profile at 1 and 2 workers: cached, or measured now by real runs. */
   profile(dir: string, req: JobRequest, model: string, datasetName: string | undefined, datasetPath: string | undefined): Promise<ModelProfile>;
+}
+
+/** The function's status, or a 404 (missing) / 400 (not a training function) naming it. */
+export async function trainingFunction(provider: FunctionProvider, fn: string, namespace: string): Promise<FunctionStatus> {
+  const s = await provider.get({ name: fn, namespace });
+  if (!s) throw functionNotFound(fn, namespace);
+  if (s.kind !== 'training') throw new PlatformError(ErrorCode.Validation, `${fn} is not a training function (its image is ${s.kind})`, 'function');
+  return s;
 }
 
 /** Profiles by function|model|dataset|batch (v2: wall-time curve with launch and exit costs). */

@@ -7,18 +7,17 @@ import type { CoreV1Api, KubeConfig, V1Node } from '@kubernetes/client-node';
 import { randomBytes } from 'node:crypto';
 import type Redis from 'ioredis';
 import type { RunnerHooks } from '../../../autoscaler/live/training-jobs';
-import { ErrorCode, functionNotFound, PlatformError } from '../../errors';
 import type { JobRecord } from '../../jobs/job-record';
 import type { JobRequest } from '../../jobs/job-request';
 import { type HarnessStarter, type ModelProfile, profileModel } from '../../jobs/profile-run';
 import type { TrainingCapacity, TrainingNodes } from '../../jobs/training-capacity';
-import { cachedProfile, type LocatedFunction, profileEnv, type TrainingSource } from '../../jobs/training-source';
+import { cachedProfile, type LocatedFunction, profileEnv, trainingFunction, type TrainingSource } from '../../jobs/training-source';
 import { checkDatasetName } from '../../lib/training-names';
 import { cpuCores } from '../local/cgroups';
 import type { FunctionProvider } from '../function-provider';
 import { VC_LABEL } from './manifests';
 import { startPodHarness } from './pod-harness';
-import { harnessPod, KubeJob, TRAINING_FN_LABEL } from './training-pods';
+import { CHECKPOINT_MOUNT, harnessPod, KubeJob, TRAINING_FN_LABEL } from './training-pods';
 
 export interface KubeTrainingOptions {
   /** The PersistentVolumeClaim (in each function namespace) that holds the jobs' checkpoints. */
@@ -39,9 +38,7 @@ export class KubeTrainingFunctions implements TrainingSource {
 
   /** `dir` is the function's image. */
   async locate(fn: string, namespace: string): Promise<LocatedFunction> {
-    const s = await this.provider.get({ name: fn, namespace });
-    if (!s) throw functionNotFound(fn, namespace);
-    if (s.kind !== 'training') throw new PlatformError(ErrorCode.Validation, `${fn} is not a training function (its image is ${s.kind})`, 'function');
+    const s = await trainingFunction(this.provider, fn, namespace);
     return { status: s, dir: s.image };
   }
 
@@ -62,7 +59,7 @@ export class KubeTrainingFunctions implements TrainingSource {
     return (env, onLine, onText) => {
       const workers = Number(env.WORKERS);
       const name = `profile-${fn.slice(0, 30)}-${randomBytes(4).toString('hex')}`;
-      const pod = harnessPod(name, { [TRAINING_FN_LABEL]: fn, 'mlfaas.io/profile': 'true' }, { ...env, CHECKPOINT_DIR: '/var/lib/mlfaas/checkpoints/profile' }, { namespace, image }, nodes.gpuDevices ? { gpus: workers } : { cpus: workers });
+      const pod = harnessPod(name, { [TRAINING_FN_LABEL]: fn, 'mlfaas.io/profile': 'true' }, { ...env, CHECKPOINT_DIR: `${CHECKPOINT_MOUNT}/profile` }, { namespace, image }, nodes.gpuDevices ? { gpus: workers } : { cpus: workers });
       const run = startPodHarness(this.kc, this.core, pod, onLine, onText);
       // a profile pod is deleted when it ends, whatever its end, before its result counts
       const exited = run.exited.then(async (code) => {

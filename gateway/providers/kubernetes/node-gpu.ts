@@ -9,7 +9,7 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
-import { gpuQuotaPusher } from '../local/gpu-node';
+import { gpuQuotaPusher, mpsUnusable } from '../local/gpu-node';
 import { type GpuNode, onPath } from '../local/gpus';
 import { MPS_CONTROL, MpsDaemon } from '../local/mps';
 import { createTokendControl } from '../local/tokend-control';
@@ -48,7 +48,7 @@ export async function startNodeGpu(node: GpuNode, o: NodeGpuOptions): Promise<No
   );
   const push = gpuQuotaPusher(createTokendControl(tokend.controlPath));
   const bin = onPath(MPS_CONTROL);
-  const why = node.source !== 'nvidia-smi' ? `${node.source} GPUs` : !bin ? `no ${MPS_CONTROL} on PATH` : undefined;
+  const why = mpsUnusable(node, false, bin); // pods of one image user share one MPS server
   const started = why ? { why } : MpsDaemon.start(bin!, o.mpsDir, { pipe: join(o.mpsDir, 'pipe'), log: join(o.mpsDir, 'log') });
   const mps = 'daemon' in started ? started.daemon : undefined;
   const describe = `${node.gpus.length} GPU(s) (${node.source}); tokend window ${o.windowMs} ms at ${tokend.socketPath}; MPS ${mps ? `control daemon, pipes in ${mps.dirs.pipe}` : `not started (${started.why}): SM shares are not enforced`}`;

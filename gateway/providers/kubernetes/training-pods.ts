@@ -10,7 +10,7 @@ import type { CoreV1Api, KubeConfig, V1Pod } from '@kubernetes/client-node';
 import type { JobProcess, RunnerHooks, WorkerPlace } from '../../../autoscaler/live/training-jobs';
 import type { HarnessLine } from '../../jobs/harness';
 import type { JobRecord } from '../../jobs/job-record';
-import { toProgress } from '../../jobs/job-runner';
+import { jobEnv, toProgress } from '../../jobs/job-runner';
 import { RunLifecycle } from '../../jobs/run-lifecycle';
 import { VC_LABEL } from './manifests';
 import { type PodHarness, startPodHarness } from './pod-harness';
@@ -32,12 +32,12 @@ export interface TrainingPodOptions {
 }
 
 /** Where a harness pod runs: the plan's place, or (a profile run) any training node with `gpus` GPUs or `cpus` cores. */
-export type PodPlace = WorkerPlace | { node?: undefined; gpus?: number; cpus?: number; devices?: undefined };
+export type PodPlace = Partial<WorkerPlace> & { gpus?: number };
 
 /** A pod running the harness of `o.image` with `env`, at `place`; its checkpoint folder on the claim, or scratch (`emptyDir`) without one. Pure. */
 export function harnessPod(name: string, labels: Record<string, string>, env: Record<string, string>, o: { namespace: string; image: string; checkpointClaim?: string }, place?: PodPlace): V1Pod {
   const devices = place?.devices ?? [];
-  const gpus = devices.length || (place && 'gpus' in place ? (place.gpus ?? 0) : 0);
+  const gpus = devices.length || place?.gpus || 0;
   const all = { ...env, ...(devices.length ? { NVIDIA_VISIBLE_DEVICES: devices.join(',') } : {}) };
   const cpu = place?.cpus ? String(place.cpus) : undefined;
   return {
@@ -68,16 +68,7 @@ export function harnessPod(name: string, labels: Record<string, string>, env: Re
 
 /** The pod for one allocation of `workers` to a job, at the place the plan names. Pure. */
 export function trainingPodFor(rec: JobRecord, workers: number, name: string, o: TrainingPodOptions, place?: WorkerPlace): V1Pod {
-  const env: Record<string, string> = {
-    EPOCHS: String(rec.epochs),
-    BATCH_SIZE: String(Math.max(rec.batchSize, workers)),
-    LEARNING_RATE: String(rec.learningRate),
-    CHECKPOINT_DIR: `${CHECKPOINT_MOUNT}/${rec.id}`,
-    WORKERS: String(workers),
-    MODEL: rec.model,
-    JOB_ID: rec.id,
-    ...(o.dataset ? { DATASET: o.dataset } : {}),
-  };
+  const env = { ...jobEnv(rec, workers, `${CHECKPOINT_MOUNT}/${rec.id}`), ...(o.dataset ? { DATASET: o.dataset } : {}) };
   return harnessPod(name, { [JOB_LABEL]: rec.id, [TRAINING_FN_LABEL]: rec.function }, env, o, place);
 }
 
@@ -85,7 +76,6 @@ export function trainingPodFor(rec: JobRecord, workers: number, name: string, o:
 export class KubeJob extends RunLifecycle implements JobProcess {
   private pod?: PodHarness;
   private generation = 0;
-  private failures = 0;
 
   constructor(
     private readonly kc: KubeConfig,
@@ -110,7 +100,6 @@ export class KubeJob extends RunLifecycle implements JobProcess {
     void pod.exited.then((code) => {
       if (this.pod !== pod) return; // deleted on purpose for a new allocation
       this.pod = undefined;
-      if (code === 0 && done) return this.end('completed');
       if (code === null) {
         // gone without an exit: evicted (its node reclaimed for inference, drained) or deleted by
         // someone else. Not a failure: it checkpointed in its grace period, and the loop's next
@@ -120,12 +109,7 @@ export class KubeJob extends RunLifecycle implements JobProcess {
         this.place = undefined;
         return;
       }
-      this.failures++;
-      this.hooks.log(`training pod ${name} ended ${code === null ? 'without an exit code (gone)' : `with exit code ${code}`}${this.failures < 3 ? '; restarting from the checkpoint' : '; giving up'}`);
-      if (this.failures >= 3) return this.end('failed');
-      const [w, at] = [this.workers, this.place];
-      this.workers = 0;
-      setTimeout(() => void this.setWorkers(w, at), 1000 * this.failures).unref();
+      this.allocationEnded(code === 0 && done, `training pod ${name} ended with exit code ${code}`);
     });
   }
 
