@@ -1,6 +1,5 @@
-import axios from 'axios';
 import { randomUUID } from 'node:crypto';
-import { Job, Queue, Worker } from 'bullmq';
+import { Job, Queue, UnrecoverableError, Worker } from 'bullmq';
 import type Redis from 'ioredis';
 import type { IncomingHttpHeaders } from 'node:http';
 import { ErrorCode, functionNotFound, invalid, PlatformError, toHttp } from '../errors';
@@ -10,7 +9,9 @@ import { keys } from '../registry/keys';
 import { FunctionState } from '../proxy/function-state';
 import { Invoker } from '../proxy/invoker';
 import { FunctionRouter } from '../proxy/router';
+import { deliverCallback, ResolveAll } from './callback-delivery';
 import { checkCallbackUrl } from './callback-policy';
+import { CallbackRefused } from './callback-refused';
 
 /** What is stored in Redis for one accepted async invocation. */
 export interface AsyncJob {
@@ -33,6 +34,8 @@ export interface AsyncOptions {
   callbackTimeoutMs: number;
   /** Hosts (`host` or `host:port`) callbacks may go to; empty = any the policy does not refuse. */
   callbackAllow: string[];
+  /** Resolves callback host names at delivery; the system resolver when absent (tests map names). */
+  lookup?: ResolveAll;
 }
 
 /** Request headers carried to the function (the rest are the async caller's transport). */
@@ -47,7 +50,10 @@ const RETRY = new Set([ErrorCode.NoReplicas, ErrorCode.QueueFull, ErrorCode.Upst
  * `/async-function/*`: accepted invocations are BullMQ jobs in Redis before the 202 is sent; a
  * worker invokes the function and POSTs the result to `X-Callback-Url` with `X-Function-Status`,
  * `X-Function-Name`, `X-Call-Id` and `X-Duration-Seconds`. The URL goes through the callback
- * policy (`callback-policy.ts`) before anything is queued: a refused one is a 400.
+ * policy (`callback-policy.ts`) before anything is queued: a refused one is a 400. At delivery
+ * its host is resolved and every address judged, and the POST goes to the vetted address
+ * (`callback-delivery.ts`); a callback refused then fails its job at once (BullMQ's failed set,
+ * with the reason, like a callback that failed every attempt), without re-invoking or retrying.
  *
  * Guarantee: at-least-once. A job is in Redis (AOF) when the caller gets 202. If the gateway
  * dies mid-job, its lock expires after `lockMs` and another worker (or this one after restart)
@@ -121,8 +127,7 @@ export class AsyncInvocations {
       result = await this.invoke(d, job.attemptsMade + 1 >= this.opts.attempts);
       if (d.callbackUrl) await job.updateData({ ...d, result }); // a retried callback must not re-invoke
     }
-    // a job queued by a gateway with another allow-list (or an older one) is judged again here
-    if (d.callbackUrl && checkCallbackUrl(d.callbackUrl, this.opts.callbackAllow).ok) {
+    if (d.callbackUrl) {
       const headers: Record<string, string> = {
         'X-Function-Status': String(result.status),
         'X-Function-Name': d.ref.name,
@@ -130,12 +135,14 @@ export class AsyncInvocations {
       };
       if (result.durationS !== undefined) headers['X-Duration-Seconds'] = result.durationS.toFixed(6);
       if (result.contentType) headers['Content-Type'] = result.contentType;
-      await axios.post(d.callbackUrl, Buffer.from(result.body, 'base64'), {
-        headers,
-        timeout: this.opts.callbackTimeoutMs,
-        validateStatus: (s) => s < 500,
-        maxRedirects: 0,
-      });
+      const opts = { timeoutMs: this.opts.callbackTimeoutMs, allow: this.opts.callbackAllow, resolve: this.opts.lookup };
+      try {
+        await deliverCallback(d.callbackUrl, Buffer.from(result.body, 'base64'), headers, opts);
+      } catch (e) {
+        // refused (a job queued under another allow-list, or a host resolving to metadata): final
+        if (e instanceof CallbackRefused) throw new UnrecoverableError(e.message);
+        throw e;
+      }
       if (job.id) this.remember(job.id);
     }
     return { status: result.status };
