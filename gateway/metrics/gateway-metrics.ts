@@ -16,11 +16,15 @@ export class GatewayMetrics {
 
   constructor() {
     collectDefaultMetrics({ register: this.registry, prefix: 'mlfaas_gateway_' });
+    const self = this;
     this.invocations = new Counter({
       name: 'gateway_function_invocation_total',
       help: 'Function invocations by status code',
       labelNames: ['function_name', 'code'],
       registers: [this.registry],
+      collect() {
+        self.forgetRemoved();
+      },
     });
     this.seconds = new Histogram({
       name: 'gateway_functions_seconds',
@@ -28,6 +32,9 @@ export class GatewayMetrics {
       labelNames: ['function_name', 'code'],
       buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
       registers: [this.registry],
+      collect() {
+        self.forgetRemoved();
+      },
     });
     this.componentRestarts = new Counter({
       name: 'mlfaas_component_restarts_total',
@@ -35,7 +42,6 @@ export class GatewayMetrics {
       labelNames: ['component'],
       registers: [this.registry],
     });
-    const self = this;
     const each = (g: Gauge<string>, value: (s: ReturnType<FunctionRouter['all']> extends Iterable<infer T> ? T : never) => number) => {
       g.reset();
       for (const s of self.router?.all() ?? []) g.set({ function_name: `${s.ref.name}.${s.ref.namespace}` }, value(s));
@@ -78,7 +84,8 @@ export class GatewayMetrics {
     });
   }
 
-  private children = new Map<string, { count: { inc(): void }; time: { observe(v: number): void } }>();
+  /** Label children by `function_name|code`: the cache of the hot path, and every invocation series there is. */
+  private children = new Map<string, { functionName: string; code: string; count: { inc(): void }; time: { observe(v: number): void } }>();
 
   /** Counts one invocation; label children are cached per function and code (hot path). */
   record(functionName: string, code: number, seconds: number): void {
@@ -86,7 +93,7 @@ export class GatewayMetrics {
     let c = this.children.get(key);
     if (!c) {
       const labels = { function_name: functionName, code: String(code) };
-      c = { count: this.invocations.labels(labels), time: this.seconds.labels(labels) };
+      c = { functionName, code: labels.code, count: this.invocations.labels(labels), time: this.seconds.labels(labels) };
       this.children.set(key, c);
     }
     c.count.inc();
@@ -95,5 +102,23 @@ export class GatewayMetrics {
 
   attach(router: FunctionRouter): void {
     this.router = router;
+  }
+
+  /**
+   * Drops the invocation series of functions the router no longer routes (deleted: the router
+   * forgets a function once the provider no longer has it), so `/metrics` does not keep them.
+   * Runs at each scrape; a function deployed again starts from zero.
+   */
+  forgetRemoved(): void {
+    if (!this.router) return;
+    const live = new Set<string>();
+    for (const s of this.router.all()) live.add(`${s.ref.name}.${s.ref.namespace}`);
+    for (const [key, c] of this.children) {
+      if (live.has(c.functionName)) continue;
+      const labels = { function_name: c.functionName, code: c.code };
+      this.invocations.remove(labels);
+      this.seconds.remove(labels);
+      this.children.delete(key);
+    }
   }
 }

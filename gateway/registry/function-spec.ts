@@ -1,3 +1,4 @@
+import { totalmem } from 'node:os';
 import { invalid } from '../errors';
 import { checkDnsLabel, DEFAULT_NAMESPACE } from '../lib/names';
 
@@ -83,6 +84,35 @@ export const ML_BOUNDS = {
   inflight: 65536,
 } as const;
 
+/**
+ * Bounds of a deployment's other fields (documented in the README's "Bad input and limits").
+ * Lengths are UTF-8 bytes.
+ */
+export const DEPLOY_BOUNDS = {
+  /** `limits.memory` and `requests.memory` floor, bytes (32Mi: a Node or Python runtime cannot start below it). */
+  memoryMinBytes: 32 * 1024 ** 2,
+  /** Their ceiling, bytes: the gateway host's memory (no replica can use more). */
+  memoryMaxBytes: totalmem(),
+  /** `limits.cpu` and `requests.cpu` floor, cores (1m: Kubernetes' resolution; "0" is not "unlimited"). */
+  cpuMinCores: 0.001,
+  /** Their ceiling, cores. */
+  cpuMaxCores: 1024,
+  /** Entries in `labels`, and in `annotations`. */
+  mapEntries: 256,
+  /** A label or annotation key (Kubernetes: a 253-byte prefix, `/`, a 63-byte name). */
+  keyBytes: 317,
+  /** A label value (Kubernetes allows 63; OpenFaaS labels carry longer values). */
+  labelValueBytes: 4096,
+  /** An annotation value. */
+  annotationValueBytes: 64 * 1024,
+  /** All annotations' keys and values together (Kubernetes' total). */
+  annotationsTotalBytes: 256 * 1024,
+  /** One `KEY=value` of `envVars`, bytes (Linux's MAX_ARG_STRLEN less the NUL: execve refuses more). */
+  envEntryBytes: 128 * 1024 - 1,
+  /** All of `envVars` together. */
+  envTotalBytes: 1024 * 1024,
+} as const;
+
 /** Longest image reference accepted (Docker's limit on a repository name). */
 const MAX_IMAGE_LENGTH = 255;
 
@@ -99,17 +129,60 @@ function stringMap(v: unknown, field: string): Record<string, string> {
   return v as Record<string, string>;
 }
 
-/**
- * Variables the platform sets in every function process (its socket, its token daemon, the
- * limiter it injects). A function may not set them: the platform's value is the one that counts.
- */
-const RESERVED_ENV = [/^MLFAAS_/, /^TL_/, /^LD_PRELOAD$/, /^CUDA_MPS_/];
+const bytes = (s: string) => Buffer.byteLength(s, 'utf8');
+/** A key as messages show it: quoted, at most 40 characters. */
+const shown = (k: string) => JSON.stringify(k.length > 40 ? `${k.slice(0, 37)}...` : k);
 
+/**
+ * Names a function may not set in its env: the platform's own variables (its socket, its token
+ * daemon, the limiter it injects, the listen address and `HOME` it gives every replica), every
+ * dynamic-loader variable (`LD_*`), the other variables glibc ignores for setuid programs because
+ * they load code or write files (`GCONV_PATH`, `GETCONF_DIR`, `LOCPATH`, `NLSPATH`,
+ * `MALLOC_TRACE`, `HOSTALIASES`), and the shell's start-up hooks (`BASH_ENV`, `SHELLOPTS`,
+ * `BASHOPTS`, exported functions `BASH_FUNC_*`): a replica's environment passes through
+ * privileged steps before the function's code runs. `PATH` is the function's own.
+ */
+const RESERVED_ENV: Array<{ re: RegExp; why: string }> = [
+  { re: /^(MLFAAS_|TL_|CUDA_MPS_)|^(LD_PRELOAD|HOST|PORT|HOME)$/, why: 'is set by the platform and cannot be overridden' },
+  {
+    re: /^(LD_|BASH_FUNC_)|^(GCONV_PATH|GETCONF_DIR|LOCPATH|NLSPATH|MALLOC_TRACE|HOSTALIASES|BASH_ENV|SHELLOPTS|BASHOPTS)$/,
+    why: 'is reserved: the dynamic loader or the shell acts on it before the function runs',
+  },
+];
+
+/** `envVars`: names a process environment can hold (not empty, no `=` or NUL), values without NUL, none reserved, bounded. */
 function envVars(v: unknown, field: string): Record<string, string> {
   const m = stringMap(v, field);
-  for (const k of Object.keys(m)) {
-    if (RESERVED_ENV.some((re) => re.test(k))) throw invalid(`${field}.${k}`, 'is set by the platform and cannot be overridden');
+  let total = 0;
+  for (const [k, val] of Object.entries(m)) {
+    if (k === '' || /[=\0]/.test(k)) throw invalid(field, `${shown(k)} is not a variable name: it must be non-empty, without "=" or NUL`);
+    const reserved = RESERVED_ENV.find((r) => r.re.test(k));
+    if (reserved) throw invalid(`${field}.${k}`, reserved.why);
+    if (val.includes('\0')) throw invalid(`${field}.${k}`, 'must not contain NUL (a process environment cannot hold it)');
+    const n = bytes(k) + 1 + bytes(val);
+    if (n > DEPLOY_BOUNDS.envEntryBytes) throw invalid(k.length > 256 ? field : `${field}.${k}`, `${shown(k)} is ${n} bytes as KEY=value; at most ${DEPLOY_BOUNDS.envEntryBytes}`);
+    total += n + 1;
   }
+  if (total > DEPLOY_BOUNDS.envTotalBytes) throw invalid(field, `${total} bytes in all; at most ${DEPLOY_BOUNDS.envTotalBytes}`);
+  return m;
+}
+
+/**
+ * `labels` or `annotations`: at most `mapEntries` entries, keys non-empty, without control
+ * characters and at most `keyBytes`, values at most `valueBytes` (and `totalBytes` in all).
+ */
+function boundedMap(v: unknown, field: string, valueBytes: number, totalBytes = Infinity): Record<string, string> {
+  const m = stringMap(v, field);
+  const entries = Object.entries(m);
+  if (entries.length > DEPLOY_BOUNDS.mapEntries) throw invalid(field, `has ${entries.length} entries; at most ${DEPLOY_BOUNDS.mapEntries}`);
+  let total = 0;
+  for (const [k, val] of entries) {
+    if (k === '' || /[\x00-\x1f\x7f]/.test(k)) throw invalid(field, `key ${shown(k)} must be non-empty, without control characters`);
+    if (bytes(k) > DEPLOY_BOUNDS.keyBytes) throw invalid(field, `key ${shown(k)} is ${bytes(k)} bytes; at most ${DEPLOY_BOUNDS.keyBytes}`);
+    if (bytes(val) > valueBytes) throw invalid(`${field}.${k}`, `is ${bytes(val)} bytes; at most ${valueBytes}`);
+    total += bytes(k) + bytes(val);
+  }
+  if (total > totalBytes) throw invalid(field, `keys and values are ${total} bytes in all; at most ${totalBytes}`);
   return m;
 }
 
@@ -122,19 +195,54 @@ function stringList(v: unknown, field: string): string[] | undefined {
   return v as string[];
 }
 
+const MEMORY_UNITS: Record<string, number> = { '': 1, k: 1e3, M: 1e6, G: 1e9, T: 1e12, Ki: 1024, Mi: 1024 ** 2, Gi: 1024 ** 3, Ti: 1024 ** 4 };
+
+/** A Kubernetes memory quantity (`512Mi`, `1G`, `1000`) in bytes, or undefined when it is not one. */
+export function memoryQuantityBytes(q: string): number | undefined {
+  const m = /^(\d+(?:\.\d+)?)(Ki|Mi|Gi|Ti|k|M|G|T)?$/.exec(q);
+  return m ? Number(m[1]) * MEMORY_UNITS[m[2] ?? ''] : undefined;
+}
+
+/** A Kubernetes CPU quantity (`500m`, `2`, `0.5`) in cores, or undefined when it is not one. */
+export function cpuQuantityCores(q: string): number | undefined {
+  if (!/^\d+(\.\d+)?m?$/.test(q)) return undefined;
+  return q.endsWith('m') ? Number(q.slice(0, -1)) / 1000 : Number(q);
+}
+
+const MiB = 1024 ** 2;
+const mib = (b: number) => `${Math.floor(b / MiB)}Mi`;
+
+/** `limits` or `requests`: memory and cpu only, each a quantity within `DEPLOY_BOUNDS`. */
 function resources(v: unknown, field: string): ResourceList | undefined {
   if (v === undefined || v === null) return undefined;
   const m = stringMap(v, field);
   for (const k of Object.keys(m)) {
     if (k !== 'memory' && k !== 'cpu') throw invalid(`${field}.${k}`, 'unknown resource (memory or cpu)');
   }
-  if (m.memory !== undefined && !/^\d+(\.\d+)?(Ki|Mi|Gi|Ti|k|M|G|T)?$/.test(m.memory)) {
-    throw invalid(`${field}.memory`, `"${m.memory}" is not a quantity like 512Mi`);
+  if (m.memory !== undefined) {
+    const b = memoryQuantityBytes(m.memory);
+    if (b === undefined) throw invalid(`${field}.memory`, `"${m.memory}" is not a quantity like 512Mi`);
+    if (b < DEPLOY_BOUNDS.memoryMinBytes) throw invalid(`${field}.memory`, `"${m.memory}" is below the minimum ${mib(DEPLOY_BOUNDS.memoryMinBytes)} (no runtime starts in less)`);
+    if (b > DEPLOY_BOUNDS.memoryMaxBytes) throw invalid(`${field}.memory`, `"${m.memory}" is above the maximum ${mib(DEPLOY_BOUNDS.memoryMaxBytes)} (the host's memory)`);
   }
-  if (m.cpu !== undefined && !/^\d+(\.\d+)?m?$/.test(m.cpu)) {
-    throw invalid(`${field}.cpu`, `"${m.cpu}" is not a quantity like 500m or 1`);
+  if (m.cpu !== undefined) {
+    const c = cpuQuantityCores(m.cpu);
+    if (c === undefined) throw invalid(`${field}.cpu`, `"${m.cpu}" is not a quantity like 500m or 1`);
+    if (c < DEPLOY_BOUNDS.cpuMinCores) throw invalid(`${field}.cpu`, `"${m.cpu}" is below the minimum 1m (leave limits.cpu out for no limit)`);
+    if (c > DEPLOY_BOUNDS.cpuMaxCores) throw invalid(`${field}.cpu`, `"${m.cpu}" is above the maximum ${DEPLOY_BOUNDS.cpuMaxCores} cores`);
   }
   return m;
+}
+
+/** A request above its limit cannot be granted (Kubernetes refuses it too): 400 naming the request. */
+function requestsWithinLimits(requests: ResourceList | undefined, limits: ResourceList | undefined): void {
+  if (!requests || !limits) return;
+  if (requests.memory !== undefined && limits.memory !== undefined && memoryQuantityBytes(requests.memory)! > memoryQuantityBytes(limits.memory)!) {
+    throw invalid('requests.memory', `"${requests.memory}" is above limits.memory "${limits.memory}"`);
+  }
+  if (requests.cpu !== undefined && limits.cpu !== undefined && cpuQuantityCores(requests.cpu)! > cpuQuantityCores(limits.cpu)!) {
+    throw invalid('requests.cpu', `"${requests.cpu}" is above limits.cpu "${limits.cpu}"`);
+  }
 }
 
 function intField(raw: string | undefined, field: string, min: number, max: number): number | undefined {
@@ -247,8 +355,8 @@ export function parseDeployment(body: unknown): FunctionSpec {
   if (body.readOnlyRootFilesystem !== undefined && typeof body.readOnlyRootFilesystem !== 'boolean') {
     throw invalid('readOnlyRootFilesystem', 'must be a boolean');
   }
-  const labels = stringMap(body.labels, 'labels');
-  const annotations = stringMap(body.annotations, 'annotations');
+  const labels = boundedMap(body.labels, 'labels', DEPLOY_BOUNDS.labelValueBytes);
+  const annotations = boundedMap(body.annotations, 'annotations', DEPLOY_BOUNDS.annotationValueBytes, DEPLOY_BOUNDS.annotationsTotalBytes);
   const secrets = stringList(body.secrets, 'secrets');
   secrets?.forEach((s, i) => checkDnsLabel(s, `secrets[${i}]`));
   const spec: FunctionSpec = {
@@ -268,6 +376,7 @@ export function parseDeployment(body: unknown): FunctionSpec {
   if (limits) spec.limits = limits;
   const requests = resources(body.requests, 'requests');
   if (requests) spec.requests = requests;
+  requestsWithinLimits(requests, limits);
   if (body.readOnlyRootFilesystem !== undefined) spec.readOnlyRootFilesystem = body.readOnlyRootFilesystem as boolean;
   return spec;
 }

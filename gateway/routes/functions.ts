@@ -1,5 +1,6 @@
 import { Router } from 'express';
 import { invalid, notFound } from '../errors';
+import type { FunctionSpec } from '../registry/function-spec';
 import { checkDnsLabel, DEFAULT_NAMESPACE, FunctionRef, refKey, splitQualified } from '../lib/names';
 import type { FunctionProvider, FunctionStatus } from '../providers/function-provider';
 import { parseDeployment, parseMlSpec } from '../registry/function-spec';
@@ -29,6 +30,20 @@ function scaleBody(body: unknown): { replicas: number; namespace?: string } {
   return { replicas: b.replicas, namespace: b.namespace === undefined ? undefined : namespaceOf(b.namespace) };
 }
 
+/**
+ * A deployment's secrets must exist in its namespace (as faas-netes requires): a replica started
+ * without one would run without it. 400 naming `secrets` and the first one missing.
+ */
+async function withExistingSecrets(provider: FunctionProvider, spec: FunctionSpec): Promise<FunctionSpec> {
+  if (!spec.secrets?.length) return spec;
+  const have = new Set((await provider.secrets.list(spec.namespace)).map((s) => s.name));
+  const missing = spec.secrets.find((s) => !have.has(s));
+  if (missing !== undefined) {
+    throw invalid('secrets', `secret "${missing}" does not exist in namespace ${spec.namespace} (create it first: faas-cli secret create ${missing}${spec.namespace === DEFAULT_NAMESPACE ? '' : ` -n ${spec.namespace}`})`);
+  }
+  return spec;
+}
+
 /** Adds the gateway's invocation counts to provider statuses (OpenFaaS's gateway does the same). */
 function withCounts(list: FunctionStatus[], counts: Record<string, number>) {
   return list.map((s) => ({ ...s, invocationCount: counts[refKey(s)] ?? 0 }));
@@ -44,13 +59,13 @@ export function functionRoutes(provider: FunctionProvider, registry: Registry, e
   });
 
   r.post('/system/functions', async (req, res) => {
-    await provider.deploy(parseDeployment(req.body));
+    await provider.deploy(await withExistingSecrets(provider, parseDeployment(req.body)));
     res.status(202).end();
   });
 
   // faas-cli deploys with PUT first and falls back to POST on 404
   r.put('/system/functions', async (req, res) => {
-    await provider.update(parseDeployment(req.body));
+    await provider.update(await withExistingSecrets(provider, parseDeployment(req.body)));
     res.status(202).end();
   });
 
@@ -108,6 +123,9 @@ export function functionRoutes(provider: FunctionProvider, registry: Registry, e
     const ref = { name, namespace: b.namespace ?? namespaceOf(req.query.namespace) };
     const s = await provider.get(ref);
     if (!s) throw notFound(`No such function: ${name}`);
+    if (s.kind === 'training') {
+      throw invalid('name', `${name} is a training function: the job scheduler sets its workers per job (submit jobs to POST /system/jobs), not a replica count`);
+    }
     const ml = parseMlSpec(s.labels, s.annotations);
     const floor = ml.scaleToZero ? 0 : ml.minScale;
     if (b.replicas > ml.maxScale) throw invalid('replicas', `${b.replicas} exceeds max_scale ${ml.maxScale}`);
