@@ -8,7 +8,8 @@
 import { aFunction } from '../helpers/fixtures';
 import { seedEchoHttp, seedImage } from '../helpers/images';
 import { testGateway, testRedis, TestPlatform } from '../helpers/platform';
-import { Case, fnNotFound, invalid, notFound } from './bad-input/case';
+import { BODY_LIMIT_BYTES, Case, fnNotFound, invalid, notFound, overBodyLimit } from './bad-input/case';
+import { boundsCases } from './bad-input/cases-bounds';
 import { functionCases } from './bad-input/cases-functions';
 import { invokeCases } from './bad-input/cases-invoke';
 import { systemCases } from './bad-input/cases-system';
@@ -33,11 +34,11 @@ const HAND: Case[] = [
   { name: 'async: invalid namespace', method: 'POST', path: '/async-function/f.BAD', raw: 'x', ...invalid('namespace') },
   { name: 'async: training function', method: 'POST', path: '/async-function/trainer', raw: 'x', ...invalid('function') },
   { name: 'async: callback not a url', method: 'POST', path: '/async-function/exists', raw: 'x', headers: { 'x-callback-url': 'not a url' }, ...invalid('X-Callback-Url') },
-  { name: 'system: body too large', method: 'POST', path: '/system/functions', raw: JSON.stringify({ ...good, envVars: { A: 'x'.repeat(5000) } }), status: 413, code: 'payload_too_large', field: 'body' },
+  { name: 'system: body too large', method: 'POST', path: '/system/functions', raw: JSON.stringify({ ...good, envVars: { A: overBodyLimit() } }), status: 413, code: 'payload_too_large', field: 'body' },
   { name: 'update: unknown function', method: 'PUT', path: '/system/functions', body: { ...good, service: 'ghost' }, ...notFound },
 ];
 
-const CASES: Case[] = [...HAND, ...functionCases(), ...systemCases(), ...invokeCases()];
+const CASES: Case[] = [...HAND, ...functionCases(), ...systemCases(), ...invokeCases(), ...boundsCases()];
 
 /** Every endpoint of the README's HTTP API table, as method + path pattern. */
 const ENDPOINTS: Array<[string, RegExp]> = [
@@ -82,13 +83,14 @@ describe('bad input on every endpoint', () => {
   let p: TestPlatform;
   beforeAll(async () => {
     redis = await testRedis();
-    p = await testGateway(redis.url, { MLFAAS_MAX_BODY_BYTES: '4096', MLFAAS_BASIC_AUTH: 'false' });
+    p = await testGateway(redis.url, { MLFAAS_MAX_BODY_BYTES: String(BODY_LIMIT_BYTES), MLFAAS_BASIC_AUTH: 'false' });
     seedEchoHttp(p.images);
     // a training image whose harness fails at once: no case may get as far as running it
     seedImage(p.images, 'test/trainer:1', { 'index.js': 'process.exit(1)\n' }, { language: 'node', kind: 'training', mode: 'job', fprocess: 'node index.js' });
     expect((await p.json('POST', '/system/functions', aFunction('exists').minScale(0).maxScale(3).build())).status).toBe(202);
     expect((await p.json('POST', '/system/functions', aFunction('trainer').image('test/trainer:1').build())).status).toBe(202);
     expect((await p.json('POST', '/system/secrets', { name: 'dup', value: 'v' })).status).toBe(201);
+    expect((await p.json('POST', '/system/secrets?namespace=elsewhere', { name: 'only-there', value: 'v' })).status).toBe(201);
   });
   afterAll(async () => {
     await p?.stop();
@@ -127,5 +129,12 @@ describe('bad input on every endpoint', () => {
     expect(await (await p.get('/system/secrets')).json()).toEqual([{ name: 'dup', namespace: 'openfaas-fn' }]);
     const names = ((await (await p.get('/system/functions')).json()) as Array<{ name: string }>).map((x) => x.name).sort();
     expect(names).toEqual(['exists', 'trainer']);
+    // refused deploys into other namespaces left neither a function nor a namespace there
+    for (const ns of ['dev', 'elsewhere', 'nope']) expect(await (await p.get(`/system/functions?namespace=${ns}`)).json()).toEqual([]);
+    expect(((await (await p.get('/system/namespaces')).json()) as string[]).sort()).toEqual(['elsewhere', 'openfaas-fn']);
+    expect(await (await p.get('/system/secrets?namespace=elsewhere')).json()).toEqual([{ name: 'only-there', namespace: 'elsewhere' }]);
+    // and an update that was refused left the function as it was: no env, no limits, no secrets
+    const f2 = (await (await p.get('/system/function/exists')).json()) as Record<string, unknown>;
+    expect([f2.envVars ?? {}, f2.limits, f2.requests, f2.secrets ?? []]).toEqual([{}, undefined, undefined, []]);
   });
 });

@@ -20,6 +20,15 @@ export interface Case {
   ownedBy?: 'jobs';
 }
 
+/**
+ * The probe gateway's `MLFAAS_MAX_BODY_BYTES`: above every bounded deploy field (a 1 MiB label
+ * value must reach the validator to get its 400), so a body over it is a 413.
+ */
+export const BODY_LIMIT_BYTES = 2 * 1024 * 1024;
+
+/** A body one byte over `BODY_LIMIT_BYTES`. */
+export const overBodyLimit = () => 'x'.repeat(BODY_LIMIT_BYTES + 1);
+
 /** A 400 `validation_failed` naming `field`. */
 export const invalid = (field: string) => ({ status: 400, code: 'validation_failed', field });
 
@@ -28,6 +37,9 @@ export const notFound = { status: 404, code: 'not_found' } as const;
 
 /** A 404 `function_not_found` naming `name`. */
 export const fnNotFound = { status: 404, code: 'function_not_found', field: 'name' } as const;
+
+/** A 404 `function_not_found` naming `function` (the jobs API's field). */
+export const jobFnNotFound = { status: 404, code: 'function_not_found', field: 'function' } as const;
 
 /** Values of every JSON type but string, for "must be a string" fields. */
 export const NOT_STRINGS: unknown[] = [7, true, [], {}, ['x']];

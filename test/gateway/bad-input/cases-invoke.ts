@@ -1,5 +1,5 @@
 /** `/function/{name}[.{ns}][/path]` and `/async-function/…`, including the X-Callback-Url policy. */
-import { BAD_LABELS, Case, fnNotFound, invalid } from './case';
+import { BAD_LABELS, Case, fnNotFound, invalid, overBodyLimit } from './case';
 
 /** Path segments that name no function, and the field the error names. */
 const BAD_SEGMENTS: Array<{ seg: string; field: string }> = [
@@ -57,8 +57,8 @@ export function invokeCases(): Case[] {
       ]),
       call('exists.nope (other namespace)', 'POST', 'exists.nope', fnNotFound),
       call('trainer/sub/path', 'POST', 'trainer/sub/path', invalid('function')),
-      call('exists, body over MLFAAS_MAX_BODY_BYTES', 'POST', 'exists', { raw: 'x'.repeat(5000), status: 413, code: 'payload_too_large', field: 'body' }),
-      call('ghost, body over MLFAAS_MAX_BODY_BYTES', 'POST', 'ghost', { raw: 'x'.repeat(5000), status: 413, code: 'payload_too_large', field: 'body' }),
+      call('exists, body over MLFAAS_MAX_BODY_BYTES', 'POST', 'exists', { raw: overBodyLimit(), status: 413, code: 'payload_too_large', field: 'body' }),
+      call('ghost, body over MLFAAS_MAX_BODY_BYTES', 'POST', 'ghost', { raw: overBodyLimit(), status: 413, code: 'payload_too_large', field: 'body' }),
     );
   }
   const cb = (url: string, fn: string, want: Omit<Case, 'name' | 'method' | 'path'>): Case => ({

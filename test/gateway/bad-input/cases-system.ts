@@ -2,7 +2,7 @@
  * `/system/logs`, `/system/capability`, `/system/scaling-events`, `/system/jobs*`,
  * `/system/secrets`, `/system/namespace(s)`, `/system/info`, `/healthz`, `/metrics`, unknown routes.
  */
-import { BAD_LABELS, Case, describeValue, fnNotFound, invalid, notFound, NOT_STRINGS } from './case';
+import { BAD_LABELS, Case, describeValue, invalid, jobFnNotFound, notFound, NOT_STRINGS } from './case';
 
 const q = (v: string) => encodeURIComponent(v);
 const get = (path: string, want: Omit<Case, 'name' | 'method' | 'path'>, name = path): Case => ({ name: `GET ${name}`, method: 'GET', path, ...want });
@@ -96,8 +96,9 @@ function jobCases(): Case[] {
     ...['maybe', '1', 'TRUE', ''].map((v) => submit(`dryRun=${v}`, base, invalid('dryRun'), `?dryRun=${v}`)),
     submit('dryRun[]', base, invalid('dryRun'), '?dryRun[]=true'),
     submit('bad length', { ...base, length: 0 }, invalid('length'), '?dryRun=true'),
-    submit('unknown function', { ...base, function: 'ghost' }, fnNotFound),
-    submit('unknown function', { ...base, function: 'ghost' }, fnNotFound, '?dryRun=true'),
+    submit('unknown function', { ...base, function: 'ghost' }, jobFnNotFound),
+    submit('unknown function', { ...base, function: 'ghost' }, jobFnNotFound, '?dryRun=true'),
+    submit('function in another namespace', { ...base, function: 'trainer.elsewhere' }, jobFnNotFound),
     submit('an inference function', { ...base, function: 'exists' }, invalid('function')),
     get('/system/jobs', { status: 200 }),
     ...['x', '123', 'g'.repeat(36), 'a'.repeat(37), id.toUpperCase(), '%zz'].flatMap((v) => [
