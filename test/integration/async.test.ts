@@ -1,12 +1,16 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { ResolveAll } from '../../gateway/async/callback-delivery';
+import type { AsyncOptions } from '../../gateway/async/async-invocations';
+import { loadConfig } from '../../gateway/config';
 import { ImageStore } from '../../gateway/providers/local/image-store';
+import { startGateway } from '../../gateway/server';
 import { callbackServer } from '../helpers/callback-server';
 import { aFunction } from '../helpers/fixtures';
 import { gatewayProcess } from '../helpers/gateway-process';
 import { seedEchoHttp } from '../helpers/images';
-import { eventually, testGateway, testRedis } from '../helpers/platform';
+import { eventually, TEST_ENV, testGateway, testRedis } from '../helpers/platform';
 
 describe('async invocations', () => {
   it('accepts with 202 and posts the result to X-Callback-Url', async () => {
@@ -62,6 +66,61 @@ describe('async invocations', () => {
     } finally {
       await p.stop();
       await redis.stop();
+    }
+  });
+
+  it('resolves the callback host at delivery: a name for a metadata address is never connected to, a good one is delivered to the address checked', async () => {
+    const redis = await testRedis();
+    const dataDir = mkdtempSync(join(tmpdir(), 'mlfaas-data-'));
+    const good = await callbackServer();
+    const trap = await callbackServer(); // reachable on 127.0.0.1: only the policy keeps the callback off it
+    // no DNS here: evil.test has a link-local answer beside a reachable one; good.test rebinds to
+    // the metadata address after its first answer, so a second resolution would be caught
+    const asked: string[] = [];
+    const lookup: ResolveAll = async (host) => {
+      asked.push(host);
+      if (host === 'evil.test') return [{ address: '127.0.0.1', family: 4 }, { address: '169.254.169.254', family: 4 }];
+      if (host === 'good.test') return [{ address: asked.filter((h) => h === host).length === 1 ? '127.0.0.1' : '169.254.169.254', family: 4 }];
+      throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: 'ENOTFOUND' });
+    };
+    const cfg = loadConfig({ ...TEST_ENV, MLFAAS_DATA_DIR: dataDir });
+    const asyncOpts: AsyncOptions = { ...cfg.async, attempts: 3, lookup };
+    const gw = await startGateway({ ...cfg, async: asyncOpts }, redis.url);
+    try {
+      seedEchoHttp(new ImageStore(join(dataDir, 'images')));
+      const post = (path: string, init: RequestInit) => fetch(gw.url + path, { method: 'POST', ...init });
+      expect((await post('/system/functions', { body: JSON.stringify(aFunction('aecho').minScale(1).build()), headers: { 'content-type': 'application/json' } })).status).toBe(202);
+      // the reported spellings are refused at submission (400 naming the header)
+      for (const url of ['http://169.254.169.254.nip.io/', 'http://metadata.google.internal.nip.io/', 'http://[::a9fe:a9fe]/', 'http://[64:ff9b::a9fe:a9fe]/', 'http://0xa9fea9fe/', 'http://[2002:a9fe::1]/', 'http://0.0.0.0/']) {
+        const r = await post('/async-function/aecho', { body: 'x', headers: { 'X-Callback-Url': url } });
+        expect({ url, status: r.status }).toEqual({ url, status: 400 });
+        expect(((await r.json()) as { error: { field: string } }).error.field).toBe('X-Callback-Url');
+      }
+      // names are accepted at submission and judged by what they resolve to at delivery
+      const evil = await post('/async-function/aecho', { body: 'evil', headers: { 'X-Callback-Url': `http://evil.test:${trap.port}/cb` } });
+      const fine = await post('/async-function/aecho', { body: 'fine', headers: { 'X-Callback-Url': `http://good.test:${good.port}/cb` } });
+      expect([evil.status, fine.status]).toEqual([202, 202]);
+      expect(await eventually(() => good.received.length === 1, 20000)).toBe(true);
+      expect(good.received[0].headers.host).toBe(`good.test:${good.port}`);
+      expect(good.received[0].headers['x-call-id']).toBe(fine.headers.get('x-call-id'));
+      expect(JSON.parse(good.received[0].body)).toEqual(expect.objectContaining({ body: 'fine' }));
+      expect(asked.filter((h) => h === 'good.test')).toEqual(['good.test']);
+      // the refused one fails its job at once, with the reason, like a callback that failed
+      const failed = async () => (await gw.asyncInvocations.queue.getFailed()).filter((j) => j.data.callId === evil.headers.get('x-call-id'));
+      expect(await eventually(async () => (await failed()).length === 1, 20000)).toBe(true);
+      const [job] = await failed();
+      expect(job.failedReason).toBe('callback refused: host evil.test resolves to 169.254.169.254, link-local (169.254.0.0/16)');
+      expect(job.attemptsMade).toBe(1); // not retried
+      expect(job.data.result?.status).toBe(200); // the function ran; only the callback was refused
+      expect(asked.filter((h) => h === 'evil.test')).toEqual(['evil.test']);
+      expect(trap.connections()).toBe(0);
+      expect(trap.received).toEqual([]);
+    } finally {
+      await gw.close();
+      await good.close();
+      await trap.close();
+      await redis.stop();
+      rmSync(dataDir, { recursive: true, force: true });
     }
   });
 
