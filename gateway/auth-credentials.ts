@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type Redis from 'ioredis';
 import { AuthConfig } from './config';
@@ -11,14 +11,17 @@ export const passwordFile = (dataDir: string) => join(dataDir, 'basic-auth-passw
 /**
  * The credentials the gateway enforces, and what to tell the user at start-up. With auth on and
  * no password configured, one is generated at first start: kept in Redis (so every gateway on
- * that Redis agrees) and saved to `<dataDir>/basic-auth-password` (0600). The password itself
- * is printed only when it is generated.
+ * that Redis agrees) and saved to `<dataDir>/basic-auth-password` (0600, re-asserted at every
+ * start). The password itself is printed only when it is generated and `toTerminal` (stderr is
+ * a TTY): redirected into a file (`npm start > log`) it would sit in a world-readable log, so
+ * the notice then names the file instead.
  */
 export async function resolveCredentials(
   auth: AuthConfig,
   redis: Redis,
   dataDir: string,
   url: () => string,
+  toTerminal: boolean = process.stderr.isTTY === true,
 ): Promise<{ auth: AuthConfig; notices: string[] }> {
   if (!auth.enabled) {
     return { auth, notices: ['WARNING: basic auth is OFF (MLFAAS_BASIC_AUTH=false): anyone who can reach the gateway can deploy and run code'] };
@@ -29,9 +32,15 @@ export async function resolveCredentials(
   const password = created ? fresh : ((await redis.get(keys.authPassword)) ?? fresh);
   const file = passwordFile(dataDir);
   if (!existsSync(file) || readFileSync(file, 'utf8').trim() !== password) writeFileSync(file, password + '\n', { mode: 0o600 });
+  chmodSync(file, 0o600); // writeFileSync's mode applies only to a file it creates
   const login = `cat ${file} | faas-cli login --username ${auth.user} --password-stdin --gateway ${url()}`;
-  const notices = created
-    ? [`basic auth on for /system/*: generated password for user ${auth.user}: ${password}`, `saved to ${file}; log in with: ${login}`]
-    : [`basic auth on for /system/* (user ${auth.user}, password in ${file}); log in with: ${login}`];
+  const notices = !created
+    ? [`basic auth on for /system/* (user ${auth.user}, password in ${file}); log in with: ${login}`]
+    : toTerminal
+      ? [`basic auth on for /system/*: generated password for user ${auth.user}: ${password}`, `saved to ${file}; log in with: ${login}`]
+      : [
+          `basic auth on for /system/*: generated a password for user ${auth.user}, saved to ${file} (mode 0600; not printed: stderr is not a terminal)`,
+          `log in with: ${login}`,
+        ];
   return { auth: { ...auth, password }, notices };
 }

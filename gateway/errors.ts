@@ -1,4 +1,4 @@
-import { isRedisUnavailable } from './lib/redis-health';
+import { isRedisUnavailable, isStorageFull } from './lib/redis-health';
 
 /**
  * Typed errors with one code enum and one mapping to HTTP status (see `toHttp`).
@@ -23,6 +23,8 @@ export enum ErrorCode {
   NoReplicas = 'no_replicas',
   /** The platform's store (Redis) cannot be reached: 503 with Retry-After. */
   Unavailable = 'unavailable',
+  /** The store refuses writes because its disk is full (or it is out of memory): 503, nothing was written. */
+  StorageFull = 'storage_full',
   Internal = 'internal',
 }
 
@@ -44,6 +46,7 @@ const STATUS: Record<ErrorCode, number> = {
   [ErrorCode.UpstreamUnavailable]: 502,
   [ErrorCode.NoReplicas]: 503,
   [ErrorCode.Unavailable]: 503,
+  [ErrorCode.StorageFull]: 503,
   [ErrorCode.UpstreamTimeout]: 504,
 };
 
@@ -75,6 +78,15 @@ export const functionNotFound = (name: string, namespace: string) =>
 export const redisUnavailable = (detail: string) =>
   new PlatformError(ErrorCode.Unavailable, `redis unavailable: ${detail}`, undefined, { 'Retry-After': '5' });
 
+/** Redis refused a write it cannot persist (disk full, out of memory): 503, try again later. */
+export const storageFull = (detail: string) =>
+  new PlatformError(
+    ErrorCode.StorageFull,
+    `storage full: the platform's store refuses writes until space is freed under its data dir (${detail})`,
+    undefined,
+    { 'Retry-After': '30' },
+  );
+
 export interface HttpError {
   status: number;
   headers: Record<string, string>;
@@ -89,6 +101,7 @@ export function toHttp(err: unknown): HttpError {
     return { status: err.status, headers: err.headers, body: { error } };
   }
   if (isRedisUnavailable(err)) return toHttp(redisUnavailable((err as Error).message));
+  if (isStorageFull(err)) return toHttp(storageFull((err as Error).message));
   const e = err as { type?: string; status?: number; message?: string };
   // body-parser errors carry `type` and `status`
   if (e && e.type === 'entity.parse.failed') {

@@ -14,7 +14,7 @@ import { functionNotFound, toHttp } from './errors';
 import { answerAndClose, onClientError, onConnect, onUnmetExpectation, refuseEarly } from './http-edge';
 import { bounded } from './lib/bounded';
 import { failFastOptions, patientDuplicate, waitForRedis } from './lib/redis-health';
-import { connectRedis } from './lib/redis-server';
+import { connectRedis, EmbeddedRedis } from './lib/redis-server';
 import { GatewayMetrics } from './metrics/gateway-metrics';
 import { SecondWindow } from './metrics/second-window';
 import { LocalAgent } from './providers/local/agent';
@@ -68,8 +68,13 @@ export interface Gateway {
 /** The platform log: stderr, as `mlfaas up` writes it. */
 const platformLog = (line: string) => void process.stderr.write(`[mlfaas] ${line}\n`);
 
+export interface GatewayOptions {
+  /** The supervised embedded Redis behind `redisTarget`, when this process runs it: its restarts are counted. */
+  embeddedRedis?: EmbeddedRedis;
+}
+
 /** `redisTarget`: a `redis://` URL or a unix socket path. */
-export async function startGateway(cfg: Config, redisTarget: string): Promise<Gateway> {
+export async function startGateway(cfg: Config, redisTarget: string, opts: GatewayOptions = {}): Promise<Gateway> {
   // the request path fails fast (503) while Redis is away and never replays a refused write
   const redis = connectRedis(redisTarget, failFastOptions(cfg.redisTimeoutMs));
   redis.on('error', () => undefined);
@@ -86,6 +91,13 @@ export async function startGateway(cfg: Config, redisTarget: string): Promise<Ga
   const provider: FunctionProvider = local ?? (await startKubernetesProvider(cfg, redis));
   const logs = new LogSink(redis);
   const metrics = new GatewayMetrics();
+  // mlfaas_component_restarts_total{component="redis"}, restarts before this gateway included
+  let unwatchRedis: (() => void) | undefined;
+  if (opts.embeddedRedis) {
+    const restarts = metrics.componentRestarts.labels({ component: 'redis' });
+    restarts.inc(opts.embeddedRedis.restarts);
+    unwatchRedis = opts.embeddedRedis.onRestart(() => restarts.inc());
+  }
   let agent: LocalAgent | undefined;
   let tokend: TokendSupervisor | undefined;
   let agentRegistry: Registry | undefined;
@@ -239,6 +251,7 @@ export async function startGateway(cfg: Config, redisTarget: string): Promise<Ga
     await bounded('log sink', 1000, () => logs.close(), log);
     await bounded('provider', 1000, () => provider.close(), log);
     await bounded('agent registry', 1000, () => agentRegistry?.feed.close(), log);
+    unwatchRedis?.();
     background.disconnect();
     redis.disconnect();
   };

@@ -1,7 +1,9 @@
+import { chmodSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Config } from '../config';
 import { PlatformError, ErrorCode } from '../errors';
 import { bounded } from '../lib/bounded';
+import { acquireLock } from '../lib/instance-lock';
 import { EmbeddedRedis, startEmbeddedRedis } from '../lib/redis-server';
 import { ImageStore } from '../providers/local/image-store';
 import { parseDeployment } from '../registry/function-spec';
@@ -23,18 +25,26 @@ export interface Platform {
   stop(): Promise<void>;
 }
 
-/** Starts Redis (embedded unless a URL is configured), the gateway with its agent, and deploys a stack. */
+/**
+ * Starts Redis (embedded unless a URL is configured), the gateway with its agent, and deploys a
+ * stack. One instance per data dir: while another holds `<dataDir>/mlfaas.lock` this throws
+ * `AlreadyRunningError` ("already running, pid N") before touching anything.
+ */
 export async function up(cfg: Config, opts: UpOptions): Promise<Platform> {
+  mkdirSync(cfg.dataDir, { recursive: true, mode: 0o700 });
+  const lock = await acquireLock(join(cfg.dataDir, 'mlfaas.lock'), `mlfaas on ${cfg.dataDir}`);
   let redis: EmbeddedRedis | undefined;
-  if (!cfg.redisUrl) {
-    redis = await startEmbeddedRedis({ dir: cfg.dataDir });
-    opts.log(`redis-server (pid ${redis.pid}) on ${redis.socketPath}, AOF in ${join(cfg.dataDir, 'redis')}`);
-  }
   let gateway: Gateway;
   try {
-    gateway = await startGateway(cfg, cfg.redisUrl ?? redis!.url);
+    chmodSync(cfg.dataDir, 0o700); // secrets, Redis, images, logs: unreadable to function uids
+    if (!cfg.redisUrl) {
+      redis = await startEmbeddedRedis({ dir: cfg.dataDir, log: opts.log });
+      opts.log(`redis-server (pid ${redis.pid}, supervised) on ${redis.socketPath}, AOF in ${join(cfg.dataDir, 'redis')}`);
+    }
+    gateway = await startGateway(cfg, cfg.redisUrl ?? redis!.url, { embeddedRedis: redis });
   } catch (e) {
     await redis?.stop();
+    await lock.release();
     throw e;
   }
   opts.log(`gateway on ${gateway.url} (provider: local, agent: ${gateway.agent ? 'yes' : 'no'})`);
@@ -46,6 +56,7 @@ export async function up(cfg: Config, opts: UpOptions): Promise<Platform> {
     await bounded('autoscaler', 3000, () => autoscaler?.close(), opts.log);
     await gateway.close();
     await bounded('redis-server', 8000, () => redis?.stop(), opts.log);
+    await lock.release();
   };
   try {
     if (opts.stackFile) await deployStack(gateway, cfg, opts);

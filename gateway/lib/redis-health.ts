@@ -73,6 +73,16 @@ export function isRedisUnavailable(e: unknown): boolean {
   return UNAVAILABLE.some((m) => e.message.includes(m));
 }
 
+/**
+ * Redis refused a write because it cannot persist it: its AOF write failed (`MISCONF`, a full
+ * disk), it is out of memory (`OOM command not allowed`), the embedded server refuses writes
+ * while its disk is full (`NOREPLICAS`, see `storage-guard.ts`), or the error names ENOSPC.
+ */
+export function isStorageFull(e: unknown): boolean {
+  if (!(e instanceof Error)) return false;
+  return /\bMISCONF\b|\bOOM command not allowed\b|\bNOREPLICAS\b|\bENOSPC\b|No space left on device/.test(e.message);
+}
+
 /** Redis answers PING within `timeoutMs`; otherwise the reason, in words. */
 export async function checkRedis(redis: Redis, timeoutMs: number): Promise<{ ok: true } | { ok: false; reason: string }> {
   if (redis.status !== 'ready') return { ok: false, reason: `connection ${redis.status}` };

@@ -1,16 +1,29 @@
-import { spawn, ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import Redis from 'ioredis';
-import { isAlive, tiedToParent } from './process';
+import { acquireLock } from './instance-lock';
+import { isAlive } from './process';
+import { RedisSupervisor } from './redis-supervisor';
+import { STORAGE_RESERVE_BYTES } from './storage-guard';
 
-/** A `redis-server` child with data and AOF under `dir`, listening on a unix socket (and optionally a port). */
+/**
+ * A supervised `redis-server` child with data and AOF under `dir`, listening on a unix socket
+ * (and optionally a port): restarted after it dies, writes refused while its disk is full.
+ */
 export interface EmbeddedRedis {
   /** Connection target for `connectRedis`: the unix socket path. */
   url: string;
   socketPath: string;
-  pid: number;
+  /** The pid of the redis-server running now (a restart changes it). */
+  readonly pid: number;
+  /** Restarts after it died, so far. */
+  readonly restarts: number;
+  /** Whether writes are refused now (503 `storage_full`) because the AOF's disk is (nearly) full. */
+  readonly storageFull: boolean;
+  /** Calls `fn` after every restart (the gateway counts them); returns the call that stops it. */
+  onRestart(fn: () => void): () => void;
+  /** Stops it (it writes its AOF) and releases the data dir's Redis lock. */
   stop(): Promise<void>;
 }
 
@@ -18,8 +31,20 @@ export interface EmbeddedRedisOptions {
   dir: string;
   /** Also listen on this TCP port on 127.0.0.1 (0 = unix socket only). */
   port?: number;
-  /** Fsync policy for the AOF: `always` loses nothing on a machine crash; `everysec` ≤ 1 s. */
+  /**
+   * Fsync policy for the AOF. `always` (the default): a write is acknowledged only once it is
+   * written and fsynced, so no acknowledged write is lost to a crash of Redis or of the machine,
+   * and a write Redis cannot persist (disk full) is never acknowledged (redis-server exits and
+   * is restarted). It costs an fsync per event-loop turn (a few ms; concurrent writes share
+   * it), which the control plane's write rate affords. `everysec` is faster but acknowledges
+   * writes it has not written yet (up to 2 s when fsync is slow, and the write that hits a full
+   * disk), which a crash then loses.
+   */
   appendfsync?: 'always' | 'everysec';
+  /** Writes are refused below this much free space under the AOF, bytes (default 8 MiB). */
+  reserveBytes?: number;
+  /** The platform log (default: stderr, `[mlfaas] …`). */
+  log?: (line: string) => void;
 }
 
 async function ping(url: string, timeoutMs: number): Promise<boolean> {
@@ -35,74 +60,95 @@ async function ping(url: string, timeoutMs: number): Promise<boolean> {
   }
 }
 
+const stderrLog = (line: string) => void process.stderr.write(`[mlfaas] ${line}\n`);
+
 /**
- * Starts redis-server. A server left by an earlier run that was killed (its pid file still
- * names a live process) is shut down first with SHUTDOWN, which writes its AOF; the new server
- * loads it, so nothing that was accepted is lost.
+ * Starts redis-server under `<dir>/redis` and supervises it. It first takes that directory's
+ * lock (`redis.lock`, see `instance-lock.ts`): while another process runs a server there this
+ * throws `AlreadyRunningError` and touches nothing. Holding the lock, a redis-server still
+ * serving the socket is an orphan of a dead instance (one started without pdeathsig): it is shut
+ * down with SHUTDOWN, which writes its AOF, and the new server loads it.
  */
 export async function startEmbeddedRedis(opts: EmbeddedRedisOptions): Promise<EmbeddedRedis> {
   const dir = join(opts.dir, 'redis');
   mkdirSync(dir, { recursive: true, mode: 0o700 });
-  chmodSync(dir, 0o700);
-  const socketPath = join(dir, 'redis.sock');
-  const pidFile = join(dir, 'redis.pid');
-  const password = redisPassword(dir);
-  if (existsSync(pidFile)) {
-    const old = Number(readFileSync(pidFile, 'utf8'));
-    // only a live redis-server serving this very directory: a stale pid may be anything now
-    if (old > 0 && isAlive(old) && isOurRedis(old, socketPath)) {
-      const r = new Redis({ path: socketPath, password, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
-      r.on('error', () => undefined);
-      await r.connect().then(() => r.call('SHUTDOWN'), () => process.kill(old, 'SIGTERM')).catch(() => undefined);
-      r.disconnect();
-      for (let i = 0; i < 100 && isAlive(old); i++) await new Promise((res) => setTimeout(res, 50));
-    }
-    rmSync(pidFile, { force: true });
+  const lock = await acquireLock(join(dir, 'redis.lock'), `redis-server for ${opts.dir}`);
+  try {
+    chmodSync(dir, 0o700);
+    const socketPath = join(dir, 'redis.sock');
+    const pidFile = join(dir, 'redis.pid');
+    const password = redisPassword(dir);
+    await shutDownOrphan(pidFile, socketPath, password);
+    // the password goes in a 0600 config file, never on the command line (/proc/<pid>/cmdline is public)
+    const conf = join(dir, 'redis.conf');
+    writeFileSync(conf, `requirepass "${password}"\n`, { mode: 0o600 });
+    chmodSync(conf, 0o600);
+    // redis opens its log 0644; created here first, it stays the platform's alone
+    const logFile = join(dir, 'redis.log');
+    closeSync(openSync(logFile, 'a', 0o600));
+    chmodSync(logFile, 0o600);
+    const args = (refuseWrites: boolean) => [
+      conf,
+      '--port', String(opts.port ?? 0),
+      '--bind', '127.0.0.1',
+      '--unixsocket', socketPath,
+      '--unixsocketperm', '700',
+      '--dir', dir,
+      '--pidfile', pidFile,
+      '--appendonly', 'yes',
+      '--appendfsync', opts.appendfsync ?? 'always',
+      '--save', '',
+      '--daemonize', 'no',
+      '--loglevel', 'notice',
+      '--logfile', logFile,
+      '--min-replicas-to-write', refuseWrites ? '1' : '0',
+    ];
+    const s = await RedisSupervisor.start(
+      {
+        dir,
+        logFile,
+        args,
+        ping: (ms) => ping(socketPath, ms),
+        connect: () => connectRedis(socketPath, { maxRetriesPerRequest: 0, retryStrategy: () => null }),
+        reserveBytes: opts.reserveBytes ?? STORAGE_RESERVE_BYTES,
+        log: opts.log ?? stderrLog,
+      },
+      lock,
+    );
+    return {
+      url: socketPath,
+      socketPath,
+      get pid() {
+        return s.pid;
+      },
+      get restarts() {
+        return s.restarts;
+      },
+      get storageFull() {
+        return s.storageFull;
+      },
+      onRestart: (fn) => s.onRestart(fn),
+      stop: () => s.stop(),
+    };
+  } catch (e) {
+    await lock.release();
+    throw e;
   }
-  // the password goes in a 0600 config file, never on the command line (/proc/<pid>/cmdline is public)
-  const conf = join(dir, 'redis.conf');
-  writeFileSync(conf, `requirepass "${password}"\n`, { mode: 0o600 });
-  const args = [
-    conf,
-    '--port', String(opts.port ?? 0),
-    '--bind', '127.0.0.1',
-    '--unixsocket', socketPath,
-    '--unixsocketperm', '700',
-    '--dir', dir,
-    '--pidfile', pidFile,
-    '--appendonly', 'yes',
-    '--appendfsync', opts.appendfsync ?? 'everysec',
-    '--save', '',
-    '--daemonize', 'no',
-    '--loglevel', 'warning',
-    '--logfile', join(dir, 'redis.log'),
-  ];
-  // its own process group (a terminal's Ctrl-C reaches us, not it: we stop it in order), and
-  // still dies with us when we are SIGKILLed (pdeathsig)
-  const argv = tiedToParent(['redis-server', ...args]);
-  const child: ChildProcess = spawn(argv[0], argv.slice(1), { stdio: 'ignore', detached: true });
-  const exited = new Promise<void>((res) => child.once('exit', () => res()));
-  child.once('error', () => undefined);
-  const ioUrl = socketPath;
-  const deadline = Date.now() + 10_000;
-  while (!(await ping(ioUrl, 500))) {
-    if (child.exitCode !== null || Date.now() > deadline) {
-      throw new Error(`redis-server did not start (see ${join(dir, 'redis.log')}); is redis-server installed?`);
-    }
-    await new Promise((res) => setTimeout(res, 50));
+}
+
+/** Shuts down a live redis-server of this directory that no instance owns (we hold the lock). */
+async function shutDownOrphan(pidFile: string, socketPath: string, password: string): Promise<void> {
+  if (!existsSync(pidFile)) return;
+  const old = Number(readFileSync(pidFile, 'utf8'));
+  // only a live redis-server serving this very directory: a stale pid may be anything now
+  if (old > 0 && isAlive(old) && isOurRedis(old, socketPath)) {
+    const r = new Redis({ path: socketPath, password, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+    r.on('error', () => undefined);
+    await r.connect().then(() => r.call('SHUTDOWN'), () => process.kill(old, 'SIGTERM')).catch(() => undefined);
+    r.disconnect();
+    for (let i = 0; i < 100 && isAlive(old); i++) await new Promise((res) => setTimeout(res, 50));
   }
-  return {
-    url: ioUrl,
-    socketPath,
-    pid: child.pid!,
-    async stop() {
-      if (child.exitCode !== null) return;
-      child.kill('SIGTERM'); // redis writes the AOF and exits on SIGTERM
-      const t = setTimeout(() => child.kill('SIGKILL'), 5000);
-      await exited;
-      clearTimeout(t);
-    },
-  };
+  rmSync(pidFile, { force: true });
 }
 
 /**
@@ -112,7 +158,10 @@ export async function startEmbeddedRedis(opts: EmbeddedRedisOptions): Promise<Em
  */
 function redisPassword(dir: string): string {
   const file = join(dir, PASSWORD_FILE);
-  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
+  if (existsSync(file)) {
+    chmodSync(file, 0o600);
+    return readFileSync(file, 'utf8').trim();
+  }
   const pw = randomBytes(24).toString('hex');
   writeFileSync(file, pw + '\n', { mode: 0o600 });
   return pw;

@@ -61,13 +61,14 @@ describe('secure by default', () => {
   });
   const pw = () => readFileSync(passwordFile(p.dataDir), 'utf8').trim();
 
-  test('auth is on: a generated password, saved 0600 in the data dir and printed once with the login line', async () => {
+  test('auth is on: a generated password, saved 0600 in the data dir; not printed when stderr is not a terminal, the file and login line are', async () => {
     expect((await p.get('/system/functions')).status).toBe(401);
     expect(statSync(passwordFile(p.dataDir)).mode & 0o777).toBe(0o600);
     expect(pw()).toMatch(/^[A-Za-z0-9_-]{32}$/);
     expect((await p.get('/system/functions', { headers: { authorization: basic('admin', pw()) } })).status).toBe(200);
     const notices = p.gw.notices.join('\n');
-    expect(notices).toContain(pw());
+    expect(notices).not.toContain(pw());
+    expect(notices).toContain(`saved to ${passwordFile(p.dataDir)} (mode 0600; not printed: stderr is not a terminal)`);
     expect(notices).toMatch(/faas-cli login --username admin --password-stdin/);
   });
 
