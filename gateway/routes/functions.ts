@@ -65,7 +65,10 @@ export function functionRoutes(provider: FunctionProvider, registry: Registry, e
 
   // faas-cli deploys with PUT first and falls back to POST on 404
   r.put('/system/functions', async (req, res) => {
-    await provider.update(await withExistingSecrets(provider, parseDeployment(req.body)));
+    const spec = parseDeployment(req.body);
+    // an unknown function is a 404 first (faas-cli then POSTs), as in faas-netes
+    if (await provider.get({ name: spec.service, namespace: spec.namespace })) await withExistingSecrets(provider, spec);
+    await provider.update(spec);
     res.status(202).end();
   });
 

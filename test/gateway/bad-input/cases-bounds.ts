@@ -6,7 +6,7 @@
  * (namespace `elsewhere`) and the functions `exists` and `trainer`.
  */
 import { aFunction } from '../../helpers/fixtures';
-import { Case, describeValue, invalid } from './case';
+import { Case, describeValue, invalid, notFound } from './case';
 
 const good = aFunction('good').minScale(0).build();
 const body = (over: Record<string, unknown>) => ({ ...good, ...over });
@@ -84,6 +84,8 @@ function secretCases(): Case[] {
     ...both('a secret only in another namespace', { secrets: ['only-there'] }, invalid('secrets')),
     deploy('a secret of openfaas-fn, deployed into dev', body({ namespace: 'dev', secrets: ['dup'] }), invalid('secrets')),
     ...both('one secret of two missing', { secrets: ['dup', 'missing'] }, invalid('secrets')),
+    // an update of an unknown function is a 404 first, whatever it names: faas-cli then POSTs
+    deploy('unknown function naming a missing secret', body({ service: 'ghost', secrets: ['missing'] }), notFound, 'PUT'),
     ...(['POST', 'PUT'] as const).flatMap((m) => [
       s('value and a different rawValue', { name: 'dup', value: 'v', rawValue: 'YQ==' }, invalid('rawValue'), m),
       s('value and a longer rawValue', { name: 'dup', value: 'a', rawValue: 'YWI=' }, invalid('rawValue'), m),
