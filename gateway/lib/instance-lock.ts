@@ -39,6 +39,7 @@ export async function acquireLock(file: string, what: string): Promise<InstanceL
   closeSync(openSync(file, 'a', 0o600)); // 'a': creates, never truncates the holder's pid
   const child = spawn('flock', ['--exclusive', '--nonblock', '--conflict-exit-code', String(CONFLICT), file, 'sh', '-c', 'echo locked; exec cat'], {
     stdio: ['pipe', 'pipe', 'ignore'],
+    detached: true, // its own process group: a terminal's Ctrl-C does not free the lock while we stop
   });
   const exited = new Promise<number | null>((res) => {
     child.once('exit', (code) => res(code));
