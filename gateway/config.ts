@@ -14,6 +14,37 @@ export interface AuthConfig {
   password: string;
 }
 
+export interface DefaultLimits {
+  memoryBytes: number;
+  pids: number;
+  tmpBytes: number;
+}
+
+const QUANTITY = /^(\d+(?:\.\d+)?)(Ki|Mi|Gi|Ti|k|M|G|T)?$/;
+const UNITS: Record<string, number> = { '': 1, k: 1e3, M: 1e6, G: 1e9, T: 1e12, Ki: 1024, Mi: 1024 ** 2, Gi: 1024 ** 3, Ti: 1024 ** 4 };
+
+/** `memory=2Gi,pids=1024,tmp=256Mi` (any subset; the rest keep their defaults). */
+export function parseDefaultLimits(raw: string | undefined): DefaultLimits {
+  const out: DefaultLimits = { memoryBytes: 2 * 1024 ** 3, pids: 1024, tmpBytes: 256 * 1024 ** 2 };
+  for (const part of (raw ?? '').split(',').map((x) => x.trim()).filter(Boolean)) {
+    const [k, v, extra] = part.split('=');
+    const bad = () => new Error(`config: MLFAAS_DEFAULT_LIMITS entry "${part}" must be memory=<quantity>, pids=<count> or tmp=<quantity>`);
+    if (v === undefined || extra !== undefined) throw bad();
+    if (k === 'pids') {
+      if (!/^\d+$/.test(v) || Number(v) < 16 || Number(v) > 1_000_000) throw new Error(`config: MLFAAS_DEFAULT_LIMITS pids=${v} must be a count from 16 to 1000000`);
+      out.pids = Number(v);
+      continue;
+    }
+    const m = QUANTITY.exec(v);
+    if (!m || (k !== 'memory' && k !== 'tmp')) throw bad();
+    const bytes = Math.round(Number(m[1]) * UNITS[m[2] ?? '']);
+    if (bytes < 16 * 1024 ** 2) throw new Error(`config: MLFAAS_DEFAULT_LIMITS ${k}=${v} is below 16Mi`);
+    if (k === 'memory') out.memoryBytes = bytes;
+    else out.tmpBytes = bytes;
+  }
+  return out;
+}
+
 /** Every knob of the gateway, local provider and async worker. Parsed once; core code never reads env. */
 export interface Config {
   host: string;
@@ -59,6 +90,14 @@ export interface Config {
    * allows it (root on Linux) and says so when it cannot; `off` never does.
    */
   isolation: 'auto' | 'off';
+  /**
+   * `MLFAAS_DEFAULT_LIMITS`: what a confined function gets when it sets no limit of its own —
+   * memory (bytes), processes (pids cgroup), and the size of each of its private tmpfs
+   * (/tmp, /var/tmp, /dev/shm, its HOME).
+   */
+  defaultLimits: DefaultLimits;
+  /** `MLFAAS_FUNCTION_EGRESS`: where a confined function's network reaches (`none`: its own loopback only). */
+  functionEgress: 'none';
   /** Start the native tokend (when built) and gate replicas' device time through it. */
   tokend: boolean;
   /** tokend's token window, ms. */
@@ -223,6 +262,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     },
     agent: bool(env, 'MLFAAS_AGENT', true),
     isolation: oneOf(env, 'MLFAAS_ISOLATION', ['auto', 'off'] as const, 'auto'),
+    defaultLimits: parseDefaultLimits(env.MLFAAS_DEFAULT_LIMITS),
+    functionEgress: oneOf(env, 'MLFAAS_FUNCTION_EGRESS', ['none'] as const, 'none'),
     tokend: bool(env, 'MLFAAS_TOKEND', true),
     tokendWindowMs: int(env, 'MLFAAS_TOKEND_WINDOW_MS', 20, 1),
     gpus: parseGpuSetting(env.MLFAAS_GPUS),

@@ -2,10 +2,10 @@ import { ChildProcess, spawn } from 'node:child_process';
 import { chownSync, existsSync, lstatSync, readdirSync, realpathSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { createInterface } from 'node:readline';
-import { REPO_ROOT } from '../config';
-import { childEnv, tiedToParent } from '../lib/process';
+import { DefaultLimits, REPO_ROOT } from '../config';
+import { functionBaseEnv, tiedToParent } from '../lib/process';
 import { Cgroups } from '../providers/local/cgroups';
-import { imageBinds, platformPath, readableImage, SANDBOX_PATHS, SandboxPlan, sandboxArgv } from '../providers/local/sandbox';
+import { imageBinds, platformPath, privateTmpfs, readableImage, SANDBOX_PATH_ENV, SANDBOX_PATHS, SandboxPlan, sandboxArgv } from '../providers/local/sandbox';
 
 /** One JSON line of the ml-training harness (see templates/ml-training/README.md). */
 export type HarnessLine = { type: string } & Record<string, unknown>;
@@ -19,6 +19,8 @@ export interface HarnessSandbox {
   datasetsDir: string;
   /** Names the process's cgroup. */
   id: string;
+  /** Memory, processes and tmpfs sizes (`MLFAAS_DEFAULT_LIMITS`). */
+  limits: DefaultLimits;
 }
 
 const inside = (parent: string, p: string) => {
@@ -60,8 +62,9 @@ function confine(dir: string, env: Record<string, string>, sb: HarnessSandbox): 
       throw new Error(`dataset ${env.DATASET} is neither in the function's image nor in the dataset store`);
     }
   }
-  const cgroupProcs = sb.cgroups?.create(sb.id, {}) ?? [];
-  const plan: SandboxPlan = { uid: sb.uid, gid: sb.uid, cgroupProcs, binds, cwd: SANDBOX_PATHS.function };
+  const cgroupProcs = sb.cgroups?.create(sb.id, { memoryBytes: sb.limits.memoryBytes, pids: sb.limits.pids }) ?? [];
+  // HOME is the checkpoint directory when the job has one, else a private tmpfs
+  const plan: SandboxPlan = { uid: sb.uid, gid: sb.uid, cgroupProcs, binds, tmpfs: privateTmpfs(sb.limits.tmpBytes, !ckpt), cwd: SANDBOX_PATHS.function };
   return { argv: sandboxArgv(plan, [process.execPath, 'index.js']), env: out };
 }
 
@@ -77,7 +80,7 @@ export function spawnHarness(
   onText: (t: string) => void,
   sandbox?: HarnessSandbox,
 ): ChildProcess {
-  const base = childEnv({ NODE_PATH: join(REPO_ROOT, 'node_modules'), ...env });
+  const base = { ...functionBaseEnv(!!sandbox, SANDBOX_PATH_ENV), NODE_PATH: join(REPO_ROOT, 'node_modules'), ...env };
   const { argv, env: finalEnv } = sandbox ? confine(dir, base, sandbox) : { argv: tiedToParent([process.execPath, 'index.js']), env: base };
   const child = spawn(argv[0], argv.slice(1), {
     cwd: sandbox ? '/' : dir,

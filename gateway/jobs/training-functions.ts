@@ -44,7 +44,7 @@ export class TrainingFunctions implements TrainingSource {
   async sandbox(fn: string, namespace: string): Promise<Omit<HarnessSandbox, 'id'> | undefined> {
     const iso = this.isolation;
     if (!iso) return undefined;
-    return { uid: await iso.uidFor({ name: fn, namespace }), cgroups: iso.cgroups, datasetsDir: datasetStoreDir(this.dataDir) };
+    return { uid: await iso.uidFor({ name: fn, namespace }), cgroups: iso.cgroups, limits: iso.limits, datasetsDir: datasetStoreDir(this.dataDir) };
   }
 
   /** The model's profile at 1 and 2 workers: cached, or measured now by real runs. */

@@ -1,16 +1,23 @@
 import { existsSync } from 'node:fs';
 
+/** What of the operator's environment an unconfined function process may see: nothing secret. */
+const OPERATOR_ALLOWED = ['PATH', 'HOME', 'USER', 'LANG', 'LC_ALL', 'LC_CTYPE', 'TZ', 'TMPDIR', 'TERM'];
+
 /**
- * The environment a function process starts from: the platform's own, minus its secrets and
- * settings (`MLFAAS_*`: auth password, Redis URL, …), as OpenFaaS never hands functions the
- * gateway's credentials. Callers add the function's variables on top.
+ * The environment a function process starts from, built from an allow-list (never the
+ * operator's environment minus a deny-list: an `AWS_SECRET_ACCESS_KEY` the operator started the
+ * platform with must not reach functions). Confined (`sandboxed`), nothing of the operator's
+ * environment is used at all: a fixed PATH and locale. Callers add the function's variables,
+ * then the platform's, on top.
  */
-export function childEnv(extra: Record<string, string> = {}): Record<string, string> {
+export function functionBaseEnv(sandboxed: boolean, sandboxPath: string): Record<string, string> {
+  if (sandboxed) return { PATH: sandboxPath, LANG: 'C.UTF-8' };
   const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env)) {
-    if (v !== undefined && !k.startsWith('MLFAAS_')) out[k] = v;
+  for (const k of OPERATOR_ALLOWED) {
+    const v = process.env[k];
+    if (v !== undefined) out[k] = v;
   }
-  return { ...out, ...extra };
+  return out;
 }
 
 const SETPRIV = '/usr/bin/setpriv';

@@ -145,7 +145,7 @@ describe('cgroups', () => {
       expect(existsSync(join(root, 'leftover-test'))).toBe(true); // just made: maybe a live agent's
       const old = new Date(Date.now() - 120_000);
       // every hierarchy the platform uses (v1: cpu, cpuset, cpuacct, memory) holds the group
-      const roots = cg!.version === 1 ? ['cpu', 'cpuset', 'cpuacct', 'memory'].map((h) => `/sys/fs/cgroup/${h}/mlfaas`).filter(existsSync) : [root];
+      const roots = cg!.version === 1 ? ['cpu', 'cpuset', 'cpuacct', 'memory', 'pids'].map((h) => `/sys/fs/cgroup/${h}/mlfaas`).filter(existsSync) : [root];
       for (const r of roots) for (const n of ['leftover-test', 'busy-test']) if (existsSync(join(r, n))) utimesSync(join(r, n), old, old);
       Cgroups.detect();
       for (const r of roots) expect(existsSync(join(r, 'leftover-test'))).toBe(false);

@@ -184,14 +184,14 @@ describe('MPS control daemon commands', () => {
 });
 
 describe('sandbox LD_PRELOAD', () => {
-  test('set just before the last exec, after the binds that make its path exist', () => {
-    const argv = sandboxArgv({ uid: 2000, gid: 2000, cgroupProcs: [], binds: [{ src: '/repo', dst: SANDBOX_PATHS.platform, readOnly: true }], cwd: '/', preload: '/var/openfaas/platform/native/build/liblimiter.so' }, ['./fn']);
-    const script = argv[argv.indexOf('-c') + 1].split('\n');
-    const at = script.indexOf("export LD_PRELOAD='/var/openfaas/platform/native/build/liblimiter.so'");
-    expect(at).toBeGreaterThan(script.findIndex((l) => l.startsWith('mount --bind')));
-    expect(script[at + 1]).toMatch(/^exec \/usr\/bin\/setpriv /);
-    const none = sandboxArgv({ uid: 2000, gid: 2000, cgroupProcs: [], binds: [], cwd: '/' }, ['./fn']);
-    expect(none.join(' ')).not.toMatch(/LD_PRELOAD/);
+  test('handed to the native sandbox, which sets it for the function\'s exec only (not its own steps)', () => {
+    const argv = sandboxArgv({ uid: 2000, gid: 2000, cgroupProcs: [], binds: [{ src: '/repo', dst: SANDBOX_PATHS.platform, readOnly: true }], tmpfs: [], cwd: '/', preload: '/var/openfaas/platform/native/build/liblimiter.so' }, ['./fn']);
+    const at = argv.indexOf('--preload');
+    expect(argv[at + 1]).toBe('/var/openfaas/platform/native/build/liblimiter.so');
+    expect(at).toBeLessThan(argv.indexOf('--'));
+    expect(argv.slice(argv.indexOf('--') + 1)).toEqual(['./fn']);
+    const none = sandboxArgv({ uid: 2000, gid: 2000, cgroupProcs: [], binds: [], tmpfs: [], cwd: '/' }, ['./fn']);
+    expect(none.join(' ')).not.toMatch(/preload/);
   });
 });
 

@@ -10,6 +10,8 @@ export interface CgroupLimits {
   memoryBytes?: number;
   /** CPU bandwidth, cores (`limits.cpu`): CFS quota per period. */
   cpuCores?: number;
+  /** Most processes and threads the replica may have at once (pids controller). */
+  pids?: number;
 }
 
 /** Kubernetes quantity → bytes (`512Mi`, `1G`, `1000`). */
@@ -35,6 +37,8 @@ interface Parents {
   cpuset?: string;
   /** v1 `cpuacct` hierarchy (apart from `cpu` on some hosts): CPU time used, for measurement. */
   cpuacct?: string;
+  /** v1 `pids` hierarchy: the process count limit (a fork bomb stays inside its replica). */
+  pids?: string;
   unified?: string;
 }
 
@@ -71,7 +75,7 @@ export class Cgroups {
     if (existsSync(controllers)) {
       const have = readFileSync(controllers, 'utf8').split(/\s+/);
       if (!have.includes('cpu')) return undefined;
-      const want = ['cpu', 'cpuset', 'memory'].filter((c) => have.includes(c)).map((c) => `+${c}`).join(' ');
+      const want = ['cpu', 'cpuset', 'memory', 'pids'].filter((c) => have.includes(c)).map((c) => `+${c}`).join(' ');
       const unified = join(root, 'mlfaas');
       try {
         writeFileSync(join(root, 'cgroup.subtree_control'), want);
@@ -103,6 +107,11 @@ export class Cgroups {
       parents.cpuset = undefined;
     }
     try {
+      if (existsSync(join(at('pids'), 'cgroup.procs'))) mkdirSync((parents.pids = join(at('pids'), 'mlfaas')), { recursive: true });
+    } catch {
+      parents.pids = undefined;
+    }
+    try {
       const acct = at('cpuacct');
       if (existsSync(join(acct, 'cpuacct.usage')) && realpathSync(acct) !== realpathSync(at('cpu'))) mkdirSync((parents.cpuacct = join(acct, 'mlfaas')), { recursive: true });
     } catch {
@@ -115,6 +124,11 @@ export class Cgroups {
   /** Whether replicas get a cpuset (the spatial share) on this host. */
   get hasCpuset(): boolean {
     return this.version === 1 ? !!this.parents.cpuset : true;
+  }
+
+  /** Whether a process-count limit reaches a pids cgroup on this host. */
+  get hasPids(): boolean {
+    return this.version === 1 ? !!this.parents.pids : existsSync(join(this.parents.unified!, 'pids.max'));
   }
 
   /** Whether `limits.memory` reaches a memory cgroup on this host. */
@@ -146,7 +160,7 @@ export class Cgroups {
   private parentDirs(): string[] {
     const p = this.parents;
     // cpu first: callers (and tests) take the first procs file as the CPU group
-    return [p.cpu, p.cpuset, p.cpuacct, p.memory, p.unified].filter((d): d is string => !!d);
+    return [p.cpu, p.cpuset, p.cpuacct, p.memory, p.pids, p.unified].filter((d): d is string => !!d);
   }
 
   private dirs(id: string): string[] {
@@ -189,6 +203,10 @@ export class Cgroups {
       } else if (this.version === 2) {
         writeFileSync(join(p.unified!, id, 'memory.max'), String(limits.memoryBytes));
       }
+    }
+    if (limits.pids !== undefined) {
+      const f = this.version === 1 ? (p.pids ? join(p.pids, id, 'pids.max') : undefined) : join(p.unified!, id, 'pids.max');
+      if (f && existsSync(f)) writeFileSync(f, String(limits.pids));
     }
     return this.dirs(id).map((d) => join(d, 'cgroup.procs'));
   }

@@ -79,8 +79,9 @@ function stop(): void {
 }
 process.on('SIGTERM', stop);
 process.on('SIGINT', stop);
-// exit with the agent that started us
+// exit with the agent that started us (sandboxed, the parent is the namespace's init, pid 1,
+// which takes the whole namespace with it when it dies)
 const parent = process.ppid;
 setInterval(() => {
-  if (process.ppid !== parent || process.ppid === 1) process.exit(0);
+  if (process.ppid !== parent) process.exit(0);
 }, 1000).unref();

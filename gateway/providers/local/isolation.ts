@@ -5,6 +5,8 @@ import { functionUid } from './function-users';
 import { Isolation } from './replica';
 import { sandboxUnavailable } from './sandbox';
 
+const mib = (b: number) => `${Math.round(b / 1024 ** 2)} MiB`;
+
 /**
  * How this agent confines function processes, and a line saying so (start-up log,
  * `/system/info`). Without isolation a function runs with the platform's privileges: the log
@@ -16,7 +18,9 @@ export function isolationFor(cfg: Config, redis: Redis): { isolation?: Isolation
   if (why) return { describe: `unavailable (${why}): functions run as the platform user` };
   const cgroups = Cgroups.detect();
   return {
-    isolation: { uidFor: (ref) => functionUid(redis, ref), cgroups },
-    describe: `per-function uid, private mount namespace${cgroups ? `, cgroup v${cgroups.version} per replica` : ', no writable cgroup hierarchy'}`,
+    isolation: { uidFor: (ref) => functionUid(redis, ref), cgroups, limits: cfg.defaultLimits },
+    describe:
+      `per-function uid, own mount, pid and network namespaces (egress ${cfg.functionEgress}: loopback only), private /tmp and /proc` +
+      (cgroups ? `, cgroup v${cgroups.version} per replica (default limits: memory ${mib(cfg.defaultLimits.memoryBytes)}, ${cgroups.hasPids ? `${cfg.defaultLimits.pids} processes` : 'no pids controller'}, tmpfs ${mib(cfg.defaultLimits.tmpBytes)} each)` : ', no writable cgroup hierarchy'),
   };
 }

@@ -1,6 +1,6 @@
 import type Redis from 'ioredis';
 import { performance } from 'node:perf_hooks';
-import { Pool, request } from 'undici';
+import { Pool } from 'undici';
 import { FunctionRef, refKey } from '../../lib/names';
 
 /** One measured capability point of a function: a replica at `quota` serving batches of `batch`. */
@@ -58,8 +58,8 @@ export function batchGrid(maxBatch: number): number[] {
  * A real request body of the function's input: one zero instance of the model's instance shape,
  * as a client sends it (`{"instances": [[0, ...]]}`), from the replica's `GET /` description.
  */
-export async function sampleBody(url: string): Promise<string> {
-  const res = await request(`${url}/`, { method: 'GET' });
+export async function sampleBody(pool: Pool): Promise<string> {
+  const res = await pool.request({ path: '/', method: 'GET' });
   if (res.statusCode !== 200) {
     await res.body.dump();
     throw new Error(`GET / answered ${res.statusCode}`);
@@ -106,9 +106,11 @@ export async function profileReplica(
   restore: () => Promise<void>,
 ): Promise<ProfilePoint[]> {
   const points: ProfilePoint[] = [];
-  const pool = new Pool(socketOrUrl.url, { connections: Math.max(...opts.batches) * 2, pipelining: 1 });
+  // a sandboxed replica is reachable only through its socket (its port is in its own network namespace)
+  const { socket } = socketOrUrl;
+  const pool = new Pool(socket ? 'http://localhost' : socketOrUrl.url, { connections: Math.max(...opts.batches) * 2, pipelining: 1, ...(socket ? { socketPath: socket } : {}) });
   try {
-    const body = opts.body ?? (await sampleBody(socketOrUrl.url));
+    const body = opts.body ?? (await sampleBody(pool));
     for (const quota of opts.quotas) {
       await setQuota(quota);
       for (const batch of opts.batches) {

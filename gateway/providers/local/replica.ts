@@ -1,11 +1,11 @@
 import { ChildProcess, spawn } from 'node:child_process';
-import { chownSync, existsSync, mkdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { get } from 'node:http';
 import { cpus } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { REPO_ROOT } from '../../config';
-import { childEnv, tiedToParent } from '../../lib/process';
+import { DefaultLimits, REPO_ROOT } from '../../config';
+import { functionBaseEnv, tiedToParent } from '../../lib/process';
 import { FunctionRef } from '../../lib/names';
 import { FunctionSpec } from '../../registry/function-spec';
 import { ReplicaInfo, ReplicaState } from '../../registry/registry';
@@ -14,7 +14,7 @@ import { freePort } from './free-port';
 import { Cgroups, cpuCores, memoryBytes } from './cgroups';
 import { GpuReplicas } from './gpu-replica';
 import { IMAGE_DIR_ENV, ImageManifest } from './image-store';
-import { imageBinds, platformPath, SANDBOX_PATHS, SandboxPlan, sandboxArgv } from './sandbox';
+import { gpuDevices, imageBinds, platformPath, privateTmpfs, SANDBOX_PATH_ENV, SANDBOX_PATHS, SANDBOX_PORT, SandboxPlan, sandboxArgv, sandboxedFunctionPid } from './sandbox';
 
 /** What a replica needs to know about its function, fixed for its lifetime. */
 export interface ReplicaPlan {
@@ -55,14 +55,16 @@ export interface Isolation {
   uidFor(ref: FunctionRef): Promise<number>;
   /** Absent when no cgroup hierarchy is writable. */
   cgroups?: Cgroups;
+  /** What a function that sets no limit of its own gets (`MLFAAS_DEFAULT_LIMITS`). */
+  limits: DefaultLimits;
 }
 
 const WATCHDOG = join(__dirname, 'classic-watchdog.ts');
 const BACKOFF_MS = [500, 1000, 2000, 4000, 8000, 16000, 30000];
 
-function probe(url: string, timeoutMs: number): Promise<boolean> {
+function probe(url: string, timeoutMs: number, socketPath?: string): Promise<boolean> {
   return new Promise((resolve) => {
-    const req = get(url, { timeout: timeoutMs }, (res) => {
+    const req = get(url, { timeout: timeoutMs, ...(socketPath ? { socketPath } : {}) }, (res) => {
       res.resume();
       resolve(res.statusCode === 200);
     });
@@ -90,6 +92,8 @@ export class Replica {
   private socket?: string;
   private plannedSocket?: string;
   private lastError?: string;
+  private sandboxed = false;
+  private functionPid?: number;
 
   constructor(
     readonly id: string,
@@ -101,8 +105,12 @@ export class Replica {
     return this.stopping;
   }
 
+  /**
+   * The function's process on the host (tokend's quotas and the profiler address it). Sandboxed,
+   * the process the agent spawned is the sandbox's outer process; the function is its grandchild.
+   */
   get pid(): number | undefined {
-    return this.child?.pid;
+    return this.functionPid ?? this.child?.pid;
   }
 
   info(): ReplicaInfo {
@@ -112,7 +120,7 @@ export class Replica {
       ...(this.socket ? { socket: this.socket } : {}),
       state: this.state,
       agent: this.host.agentId,
-      pid: this.child?.pid,
+      pid: this.pid,
       startedAt: this.startedAt,
       restarts: this.restarts,
       weight: this.weight,
@@ -127,9 +135,10 @@ export class Replica {
     this.startedAt = new Date().toISOString();
     try {
       const { env, sandbox } = await this.environment();
-      this.port = await freePort();
+      this.port = sandbox ? SANDBOX_PORT : await freePort();
       env.PORT = String(this.port);
       this.socket = undefined;
+      this.functionPid = undefined;
       if (this.stopping) return; // stopped while we awaited: never spawn an orphan
       this.spawn(env, sandbox);
     } catch (e) {
@@ -142,14 +151,18 @@ export class Replica {
     await this.waitReady();
   }
 
-  /** This replica's private directory on the host: its socket, and HOME in the sandbox. */
+  /**
+   * This replica's directory on the host, root's only: its socket (sandboxed: the gateway's way
+   * into the replica's network namespace; else the runtime's own socket).
+   */
   private get runDir(): string {
     return join(this.host.dataDir, 'run', this.id);
   }
 
   /**
-   * The process environment, and the sandbox it runs in (when the host can confine it). The
-   * platform's variables are set last: a function's env never overrides them.
+   * The process environment, and the sandbox it runs in (when the host can confine it). It is
+   * built from an allow-list (`functionBaseEnv`), then the function's env, then the platform's
+   * variables, which a function's env never overrides.
    */
   private async environment(): Promise<{ env: Record<string, string>; sandbox?: SandboxPlan }> {
     const { spec, manifest, ref } = this.plan;
@@ -161,7 +174,8 @@ export class Replica {
       MLFAAS_REPLICA_ID: this.id,
       MLFAAS_CPU_CORES: String((await this.host.cpuCores?.(this.id)) ?? cpus().length),
     };
-    const env: Record<string, string> = { NODE_PATH: (iso ? platformPath : (p: string) => p)(join(REPO_ROOT, 'node_modules')), ...childEnv(), ...spec.envVars };
+    const nodePath = (iso ? platformPath : (p: string) => p)(join(REPO_ROOT, 'node_modules'));
+    const env: Record<string, string> = { ...functionBaseEnv(!!iso, SANDBOX_PATH_ENV), NODE_PATH: nodePath, ...spec.envVars };
     if (spec.ml.maxBatchSize) platform.MAX_BATCH_SIZE = String(spec.ml.maxBatchSize);
     if (spec.ml.model && !env.MODEL_PATH) env.MODEL = spec.ml.model;
     const fprocess = spec.envProcess || manifest.fprocess;
@@ -172,20 +186,21 @@ export class Replica {
     const run = this.runDir;
     rmSync(run, { recursive: true, force: true });
     mkdirSync(run, { recursive: true, mode: 0o700 });
-    this.plannedSocket = join(run, 'replica.sock');
     const secretsDir = await this.host.writeSecrets(ref, spec.secrets ?? [], this.id);
     const gpu = this.host.gpus?.attach(this.id, spec, !!iso, env.LD_LIBRARY_PATH);
     this.gpu = gpu?.device;
     if (gpu) this.host.log(this.id, `gpu${gpu.device}: temporal quota ${gpu.enforced.temporal ? 'enforced' : 'NOT enforced'}, SM share ${gpu.enforced.spatial ? 'enforced (MPS)' : 'not enforced'}`);
     else if (spec.ml.gpus) this.host.log(this.id, 'warning: the function asks for a GPU (mlfaas.gpu) but this node has none: started without one');
     if (!iso) {
+      this.plannedSocket = join(run, 'replica.sock');
       Object.assign(env, this.host.extraEnv, gpu?.env, platform, { MLFAAS_SOCKET: this.plannedSocket });
       if (secretsDir) env.MLFAAS_SECRETS_DIR = secretsDir;
       return { env };
     }
     const uid = await iso.uidFor(ref);
-    chownSync(run, uid, uid);
-    const binds = [...imageBinds(manifest.dir), { src: run, dst: SANDBOX_PATHS.run, readOnly: false }];
+    this.plannedSocket = join(run, 'gateway.sock');
+    const inside = join(SANDBOX_PATHS.run, 'replica.sock');
+    const binds = [...imageBinds(manifest.dir)];
     if (secretsDir) binds.push({ src: secretsDir, dst: SANDBOX_PATHS.secrets, readOnly: true });
     if (manifest.dir) platform[IMAGE_DIR_ENV] = manifest.dir; // the store's collector sees the version in use
     const extra = { ...this.host.extraEnv };
@@ -194,18 +209,32 @@ export class Replica {
       extra.MLFAAS_TOKEND_SOCKET = join(SANDBOX_PATHS.tokend, basename(extra.MLFAAS_TOKEND_SOCKET));
     }
     for (const b of gpu?.binds ?? []) if (!binds.some((x) => x.dst === b.dst)) binds.push(b);
+    const mps = gpu?.env.CUDA_MPS_PIPE_DIRECTORY;
+    if (mps && existsSync(mps)) binds.push({ src: mps, dst: mps, readOnly: false }); // the same path inside
     Object.assign(env, extra, gpu?.env, platform, {
       HOME: SANDBOX_PATHS.run,
-      MLFAAS_SOCKET: join(SANDBOX_PATHS.run, 'replica.sock'),
+      MLFAAS_SOCKET: inside,
       MLFAAS_SECRETS_DIR: SANDBOX_PATHS.secrets,
     });
     const limits = spec.limits ?? {};
     const cgroupProcs =
       iso.cgroups?.create(this.id, {
-        memoryBytes: limits.memory ? memoryBytes(limits.memory) : undefined,
+        memoryBytes: limits.memory ? memoryBytes(limits.memory) : iso.limits.memoryBytes,
         cpuCores: limits.cpu ? cpuCores(limits.cpu) : undefined,
+        pids: iso.limits.pids,
       }) ?? [];
-    const sandbox: SandboxPlan = { uid, gid: uid, cgroupProcs, binds, cwd: manifest.dir ? SANDBOX_PATHS.function : SANDBOX_PATHS.run, preload: gpu?.preload };
+    const sandbox: SandboxPlan = {
+      uid,
+      gid: uid,
+      cgroupProcs,
+      binds,
+      tmpfs: privateTmpfs(iso.limits.tmpBytes, true),
+      devices: gpu ? gpuDevices() : undefined,
+      cwd: manifest.dir ? SANDBOX_PATHS.function : SANDBOX_PATHS.run,
+      preload: gpu?.preload,
+      listen: { socket: this.plannedSocket, port: SANDBOX_PORT, unix: inside },
+      hostname: this.id.slice(0, 63),
+    };
     return { env, sandbox };
   }
 
@@ -215,7 +244,7 @@ export class Replica {
     const cmd =
       manifest.mode === 'classic'
         ? [process.execPath, '-r', 'tsx/cjs', watchdog]
-        : ['sh', '-c', `exec ${spec.envProcess || manifest.fprocess}`];
+        : ['/bin/sh', '-c', `exec ${spec.envProcess || manifest.fprocess}`];
     // the replica dies with its agent, even when the agent is SIGKILLed
     const argv = sandbox ? sandboxArgv(sandbox, cmd) : tiedToParent(cmd);
     const child = spawn(argv[0], argv.slice(1), {
@@ -224,6 +253,7 @@ export class Replica {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     this.child = child;
+    this.sandboxed = !!sandbox;
     const tail: string[] = []; // this process's last output lines, for lastError
     for (const stream of [child.stdout!, child.stderr!]) {
       createInterface({ input: stream }).on('line', (l) => {
@@ -236,6 +266,7 @@ export class Replica {
     child.on('exit', (code, signal) => {
       if (this.child !== child) return;
       this.child = undefined;
+      this.functionPid = undefined;
       if (this.stopping) return;
       this.host.log(this.id, `exited (${signal ?? `status ${code}`}); restarting`);
       // output lines still buffered in the pipes arrive after 'exit': wait for them briefly
@@ -253,10 +284,12 @@ export class Replica {
     const deadline = Date.now() + this.host.readinessTimeoutMs;
     const child = this.child;
     while (!this.stopping && this.child === child && child) {
-      if (await probe(`http://127.0.0.1:${this.port}${path}`, 1000)) {
+      const ok = this.sandboxed ? await probe(`http://localhost${path}`, 1000, this.plannedSocket) : await probe(`http://127.0.0.1:${this.port}${path}`, 1000);
+      if (ok) {
         if (this.stopping || this.child !== child) return;
-        // runtimes that honour MLFAAS_SOCKET serve there too; the gateway prefers it
+        // sandboxed: the only way in; else runtimes that honour MLFAAS_SOCKET serve there too, and the gateway prefers it
         if (this.plannedSocket && existsSync(this.plannedSocket)) this.socket = this.plannedSocket;
+        if (this.sandboxed && child.pid) this.functionPid = sandboxedFunctionPid(child.pid);
         this.state = 'ready';
         this.lastError = undefined;
         await this.host.publish(this.info());

@@ -1,0 +1,538 @@
+/*
+ * mlfaas-sandbox: runs one function process confined, as a pod's container runtime would.
+ *
+ *   outer (the pid the agent holds, host pid namespace, root)
+ *     joins the replica's cgroups, unshares mount/pid/net/uts/ipc namespaces, forks:
+ *   init (pid 1 of the new pid namespace)
+ *     builds a new root on a tmpfs (read-only host system dirs, the function's binds, a private
+ *     /proc, a minimal /dev, size-limited tmpfs for /tmp and friends), brings up loopback only,
+ *     opens the gateway's socket (a unix socket on the host, root-only), pivots into the new
+ *     root, forks the function, drops to the function's uid and relays the gateway's
+ *     connections to the function's port inside the namespace (one epoll loop); reaps orphans;
+ *     forwards signals.
+ *   function (pid 2): the function's uid and gid, no groups, no capabilities, no_new_privs.
+ *
+ * No command is looked up through PATH and no shell runs before privileges are dropped: the
+ * function's environment (PATH, LD_*) only ever reaches the function's own exec. When the
+ * outer process dies (the agent died), init dies (PDEATHSIG), and the kernel kills every
+ * process of the namespace, daemonised or not.
+ *
+ * Usage: mlfaas-sandbox [options] -- argv...
+ *   --cgroup FILE            join this cgroup.procs file first (repeatable)
+ *   --uid N --gid N          the function's user
+ *   --system PATH            host path seen read-only at the same path (a symlink stays a symlink)
+ *   --ro-bind SRC DST        SRC read-only at DST          --bind SRC DST   read-write
+ *   --dev PATH               host device node at the same path (GPUs)
+ *   --tmpfs DST BYTES MODE OWNED   private tmpfs; OWNED=1: owned by the function's user
+ *   --listen PATH            unix socket on the host (0600, root) relayed into the sandbox
+ *   --target-port N          where relayed connections go: 127.0.0.1:N inside
+ *   --target-unix PATH       tried first: a unix socket path inside the sandbox
+ *   --chdir DIR  --preload LIB  --hostname NAME
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <limits.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/epoll.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define MAX_ITEMS 64
+#define NEW_ROOT "/var/openfaas/.sandbox-root"
+
+struct pair { const char *a, *b; };
+struct tmpfs { const char *dst; unsigned long long bytes; unsigned mode; int owned; };
+
+static struct {
+  const char *cgroups[MAX_ITEMS]; int ncgroups;
+  const char *system[MAX_ITEMS]; int nsystem;
+  struct pair binds[MAX_ITEMS]; int robind[MAX_ITEMS]; int nbinds;
+  const char *devs[MAX_ITEMS]; int ndevs;
+  struct tmpfs tmpfs[MAX_ITEMS]; int ntmpfs;
+  uid_t uid; gid_t gid; int have_uid, have_gid;
+  const char *listen, *target_unix, *chdir, *preload, *hostname;
+  int target_port;
+  char **argv;
+} opt;
+
+static void die(const char *fmt, ...) {
+  va_list ap;
+  int e = errno;
+  fputs("mlfaas-sandbox: ", stderr);
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fprintf(stderr, ": %s\n", strerror(e));
+  _exit(126);
+}
+
+static void usage(const char *why) {
+  fprintf(stderr, "mlfaas-sandbox: %s (see the comment at the top of native/sandbox/sandbox.c)\n", why);
+  _exit(125);
+}
+
+static long num(const char *s, const char *what) {
+  char *end;
+  errno = 0;
+  long long v = strtoll(s, &end, 10);
+  if (errno || *end || v < 0 || v > INT_MAX) usage(what);
+  return (long)v;
+}
+
+static void parse(int argc, char **argv) {
+  int i = 1;
+#define NEED(n) do { if (i + (n) >= argc) usage(argv[i]); } while (0)
+#define ADD(arr, n) do { if ((n) >= MAX_ITEMS) usage("too many items"); } while (0)
+  for (; i < argc; i++) {
+    const char *a = argv[i];
+    if (!strcmp(a, "--")) { i++; break; }
+    if (!strcmp(a, "--cgroup")) { NEED(1); ADD(opt.cgroups, opt.ncgroups); opt.cgroups[opt.ncgroups++] = argv[++i]; }
+    else if (!strcmp(a, "--system")) { NEED(1); ADD(opt.system, opt.nsystem); opt.system[opt.nsystem++] = argv[++i]; }
+    else if (!strcmp(a, "--ro-bind") || !strcmp(a, "--bind")) {
+      NEED(2); ADD(opt.binds, opt.nbinds);
+      opt.robind[opt.nbinds] = a[2] == 'r';
+      opt.binds[opt.nbinds].a = argv[i + 1];
+      opt.binds[opt.nbinds++].b = argv[i + 2];
+      i += 2;
+    }
+    else if (!strcmp(a, "--dev")) { NEED(1); ADD(opt.devs, opt.ndevs); opt.devs[opt.ndevs++] = argv[++i]; }
+    else if (!strcmp(a, "--tmpfs")) {
+      NEED(4); ADD(opt.tmpfs, opt.ntmpfs);
+      struct tmpfs *t = &opt.tmpfs[opt.ntmpfs++];
+      t->dst = argv[i + 1];
+      t->bytes = strtoull(argv[i + 2], NULL, 10);
+      t->mode = (unsigned)strtoul(argv[i + 3], NULL, 8);
+      t->owned = !strcmp(argv[i + 4], "1");
+      if (!t->bytes) usage("--tmpfs needs a size in bytes");
+      i += 4;
+    }
+    else if (!strcmp(a, "--uid")) { NEED(1); opt.uid = (uid_t)num(argv[++i], "--uid"); opt.have_uid = 1; }
+    else if (!strcmp(a, "--gid")) { NEED(1); opt.gid = (gid_t)num(argv[++i], "--gid"); opt.have_gid = 1; }
+    else if (!strcmp(a, "--listen")) { NEED(1); opt.listen = argv[++i]; }
+    else if (!strcmp(a, "--target-port")) { NEED(1); opt.target_port = (int)num(argv[++i], "--target-port"); }
+    else if (!strcmp(a, "--target-unix")) { NEED(1); opt.target_unix = argv[++i]; }
+    else if (!strcmp(a, "--chdir")) { NEED(1); opt.chdir = argv[++i]; }
+    else if (!strcmp(a, "--preload")) { NEED(1); opt.preload = argv[++i]; }
+    else if (!strcmp(a, "--hostname")) { NEED(1); opt.hostname = argv[++i]; }
+    else usage(a);
+  }
+  if (i >= argc) usage("no command after --");
+  if (!opt.have_uid || !opt.have_gid || opt.uid == 0 || opt.gid == 0) usage("--uid and --gid (not 0) are required");
+  if (opt.listen && !opt.target_port && !opt.target_unix) usage("--listen needs --target-port or --target-unix");
+  opt.argv = &argv[i];
+}
+
+/* ---------- building the new root (init, still root) ---------- */
+
+static void mkdirs(const char *path, mode_t mode) {
+  char buf[PATH_MAX];
+  if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf) { errno = ENAMETOOLONG; die("mkdir %s", path); }
+  for (char *p = buf + 1; *p; p++) {
+    if (*p != '/') continue;
+    *p = 0;
+    if (mkdir(buf, 0755) && errno != EEXIST) die("mkdir %s", buf);
+    *p = '/';
+  }
+  if (mkdir(buf, mode) && errno != EEXIST) die("mkdir %s", buf);
+}
+
+static void in_root(char *out, const char *path) {
+  if (path[0] != '/') { errno = EINVAL; die("not an absolute path: %s", path); }
+  if (snprintf(out, PATH_MAX, "%s%s", NEW_ROOT, path) >= PATH_MAX) { errno = ENAMETOOLONG; die("%s", path); }
+}
+
+/* A mount point of the same kind as `src` (a directory, or an empty file) at `dst` in the new root. */
+static void mount_point(const char *src, const char *dst) {
+  struct stat st;
+  if (stat(src, &st)) die("stat %s", src);
+  if (S_ISDIR(st.st_mode)) { mkdirs(dst, 0755); return; }
+  char parent[PATH_MAX];
+  snprintf(parent, sizeof parent, "%s", dst);
+  char *slash = strrchr(parent, '/');
+  if (slash && slash != parent) { *slash = 0; mkdirs(parent, 0755); }
+  int fd = open(dst, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0 && errno != EEXIST) die("create %s", dst);
+  if (fd >= 0) close(fd);
+}
+
+static void bind_path(const char *src, const char *path, int ro, int dev) {
+  char dst[PATH_MAX];
+  in_root(dst, path);
+  mount_point(src, dst);
+  if (mount(src, dst, NULL, MS_BIND | MS_REC, NULL)) die("bind %s at %s", src, path);
+  unsigned long fl = MS_BIND | MS_REMOUNT | MS_NOSUID | (dev ? 0 : MS_NODEV) | (ro ? MS_RDONLY : 0);
+  if (mount(NULL, dst, NULL, fl, NULL)) die("remount %s", path);
+}
+
+static void system_path(const char *path) {
+  struct stat st;
+  if (lstat(path, &st)) return; /* absent on this host: nothing to see */
+  char dst[PATH_MAX];
+  in_root(dst, path);
+  if (S_ISLNK(st.st_mode)) { /* merged /usr: /bin -> usr/bin */
+    char target[PATH_MAX];
+    ssize_t n = readlink(path, target, sizeof target - 1);
+    if (n < 0) die("readlink %s", path);
+    target[n] = 0;
+    char parent[PATH_MAX];
+    snprintf(parent, sizeof parent, "%s", dst);
+    *strrchr(parent, '/') = 0;
+    mkdirs(parent, 0755);
+    if (symlink(target, dst) && errno != EEXIST) die("symlink %s", path);
+    return;
+  }
+  bind_path(path, path, 1, 0);
+}
+
+static void tmpfs_at(const char *path, unsigned long long bytes, unsigned mode, uid_t uid, gid_t gid) {
+  char dst[PATH_MAX], data[128];
+  in_root(dst, path);
+  mkdirs(dst, 0755);
+  snprintf(data, sizeof data, "size=%llu,mode=%o,uid=%u,gid=%u", bytes, mode, (unsigned)uid, (unsigned)gid);
+  if (mount("tmpfs", dst, "tmpfs", MS_NOSUID | MS_NODEV, data)) die("tmpfs at %s", path);
+}
+
+static void make_dev(void) {
+  static const char *const std[] = {"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty"};
+  char dst[PATH_MAX];
+  in_root(dst, "/dev");
+  mkdirs(dst, 0755);
+  if (mount("tmpfs", dst, "tmpfs", MS_NOSUID, "size=65536,mode=755")) die("tmpfs at /dev");
+  for (size_t i = 0; i < sizeof std / sizeof *std; i++) {
+    if (access(std[i], F_OK) == 0) bind_path(std[i], std[i], 0, 1);
+  }
+  for (int i = 0; i < opt.ndevs; i++) bind_path(opt.devs[i], opt.devs[i], 0, 1);
+  static const char *const links[][2] = {{"/proc/self/fd", "/dev/fd"}, {"/proc/self/fd/0", "/dev/stdin"},
+                                         {"/proc/self/fd/1", "/dev/stdout"}, {"/proc/self/fd/2", "/dev/stderr"}};
+  for (size_t i = 0; i < sizeof links / sizeof *links; i++) {
+    in_root(dst, links[i][1]);
+    if (symlink(links[i][0], dst)) die("symlink %s", links[i][1]);
+  }
+}
+
+static void loopback_up(void) {
+  int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (s < 0) die("socket");
+  struct ifreq ifr = {0};
+  strcpy(ifr.ifr_name, "lo");
+  if (ioctl(s, SIOCGIFFLAGS, &ifr)) die("SIOCGIFFLAGS lo");
+  ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
+  if (ioctl(s, SIOCSIFFLAGS, &ifr)) die("SIOCSIFFLAGS lo");
+  close(s);
+}
+
+/* The gateway's socket: made by root in a root-only directory of the host, before the pivot. */
+static int open_listener(void) {
+  struct sockaddr_un sa = {.sun_family = AF_UNIX};
+  if (strlen(opt.listen) >= sizeof sa.sun_path) { errno = ENAMETOOLONG; die("--listen %s", opt.listen); }
+  strcpy(sa.sun_path, opt.listen);
+  unlink(opt.listen);
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) die("socket");
+  mode_t old = umask(0077);
+  if (bind(fd, (struct sockaddr *)&sa, sizeof sa)) die("bind %s", opt.listen);
+  umask(old);
+  if (listen(fd, 512)) die("listen %s", opt.listen);
+  return fd;
+}
+
+static void build_root(void) {
+  if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL)) die("make / private");
+  mkdirs(NEW_ROOT, 0755);
+  if (mount("tmpfs", NEW_ROOT, "tmpfs", MS_NOSUID | MS_NODEV, "size=1048576,mode=755")) die("tmpfs root");
+  for (int i = 0; i < opt.nsystem; i++) system_path(opt.system[i]);
+  char dst[PATH_MAX];
+  in_root(dst, "/proc");
+  mkdirs(dst, 0555);
+  if (mount("proc", dst, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL)) die("mount /proc");
+  make_dev();
+  for (int i = 0; i < opt.ntmpfs; i++) {
+    struct tmpfs *t = &opt.tmpfs[i];
+    tmpfs_at(t->dst, t->bytes, t->mode, t->owned ? opt.uid : 0, t->owned ? opt.gid : 0);
+  }
+  for (int i = 0; i < opt.nbinds; i++) bind_path(opt.binds[i].a, opt.binds[i].b, opt.robind[i], 0);
+}
+
+static void pivot(void) {
+  char old[PATH_MAX];
+  in_root(old, "/.old-root");
+  mkdirs(old, 0700);
+  if (syscall(SYS_pivot_root, NEW_ROOT, old)) die("pivot_root");
+  if (chdir("/")) die("chdir /");
+  if (umount2("/.old-root", MNT_DETACH)) die("umount old root");
+  if (rmdir("/.old-root")) die("rmdir /.old-root");
+  if (mount(NULL, "/", NULL, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, "size=1048576,mode=755")) die("remount / read-only");
+}
+
+static void drop_privileges(void) {
+  if (setgroups(0, NULL)) die("setgroups");
+  if (setresgid(opt.gid, opt.gid, opt.gid)) die("setresgid");
+  if (setresuid(opt.uid, opt.uid, opt.uid)) die("setresuid");
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)) die("no_new_privs");
+}
+
+/* ---------- the relay (init, unprivileged): one epoll loop, no thread per connection ---------- */
+
+#define RELAY_BUF 65536
+
+struct conn;
+struct end { struct conn *c; int i; };
+struct conn {
+  int fd[2];                /* 0: the gateway's side, 1: the function's */
+  struct end ends[2];
+  char buf[2][RELAY_BUF];   /* buf[i]: read from fd[i], to be written to fd[1 - i] */
+  size_t len[2], off[2];
+  int eof[2], shut[2];
+  int closed;
+  struct conn *next_dead;   /* freed after the epoll batch that closed it (its other end may be in it) */
+};
+
+static struct conn *g_dead;
+
+static int g_epoll = -1;
+
+static int connect_target(void) {
+  if (opt.target_unix) {
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    if (strlen(opt.target_unix) < sizeof sa.sun_path) {
+      strcpy(sa.sun_path, opt.target_unix);
+      int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+      if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0) return fd;
+      if (fd >= 0) close(fd);
+    }
+  }
+  if (!opt.target_port) return -1;
+  struct sockaddr_in in = {.sin_family = AF_INET, .sin_port = htons((uint16_t)opt.target_port)};
+  in.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -1;
+  if (connect(fd, (struct sockaddr *)&in, sizeof in)) { close(fd); return -1; }
+  return fd;
+}
+
+static void conn_close(struct conn *c) {
+  for (int i = 0; i < 2; i++) {
+    epoll_ctl(g_epoll, EPOLL_CTL_DEL, c->fd[i], NULL);
+    close(c->fd[i]);
+  }
+  c->closed = 1;
+  c->next_dead = g_dead;
+  g_dead = c;
+}
+
+/* What each side waits for: input when its buffer is empty, output when the other side's is not. */
+static void conn_arm(struct conn *c) {
+  for (int i = 0; i < 2; i++) {
+    struct epoll_event ev = {.events = 0, .data.ptr = &c->ends[i]};
+    if (!c->eof[i] && c->len[i] == 0) ev.events |= EPOLLIN;
+    if (c->len[1 - i] > c->off[1 - i]) ev.events |= EPOLLOUT;
+    epoll_ctl(g_epoll, EPOLL_CTL_MOD, c->fd[i], &ev);
+  }
+}
+
+/* Direction `d`: writes what was read from fd[d] to fd[1 - d]; passes the end of input on. */
+static int flush_dir(struct conn *c, int d) {
+  int to = c->fd[1 - d];
+  while (c->off[d] < c->len[d]) {
+    ssize_t w = write(to, c->buf[d] + c->off[d], c->len[d] - c->off[d]);
+    if (w < 0 && errno == EINTR) continue;
+    if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return 0;
+    if (w <= 0) return -1;
+    c->off[d] += (size_t)w;
+  }
+  c->len[d] = c->off[d] = 0;
+  if (c->eof[d] && !c->shut[d]) { shutdown(to, SHUT_WR); c->shut[d] = 1; }
+  return 0;
+}
+
+static void conn_event(struct end *e, uint32_t events) {
+  struct conn *c = e->c;
+  int i = e->i;
+  if (c->closed) return;
+  if (events & EPOLLOUT && flush_dir(c, 1 - i) < 0) { conn_close(c); return; }
+  if (events & (EPOLLIN | EPOLLHUP | EPOLLERR) && !c->eof[i] && c->len[i] == 0) {
+    ssize_t n = read(c->fd[i], c->buf[i], RELAY_BUF);
+    if (n > 0) { c->len[i] = (size_t)n; c->off[i] = 0; }
+    else if (n == 0) c->eof[i] = 1;
+    else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) { conn_close(c); return; }
+    if (flush_dir(c, i) < 0) { conn_close(c); return; }
+  }
+  if (c->shut[0] && c->shut[1]) { conn_close(c); return; }
+  conn_arm(c);
+}
+
+static void relay(int client) {
+  int up = connect_target();
+  if (up < 0) { close(client); return; } /* not listening yet: the gateway's probe retries */
+  struct conn *c = calloc(1, sizeof *c);
+  if (!c) { close(client); close(up); return; }
+  c->fd[0] = client;
+  c->fd[1] = up;
+  for (int i = 0; i < 2; i++) {
+    fcntl(c->fd[i], F_SETFL, fcntl(c->fd[i], F_GETFL) | O_NONBLOCK);
+    c->ends[i] = (struct end){c, i};
+    struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &c->ends[i]};
+    if (epoll_ctl(g_epoll, EPOLL_CTL_ADD, c->fd[i], &ev)) {
+      if (i == 1) epoll_ctl(g_epoll, EPOLL_CTL_DEL, c->fd[0], NULL);
+      close(client); close(up); free(c);
+      return;
+    }
+  }
+}
+
+static int exit_status(int st) {
+  return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+static const int FORWARDED[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
+
+static sigset_t handled_set(void) {
+  sigset_t s;
+  sigemptyset(&s);
+  sigaddset(&s, SIGCHLD);
+  for (size_t i = 0; i < sizeof FORWARDED / sizeof *FORWARDED; i++) sigaddset(&s, FORWARDED[i]);
+  return s;
+}
+
+/* pid 1: relays connections, forwards signals to the function, reaps everything, exits with it. */
+static char SIG_TAG, LISTEN_TAG, PARENT_TAG;
+
+static void init_loop(pid_t fn, int listener, int parent_pipe) {
+  sigset_t s = handled_set();
+  int sfd = signalfd(-1, &s, SFD_CLOEXEC);
+  if (sfd < 0) die("signalfd");
+  g_epoll = epoll_create1(EPOLL_CLOEXEC);
+  if (g_epoll < 0) die("epoll_create1");
+  struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &SIG_TAG};
+  if (epoll_ctl(g_epoll, EPOLL_CTL_ADD, sfd, &ev)) die("epoll_ctl");
+  if (listener >= 0) {
+    ev.data.ptr = &LISTEN_TAG;
+    if (epoll_ctl(g_epoll, EPOLL_CTL_ADD, listener, &ev)) die("epoll_ctl");
+  }
+  ev.data.ptr = &PARENT_TAG;
+  if (epoll_ctl(g_epoll, EPOLL_CTL_ADD, parent_pipe, &ev)) die("epoll_ctl");
+  struct epoll_event evs[64];
+  for (;;) {
+    int n = epoll_wait(g_epoll, evs, 64, -1);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      die("epoll_wait");
+    }
+    for (int k = 0; k < n; k++) {
+      void *tag = evs[k].data.ptr;
+      if (tag == &SIG_TAG) {
+        struct signalfd_siginfo si;
+        if (read(sfd, &si, sizeof si) == sizeof si && si.ssi_signo != SIGCHLD) kill(fn, (int)si.ssi_signo);
+        int st;
+        pid_t w;
+        while ((w = waitpid(-1, &st, WNOHANG)) > 0) {
+          if (w == fn) _exit(exit_status(st)); /* the kernel kills the rest of the namespace */
+        }
+      } else if (tag == &PARENT_TAG) {
+        _exit(137); /* the outer process is gone (the agent died): the namespace goes with us */
+      } else if (tag == &LISTEN_TAG) {
+        int c = accept4(listener, NULL, NULL, SOCK_CLOEXEC);
+        if (c >= 0) relay(c);
+      } else {
+        conn_event(tag, evs[k].events);
+      }
+    }
+    while (g_dead) {
+      struct conn *d = g_dead;
+      g_dead = d->next_dead;
+      free(d);
+    }
+  }
+}
+
+static void run_function(void) {
+  sigset_t none;
+  sigemptyset(&none);
+  for (size_t i = 0; i < sizeof FORWARDED / sizeof *FORWARDED; i++) signal(FORWARDED[i], SIG_DFL);
+  signal(SIGCHLD, SIG_DFL);
+  sigprocmask(SIG_SETMASK, &none, NULL);
+  drop_privileges();
+  if (prctl(PR_SET_PDEATHSIG, SIGKILL)) die("pdeathsig");
+  if (opt.preload && setenv("LD_PRELOAD", opt.preload, 1)) die("setenv");
+  execvp(opt.argv[0], opt.argv); /* PATH is the function's own, searched as the function's user */
+  die("exec %s", opt.argv[0]);
+}
+
+static void init_main(int parent_pipe) {
+  if (prctl(PR_SET_PDEATHSIG, SIGKILL)) die("pdeathsig");
+  build_root();
+  int listener = opt.listen ? open_listener() : -1;
+  loopback_up();
+  if (opt.hostname && sethostname(opt.hostname, strlen(opt.hostname))) die("sethostname");
+  pivot();
+  if (opt.chdir && chdir(opt.chdir)) die("chdir %s", opt.chdir);
+  pid_t fn = fork();
+  if (fn < 0) die("fork");
+  if (fn == 0) run_function();
+  drop_privileges(); /* init relays as the function's user; it is not dumpable (set*id) */
+  /* a credential change clears PDEATHSIG: set it again; the pipe covers an outer that died before */
+  if (prctl(PR_SET_PDEATHSIG, SIGKILL)) die("pdeathsig");
+  init_loop(fn, listener, parent_pipe);
+}
+
+int main(int argc, char **argv) {
+  parse(argc, argv);
+  if (geteuid() != 0) { errno = EPERM; die("must run as root"); }
+  pid_t parent = getppid();
+  if (prctl(PR_SET_PDEATHSIG, SIGKILL)) die("pdeathsig");
+  if (getppid() != parent) _exit(137); /* the agent is already gone */
+  char me[32];
+  int melen = snprintf(me, sizeof me, "%d\n", (int)getpid());
+  for (int i = 0; i < opt.ncgroups; i++) {
+    int fd = open(opt.cgroups[i], O_WRONLY | O_CLOEXEC);
+    if (fd < 0 || write(fd, me, (size_t)melen) != melen) die("join cgroup %s", opt.cgroups[i]);
+    close(fd);
+  }
+  if (unshare(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWUTS | CLONE_NEWIPC)) die("unshare");
+  sigset_t s = handled_set();
+  sigprocmask(SIG_BLOCK, &s, NULL);
+  int life[2]; /* init sees EOF on life[0] when the outer process dies, however it dies */
+  if (pipe2(life, O_CLOEXEC)) die("pipe");
+  pid_t init = fork();
+  if (init < 0) die("fork");
+  if (init == 0) {
+    close(life[1]);
+    init_main(life[0]);
+  }
+  close(life[0]);
+  /* outer: forward signals to init (which forwards them to the function), exit as it does */
+  for (;;) {
+    int sig;
+    if (sigwait(&s, &sig)) continue;
+    if (sig != SIGCHLD) { kill(init, sig); continue; }
+    int st;
+    if (waitpid(init, &st, WNOHANG) == init) {
+      if (WIFSIGNALED(st)) {
+        signal(WTERMSIG(st), SIG_DFL);
+        sigprocmask(SIG_UNBLOCK, &s, NULL);
+        raise(WTERMSIG(st));
+      }
+      return exit_status(st);
+    }
+  }
+}
