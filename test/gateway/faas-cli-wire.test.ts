@@ -16,6 +16,7 @@ const DIFFERENT: Record<string, { status: number; why: string }> = {
   '[no stack.yml] invoke sync ns+query+header+GET': { status: 404, why: 'echo.dev was removed by "remove -f stack.yml" just before' },
   '[no stack.yml] invoke async callback': { status: 404, why: 'sentiment was removed by "remove -f stack.yml" just before' },
   '[no stack.yml] logs -n dev --since 5m': { status: 404, why: 'flagfn lives in openfaas-fn, not dev' },
+  'secret create': { status: 409, why: 'hf-token exists from the start: the deploys before it name it, and a deploy naming a missing secret is a 400 (as in faas-netes)' },
 };
 
 /** Requests that are not for the gateway (faas-cli's function store lives elsewhere) or probe a mock's canned quirks. */
@@ -85,6 +86,10 @@ describe('faas-cli 0.16.37 wire replay', () => {
     auth = await testGateway(redisAuth.url, { MLFAAS_BASIC_AUTH: 'true', MLFAAS_AUTH_USER: 'admin', MLFAAS_AUTH_PASSWORD: 's3cret' });
     seed(open.images);
     seed(auth.images);
+    // the capture deploys with secrets hf-token and s1 before "secret create": a real gateway needs them first
+    for (const [name, ns] of [['hf-token', 'openfaas-fn'], ['s1', 'openfaas-fn'], ['s1', 'dev']]) {
+      expect((await open.json('POST', `/system/secrets?namespace=${ns}`, { name, value: 'v' })).status).toBe(201);
+    }
   });
 
   afterAll(async () => {

@@ -176,8 +176,11 @@ describe('findPodCgroup and cfsQuotaFor', () => {
   });
 
   it('puts a fractional-GPU pod\'s processes at the autoscaler\'s quota on tokend\'s GPU window', async () => {
-    const fn = aFunction('g').image('test/gpu-launch:1').label('mlfaas.gpu', '1').label('mlfaas.gpu.sm_share', '0.5').env('LD_LIBRARY_PATH', stubDir).minScale(1).build();
-    await provider.deploy(parseDeployment({ ...fn, limits: { cpu: '1' } }));
+    const fn = aFunction('g').image('test/gpu-launch:1').label('mlfaas.gpu', '1').label('mlfaas.gpu.sm_share', '0.5').minScale(1).build();
+    // a deploy may not set LD_* (reserved); the stub driver stands in for a GPU node's libcuda,
+    // which a real image finds on its default library path
+    const spec = parseDeployment({ ...fn, limits: { cpu: '1' } });
+    await provider.deploy({ ...spec, envVars: { ...spec.envVars, LD_LIBRARY_PATH: stubDir } });
     const pod = await eventually(() => kube.store.list('v1/pods', 'openfaas-fn').find((p) => p.status?.phase === 'Running'), 20_000);
     expect(pod).toBeDefined();
     const env = Object.fromEntries(((pod!.spec!.containers as Array<{ env: Array<{ name: string; value?: string }> }>)[0].env).map((e) => [e.name, e.value]));
