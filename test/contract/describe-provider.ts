@@ -6,7 +6,22 @@
 import { ErrorCode, PlatformError } from '../../gateway/errors';
 import type { FunctionProvider } from '../../gateway/providers/function-provider';
 import { parseDeployment } from '../../gateway/registry/function-spec';
+import { Agent, request } from 'undici';
 import { aFunction } from '../helpers/fixtures';
+
+/**
+ * GET from a replica directly: through its socket when it has one (a sandboxed local replica is
+ * reachable no other way: its port is in its own network namespace), else its URL.
+ */
+async function replicaGet(ep: { url: string; socket?: string }, path: string): Promise<unknown> {
+  if (!ep.socket) return (await fetch(ep.url + path)).json();
+  const dispatcher = new Agent({ connect: { socketPath: ep.socket } });
+  try {
+    return await (await request(`http://localhost${path}`, { dispatcher })).body.json();
+  } finally {
+    await dispatcher.close();
+  }
+}
 import { eventually } from '../helpers/platform';
 
 export interface ProviderHarness {
@@ -60,7 +75,7 @@ export function describeProvider(name: string, factory: () => Promise<ProviderHa
       expect((await p.list('openfaas-fn')).map((f) => f.name)).toContain('c-a');
       expect(await ready('c-a', 1)).toBe(true);
       const [ep] = (await p.endpoints(ref('c-a'))).filter((r) => r.state === 'ready');
-      const body = (await (await fetch(ep.url + '/hello')).json()) as { replica: string; env: string };
+      const body = (await replicaGet(ep, '/hello')) as { replica: string; env: string };
       expect(body).toEqual(expect.objectContaining({ replica: ep.id, env: 'hi' }));
     });
 
@@ -94,7 +109,7 @@ export function describeProvider(name: string, factory: () => Promise<ProviderHa
         return eps.length === 1 && !before.includes(eps[0].id) ? eps[0] : undefined;
       }, 20000);
       expect(rolled).toBeDefined();
-      const body = (await (await fetch(rolled!.url + '/')).json()) as { env: string };
+      const body = (await replicaGet(rolled!, '/')) as { env: string };
       expect(body.env).toBe('v2');
     });
 

@@ -18,6 +18,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Agent, request } from 'undici';
 import { createTokendControl, TokendControl } from '../../gateway/providers/local/tokend-control';
 import { tokendBinaryPath } from '../../gateway/providers/local/tokend-process';
 import { limiterLibraryPath } from '../../gateway/providers/local/gpu-node';
@@ -38,7 +39,19 @@ interface FnState {
   env: Record<string, string | null>;
 }
 
-const state = async (url: string): Promise<FnState> => (await (await fetch(url)).json()) as FnState;
+/** A replica as the test reaches it: sandboxed, only through its socket (its port is in its own network namespace). */
+interface Target {
+  url: string;
+  socket?: string;
+  /** Its process on the host (tokend's client pid); a sandboxed function sees itself as pid 2. */
+  pid?: number;
+}
+const agents = new Map<string, Agent>();
+const state = async (t: Target): Promise<FnState> => {
+  if (!t.socket) return (await (await fetch(t.url)).json()) as FnState;
+  if (!agents.has(t.socket)) agents.set(t.socket, new Agent({ connect: { socketPath: t.socket } }));
+  return (await (await request('http://localhost/', { dispatcher: agents.get(t.socket) })).body.json()) as FnState;
+};
 
 /**
  * The image: gpu-fn built against the stub driver (no rpath: the platform's LD_LIBRARY_PATH finds it).
@@ -50,7 +63,7 @@ function buildImage(p: TestPlatform, dir: string): void {
   p.images.put(IMAGE, dir, { language: 'c', kind: 'inference', mode: 'http', fprocess: './gpu-fn', health: '/_/health' });
 }
 
-async function deploy(p: TestPlatform, name: string, replicas: number): Promise<Array<{ id: string; pid: number; url: string }>> {
+async function deploy(p: TestPlatform, name: string, replicas: number): Promise<Array<{ id: string; pid: number; url: string; socket?: string }>> {
   const scale = String(replicas);
   const body = { service: name, image: IMAGE, labels: { 'com.openfaas.scale.min': scale, 'com.openfaas.scale.max': scale }, annotations: { 'mlfaas.gpu': '1' } };
   expect((await p.json('POST', '/system/functions', body)).status).toBe(202);
@@ -66,7 +79,7 @@ async function deploy(p: TestPlatform, name: string, replicas: number): Promise<
     console.log(`${name} not ready after 30 s: ${JSON.stringify(eps)}\n${logs}`);
   }
   expect(ready).toBeDefined();
-  return ready!.map((r) => ({ id: r.id, pid: r.pid!, url: r.url }));
+  return ready!.map((r) => ({ id: r.id, pid: r.pid!, url: r.url, socket: r.socket }));
 }
 
 /** tokend's client for this pid, once it shows `limit` (the quota the agent pushed). */
@@ -80,7 +93,7 @@ async function tokendClient(ctl: TokendControl, pid: number, limit: number) {
  * `lost`: the fraction of wall time its launcher spent neither in kernels nor waiting for tokens
  * (waiting for a CPU of a busy host).
  */
-async function shares(ctl: TokendControl, urls: string[], ms: number): Promise<{ launched: number[]; charged: number[]; reported: number[]; lost: number[]; missed: number }> {
+async function shares(ctl: TokendControl, urls: Target[], ms: number): Promise<{ launched: number[]; charged: number[]; reported: number[]; lost: number[]; missed: number }> {
   const s0 = await ctl.stats();
   const t0 = process.hrtime.bigint();
   const a = await Promise.all(urls.map(state));
@@ -94,7 +107,8 @@ async function shares(ctl: TokendControl, urls: string[], ms: number): Promise<{
     charged: a.map((x, i) => (b[i].limiter!.chargedNs - x.limiter!.chargedNs) / wall(i)),
     // what the limiter reported to tokend as used (tokend's policy reads it as demand)
     reported: a.map((x, i) => {
-      const used = (s: typeof s0) => s.clients.find((c) => c.pid === x.pid)?.usedNs ?? NaN;
+      const pid = urls[i].pid ?? x.pid;
+      const used = (s: typeof s0) => s.clients.find((c) => c.pid === pid)?.usedNs ?? NaN;
       return (used(s1) - used(s0)) / wall(i);
     }),
     lost: a.map((x, i) => 1 - launched[i] - (b[i].limiter!.throttledNs - x.limiter!.throttledNs) / wall(i)),
@@ -107,7 +121,7 @@ async function shares(ctl: TokendControl, urls: string[], ms: number): Promise<{
  * time, or of tokend's (windows it did not run on time, whose grants came late: the launchers
  * count that as waiting for tokens).
  */
-async function quietShares(ctl: TokendControl, urls: string[], ms: number): Promise<Awaited<ReturnType<typeof shares>> & { quiet: boolean }> {
+async function quietShares(ctl: TokendControl, urls: Target[], ms: number): Promise<Awaited<ReturnType<typeof shares>> & { quiet: boolean }> {
   for (let i = 1; ; i++) {
     const s = await shares(ctl, urls, ms);
     const worst = Math.max(...s.lost, s.missed);
@@ -147,8 +161,10 @@ maybe('GPU replicas on a stub GPU node (agent, limiter, tokend; sandboxed when r
     expect(info.mlfaas.gpus).toMatch(/^stub: gpu0 .*gpu1 .*temporal quota enforced.*SM share not enforced/);
     const devices = new Set<string>();
     for (const r of reps) {
-      const s = await state(r.url);
-      expect(s.pid).toBe(r.pid); // the replica's process is the one launching kernels
+      const s = await state(r);
+      // the replica's process is the one launching kernels (sandboxed: pid 2 of its own namespace,
+      // the first process its init starts; r.pid is that process on the host, tokend's client)
+      expect(s.pid).toBe(r.socket ? 2 : r.pid);
       const dev = s.env.TL_DEVICE!;
       devices.add(dev);
       expect(s.env.CUDA_VISIBLE_DEVICES).toBe(`GPU-stub-${dev}`);
@@ -172,7 +188,9 @@ maybe('GPU replicas on a stub GPU node (agent, limiter, tokend; sandboxed when r
     // and through the gateway, as any caller reaches it
     const res = await fetch(`${p.gw.url}/function/gpu-fn`, { method: 'POST', body: '{}' });
     expect(res.status).toBe(200);
-    expect(reps.map((r) => r.pid)).toContain(((await res.json()) as FnState).pid);
+    const through = (await res.json()) as FnState;
+    if (reps[0].socket) expect(reps.map((r) => r.id)).toContain(through.env.MLFAAS_REPLICA_ID);
+    else expect(reps.map((r) => r.pid)).toContain(through.pid);
   });
 
   test('the measured device share follows quotas set through provider.setQuota', async () => {
@@ -185,7 +203,7 @@ maybe('GPU replicas on a stub GPU node (agent, limiter, tokend; sandboxed when r
       expect(await tokendClient(ctl, b.pid, qb)).toBeDefined();
       expect(p.gw.agent!.local(ref).find((r) => r.id === a.id)!.quota).toBe(qa);
       await new Promise((r) => setTimeout(r, 300)); // a few windows under the new grant
-      const s = await quietShares(ctl, [a.url, b.url], 2500);
+      const s = await quietShares(ctl, [a, b], 2500);
       console.log(`quotas ${qa}/${qb}: share by launches ${s.launched.map((x) => x.toFixed(3)).join('/')}, charged by the limiter ${s.charged.map((x) => x.toFixed(3)).join('/')}, reported to tokend ${s.reported.map((x) => x.toFixed(3)).join('/')}, host-lost ${s.lost.map((x) => x.toFixed(3)).join('/')}, tokend missed ${s.missed.toFixed(3)}`);
       return s;
     };
@@ -234,7 +252,7 @@ maybe('GPU replicas without isolation (MLFAAS_ISOLATION=off: host paths, LD_PREL
 
   test('the replica runs under the limiter on gpu0 and its quota holds', async () => {
     const [r] = await deploy(p, 'gpu-plain', 1);
-    const s = await state(r.url);
+    const s = await state(r);
     expect(s.env.LD_PRELOAD).toBe(limiterLibraryPath());
     expect(s.env.TL_TOKEND_SOCKET).toBe(p.gw.tokend!.socketPath);
     expect(s.env.LD_LIBRARY_PATH!.split(':')[0]).toBe(stubDir);
@@ -245,7 +263,7 @@ maybe('GPU replicas without isolation (MLFAAS_ISOLATION=off: host paths, LD_PREL
     const c = await tokendClient(ctl, r.pid, 0.3);
     expect(c?.device).toBe('gpu0');
     await new Promise((res) => setTimeout(res, 200));
-    const m = await shares(ctl, [r.url], 1500);
+    const m = await shares(ctl, [r], 1500);
     console.log(`unsandboxed, quota 0.3: share by launches ${m.launched[0].toFixed(3)}`);
     expect(m.launched[0]).toBeLessThanOrEqual(0.36);
     expect(m.launched[0]).toBeGreaterThanOrEqual(0.12);

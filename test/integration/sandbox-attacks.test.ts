@@ -7,7 +7,7 @@
  * (processes, memory, tmpfs), other processes in /proc, and processes that outlive their
  * function or their agent.
  */
-import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -153,9 +153,14 @@ describeIfRoot('attacks from inside a sandboxed function', () => {
     const uid = Number(await run('a', 'id -u'));
     // 200 background processes asked for (the shell gives up with "Cannot fork" at the limit)
     await run('a', 'for i in $(seq 1 200); do sleep 8 </dev/null >/dev/null 2>&1 & done 2>/dev/null; echo spawned');
-    const procs = processesOf(uid);
-    expect(procs.length).toBeGreaterThan(20);
-    expect(tasksOf(procs)).toBeLessThanOrEqual(128); // the pids controller counts threads too
+    expect(processesOf(uid).length).toBeGreaterThan(20);
+    // the replica's pids cgroup (it counts threads too) holds the line
+    const [ep] = await p.gw.provider.endpoints({ name: 'a', namespace: NS });
+    const group = ['/sys/fs/cgroup/pids/mlfaas', '/sys/fs/cgroup/mlfaas'].map((d) => join(d, ep.id)).find((d) => existsSync(join(d, 'pids.max')));
+    expect(group).toBeDefined();
+    expect(readFileSync(join(group!, 'pids.max'), 'utf8').trim()).toBe('128');
+    expect(Number(readFileSync(join(group!, 'pids.current'), 'utf8'))).toBeLessThanOrEqual(128);
+    expect(tasksOf(processesOf(uid))).toBeGreaterThan(100);
     // once the sleeps end, processes can be started again
     expect(await eventually(async () => (await run('a', '/bin/echo back')) === 'back', 30000, 500)).toBe(true);
     // 300 MB asked of each private tmpfs; each holds 16 MiB at most

@@ -122,8 +122,8 @@ describe('cgroup enforcer on a fake cgroup root', () => {
     const cg = Cgroups.detect(root)!;
     expect(cg.version).toBe(2);
     expect(cg.nodeCores).toEqual([0, 1]);
-    expect(file('cgroup.subtree_control')).toBe('+cpu +cpuset +memory');
-    expect(file('mlfaas', 'cgroup.subtree_control')).toBe('+cpu +cpuset +memory');
+    expect(file('cgroup.subtree_control')).toBe('+cpu +cpuset +memory +pids');
+    expect(file('mlfaas', 'cgroup.subtree_control')).toBe('+cpu +cpuset +memory +pids');
     expect(cg.create('r3', { cpuCores: 0.5 })).toEqual([join(root, 'mlfaas', 'r3', 'cgroup.procs')]);
     expect(file('mlfaas', 'r3', 'cpuset.cpus')).toBe('0-1');
     expect(file('mlfaas', 'r3', 'cpu.max')).toBe(`${0.5 * CFS_PERIOD_US} ${CFS_PERIOD_US}`);
