@@ -136,7 +136,7 @@ maybe('GPU replicas on a stub GPU node (agent, limiter, tokend; sandboxed when r
   let p: TestPlatform;
   let img: string;
   let ctl: TokendControl;
-  let reps: Array<{ id: string; pid: number; url: string }>;
+  let reps: Array<{ id: string; pid: number; url: string; socket?: string }>;
   const ref = { name: 'gpu-fn', namespace: 'openfaas-fn' };
   const sandboxed = !sandboxUnavailable();
 

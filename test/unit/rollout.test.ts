@@ -50,6 +50,16 @@ describe('planRollout', () => {
     expect({ start: plan.start, stop: [...plan.stop].sort() }).toEqual({ start, stop: [...stop].sort() });
   });
 
+  test('an old version recovered after a restart is kept on its first start, beside the surge; not once it crashed', () => {
+    const rec = (code: string, extra: Partial<RolloutReplica> = {}) => ({ ...r(code), recovering: true, ...extra });
+    expect(planRollout(1, [rec('o1s')])).toEqual({ start: 1, stop: [] });
+    expect(planRollout(2, [rec('o1s'), rec('o2s')])).toEqual({ start: 1, stop: [] });
+    expect(planRollout(1, [rec('o1s', { restarts: 1 })]).stop).toEqual(['o1s']);
+    expect(planRollout(1, [rec('o1c')]).stop).toEqual(['o1c']);
+    // once it serves it is an old ready replica like any other: retired when the new one is ready
+    expect(planRollout(1, [rec('o1r'), r('c2r')]).stop).toEqual(['o1r']);
+  });
+
   test('scale-down victims come in the kept order (evict set, crashed, starting, newest)', () => {
     expect(planRollout(1, ['c1r', 'c2r', 'c3s', 'c4c', 'c5r!'].map(r)).stop).toEqual(['c5r!', 'c4c', 'c3s', 'c2r']);
   });

@@ -17,6 +17,7 @@ import { profileAtDeploy } from './deploy-profile';
 import { modelFile, predictCpu } from './predict-cpu';
 import { Isolation, Replica, ReplicaHost } from './replica';
 import { planRollout, RolloutReplica } from './rollout';
+import { forgetServedVersion, readServedVersion, rolloutComplete, writeServedVersion } from './served-version';
 import { SecretFiles } from './secret-files';
 import { haveCpuModels } from '../../../autoscaler/rapp/cpu-predictor';
 
@@ -79,6 +80,8 @@ export class LocalAgent {
   private readonly secrets: SecretFiles;
   /** The last 'rolling update stalled' line logged per function (each one is logged once). */
   private stalled = new Map<string, string>();
+  /** The version recorded as serving each function (`served-version.ts`), as last written. */
+  private served = new Map<string, string>();
 
   constructor(
     private readonly redis: Redis,
@@ -194,9 +197,10 @@ export class LocalAgent {
     if (!rec || rec.kind === 'training') {
       this.replicas.delete(key);
       this.stalled.delete(key);
+      this.served.delete(key);
       await Promise.all(list.map((r) => r.stop()));
       this.secrets.remove(ref);
-      if (!rec) await this.redis.del(keys.replicas(ref));
+      if (!rec) await Promise.all([this.redis.del(keys.replicas(ref)), forgetServedVersion(this.redis, ref)]);
       return;
     }
     const [desired, named] = await Promise.all([
@@ -206,11 +210,14 @@ export class LocalAgent {
     if (stale()) return;
     const hash = specHash(rec, this.images.find(rec.spec.image)?.builtAt ?? '');
     const evict = new Set(named);
-    const plan = planRollout(desired, list.map((r) => asRollout(r, hash, evict)));
+    // first look at this function since the agent (re)started: an update left stalled brings its old version back
+    const recovered = !this.replicas.has(key) && desired > 0 ? await this.recoverServed(ref, hash, desired) : [];
+    if (stale()) return;
+    const plan = planRollout(desired, [...list, ...recovered].map((r) => asRollout(r, hash, evict)));
     if (plan.stalled && this.stalled.get(key) !== plan.stalled) this.logs.push(ref, 'agent', plan.stalled);
     if (plan.stalled) this.stalled.set(key, plan.stalled);
     else this.stalled.delete(key);
-    const started: Replica[] = [];
+    const started: Replica[] = [...recovered];
     const manifest = plan.start > 0 ? this.images.find(rec.spec.image) : undefined;
     if (plan.start > 0 && !manifest) this.logs.push(ref, 'agent', `image ${rec.spec.image} is missing from the store`);
     for (let i = 0; manifest && i < plan.start; i++) {
@@ -231,6 +238,33 @@ export class LocalAgent {
     for (const r of leaving) this.forget(r.id);
     await this.enforceQuotas(ref);
     this.maybeProfile(ref, rec, hash);
+    await this.noteServed(ref, rec, hash, (this.replicas.get(key) ?? []).map((r) => asRollout(r, hash, evict)));
+  }
+
+  /**
+   * Replicas of the version that last served the whole function when the present one is another
+   * (an update that had not completed when the agent stopped): started beside the new version,
+   * so a stalled update keeps its old version serving across a restart, as before it.
+   */
+  private async recoverServed(ref: FunctionRef, hash: string, desired: number): Promise<Replica[]> {
+    const served = await readServedVersion(this.redis, ref);
+    if (!served || served.hash === hash) return [];
+    const manifest = this.images.find(served.spec.image);
+    if (!manifest) return [];
+    this.logs.push(ref, 'agent', `an update to a new version had not completed: starting ${desired} replica(s) of the version that served before (${served.hash}) beside it`);
+    return Array.from({ length: desired }, () => {
+      const r = new Replica(`${ref.name}-${randomBytes(3).toString('hex')}`, { ref, spec: served.spec, manifest, specHash: served.hash }, this.host);
+      r.recovering = true;
+      return r;
+    });
+  }
+
+  /** Records the version once it alone serves the function (the update completed). */
+  private async noteServed(ref: FunctionRef, rec: FunctionRecord, hash: string, now: RolloutReplica[]): Promise<void> {
+    const key = refKey(ref);
+    if (this.served.get(key) === hash || !rolloutComplete(now)) return;
+    await writeServedVersion(this.redis, ref, { hash, spec: rec.spec });
+    this.served.set(key, hash);
   }
 
   /**
@@ -378,7 +412,7 @@ function limitOf(r: Replica): number | undefined {
 /** A replica as the pure rollout policy sees it. */
 function asRollout(r: Replica, hash: string, evict: Set<string>): RolloutReplica {
   const { startedAt, restarts, lastError } = r.info();
-  return { id: r.id, version: r.plan.specHash === hash ? 'current' : 'old', state: r.state, startedAt, evict: evict.has(r.id), restarts, lastError };
+  return { id: r.id, version: r.plan.specHash === hash ? 'current' : 'old', state: r.state, startedAt, evict: evict.has(r.id), restarts, lastError, recovering: r.recovering };
 }
 
 /** The spec and image build a replica was started from; a change means a rolling update. */

@@ -83,6 +83,8 @@ export class Replica {
   weight = 1;
   /** tokend device (`gpuN`) of the GPU this replica was given; undefined: none (CPU quota). */
   gpu?: number;
+  /** Of the version that served before an update the agent restarted in (see `recoverServed`). */
+  recovering = false;
   private child?: ChildProcess;
   private port = 0;
   private restarts = 0;

@@ -12,6 +12,11 @@ export interface RolloutReplica {
   evict: boolean;
   restarts?: number;
   lastError?: string;
+  /**
+   * Started again from the version that last served the whole function, by an agent that
+   * restarted while an update to a newer one was stalled: kept while on its first start.
+   */
+  recovering?: boolean;
 }
 
 /** What the agent does now: start `start` replicas of the current version and stop `stop`. */
@@ -58,8 +63,10 @@ export function planRollout(desired: number, replicas: RolloutReplica[]): Rollou
   const left = () => replicas.filter((r) => !gone(r));
   const ready = () => left().filter((r) => r.state === 'ready').length;
 
-  // old replicas that serve nobody are not worth keeping: the new version replaces them
-  stop.push(...replicas.filter((r) => r.version === 'old' && r.state !== 'ready'));
+  // old replicas that serve nobody are not worth keeping: the new version replaces them (but a
+  // recovered one on its first start is what will serve while the new version is not ready)
+  const recovering = (r: RolloutReplica) => r.recovering && r.state === 'starting' && !r.restarts;
+  stop.push(...replicas.filter((r) => r.version === 'old' && r.state !== 'ready' && !recovering(r)));
   // current replicas beyond desired (a scale-down), serving ones last
   const current = replicas.filter((r) => r.version === 'current').sort(victimOrder);
   stop.push(...current.slice(0, Math.max(0, current.length - want)));
