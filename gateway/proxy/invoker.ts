@@ -10,7 +10,7 @@ import { Upstream } from './balancer';
 import { FunctionState } from './function-state';
 import { readBody } from './read-body';
 import { FunctionRouter } from './router';
-import { UpstreamClient, UpstreamResponse } from './upstream-client';
+import { NotDelivered, UpstreamClient, UpstreamResponse } from './upstream-client';
 
 export interface InvokerOptions {
   maxBodyBytes: number;
@@ -35,6 +35,11 @@ const NOT_UPSTREAM = new Set([...HOP, 'content-length']);
 
 /** OpenFaaS's X-Start-Time: Unix time in nanoseconds, as a decimal string. */
 const startTime = (ms: number) => `${ms}000000`;
+
+/** Tries of a request whose connection was refused, each on another replica where there is one. */
+const RETRIES_NOT_DELIVERED = 3;
+/** How long a replica that refused a connection is passed over (the agent notices meanwhile). */
+const DOWN_FOR_MS = 2000;
 
 function forwardHeaders(h: IncomingHttpHeaders): IncomingHttpHeaders {
   const out: IncomingHttpHeaders = {};
@@ -133,19 +138,24 @@ export class Invoker {
     this.window.arrival(s.ref);
     if (s.upstreams.length === 0 && s.desired === 0) await this.wake(s);
     const wait = s.upstreams.length === 0 ? this.opts.scaleFromZeroTimeoutMs : this.opts.upstreamTimeoutMs;
-    let upstream: Upstream;
-    try {
-      upstream = await s.acquire(wait);
-    } catch (e) {
-      if (e instanceof PlatformError && e.code === ErrorCode.QueueFull) this.window.rejected(s.ref);
-      throw e;
-    }
-    try {
-      const response = await this.forward(upstream, inv, started);
-      return { upstream, response };
-    } catch (e) {
-      s.release(upstream);
-      throw e;
+    for (let attempt = 1; ; attempt++) {
+      let upstream: Upstream;
+      try {
+        upstream = await s.acquire(wait);
+      } catch (e) {
+        if (e instanceof PlatformError && e.code === ErrorCode.QueueFull) this.window.rejected(s.ref);
+        throw e;
+      }
+      try {
+        const response = await this.forward(upstream, inv, started);
+        return { upstream, response };
+      } catch (e) {
+        s.release(upstream);
+        // never delivered (the replica died, its socket is gone): passed over for a while, and
+        // the request goes to another replica, as a service mesh retries a refused connection
+        if (!(e instanceof NotDelivered) || attempt >= RETRIES_NOT_DELIVERED || s.upstreams.length < 2) throw e;
+        upstream.downUntil = Date.now() + DOWN_FOR_MS;
+      }
     }
   }
 

@@ -13,6 +13,20 @@ export interface UpstreamResponse {
 
 const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT']);
 
+/** Failures at connect: the request never reached the replica, so another one may take it. */
+const NOT_DELIVERED_CODES = new Set(['ECONNREFUSED', 'ENOENT', 'EADDRNOTAVAIL']);
+/** The connection broke before an answer (the replica died under it): the request may have run. */
+const RESET_CODES = new Set(['UND_ERR_SOCKET', 'EPIPE', 'ECONNRESET']);
+/** Methods HTTP lets a client repeat (RFC 9110 §9.2.2): a broken connection may be retried for them. */
+const IDEMPOTENT = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE']);
+
+/**
+ * A request another replica may take: it never reached its replica (refused connection, socket
+ * gone), or it is idempotent and its connection broke before any answer (Envoy's
+ * `connect-failure` and, for idempotent methods, `reset`). Any other failure is the caller's 502.
+ */
+export class NotDelivered extends PlatformError {}
+
 /**
  * Keep-alive connection pools to replicas, one per replica (unix socket when it has one, else
  * TCP). undici rather than `http.request`: about 20% less gateway CPU per proxied request on
@@ -56,7 +70,9 @@ export class UpstreamClient {
       if (TIMEOUT_CODES.has(code)) {
         throw new PlatformError(ErrorCode.UpstreamTimeout, `function did not answer within ${this.timeoutMs} ms`);
       }
-      throw new PlatformError(ErrorCode.UpstreamUnavailable, `replica ${u.id} unreachable: ${(e as Error).message}`);
+      const retryable = NOT_DELIVERED_CODES.has(code) || (IDEMPOTENT.has(method) && RESET_CODES.has(code));
+      const Err = retryable ? NotDelivered : PlatformError;
+      throw new Err(ErrorCode.UpstreamUnavailable, `replica ${u.id} unreachable: ${(e as Error).message}`);
     }
   }
 

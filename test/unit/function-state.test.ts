@@ -22,8 +22,12 @@ describe('pickUpstream', () => {
     { name: 'weight scales the score', ups: [u('a', 2, 3), u('b', 1, 1)], max: 10, want: 'a' },
     { name: 'none below max', ups: [u('a', 1), u('b', 1)], max: 1, want: undefined },
     { name: 'no replicas', ups: [], max: 1, want: undefined },
+    { name: 'a replica marked down is passed over', ups: [{ ...u('a', 0), downUntil: 2000 }, u('b', 5)], max: 10, want: 'b' },
+    { name: 'a mark that has expired is not', ups: [{ ...u('a', 0), downUntil: 500 }, u('b', 5)], max: 10, want: 'a' },
+    { name: 'all marked down: tried anyway', ups: [{ ...u('a', 0), downUntil: 2000 }, { ...u('b', 1), downUntil: 2000 }], max: 10, want: 'a' },
+    { name: 'the others full: the marked one is tried', ups: [{ ...u('a', 0), downUntil: 2000 }, u('b', 10)], max: 10, want: 'a' },
   ])('$name', ({ ups, max, want }) => {
-    expect(pickUpstream(ups, max)?.id).toBe(want);
+    expect(pickUpstream(ups, max, 1000)?.id).toBe(want);
   });
 });
 
