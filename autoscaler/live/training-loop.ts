@@ -70,13 +70,20 @@ export class TrainingLoop {
     await this.lease.start();
   }
 
+  /** How often the queue looks for jobs whose holder died (lock gone): a sixth of the lock, 1 s at least. */
+  private get stallCheckMs(): number {
+    return Math.max(1000, Math.min(this.opts.lockMs, Math.round(this.opts.lockMs / 6)));
+  }
+
   private async lead(): Promise<void> {
     this.workerConn = patientDuplicate(this.redis); // BullMQ workers need maxRetriesPerRequest: null
     this.worker = new Worker(this.book.queueName, (j) => this.run(j), {
       connection: this.workerConn,
       concurrency: 1000, // admission, not the queue, limits work: every admitted job is active
       lockDuration: this.opts.lockMs,
-      stalledInterval: this.opts.lockMs,
+      // how soon a dead holder's job is found once its lock expired: BullMQ moves a job back after
+      // two checks without a lock, so at lockMs a resume took up to 3 locks (90 s, not 30)
+      stalledInterval: this.stallCheckMs,
       maxStalledCount: 100,
     });
     this.worker.on('error', () => undefined);
@@ -156,7 +163,8 @@ export class TrainingLoop {
     for (const r of await this.book.list()) {
       if (TERMINAL.has(r.state) || (r.workers === 0 && r.state !== 'running')) continue;
       const left = await this.book.lockSecondsLeft(r.id);
-      const when = left > 0 ? `once that service's lock on it expires (in ${left} s)` : 'now';
+      const check = Math.ceil((2 * this.stallCheckMs) / 1000);
+      const when = left > 0 ? `once that service's lock on it expires (in ${left} s), within ${check} s of that` : `within ${check} s`;
       const reason = `no process runs it: the training service that ran it stopped without a clean shutdown; it resumes from its last checkpoint ${when}`;
       await this.book.markResuming(r.id, reason).catch(() => undefined);
     }

@@ -278,7 +278,13 @@ describe('training jobs API', () => {
     expect(await eventually(async () => (await job(id)).state === 'resuming', 20000, 100)).toBe(true);
     const rec = await job(id);
     expect(rec.workers).toBe(0);
-    expect(rec.allocations.at(-1)!.reason).toMatch(/without a clean shutdown.*lock on it expires \(in \d+ s\)/);
+    const said = /without a clean shutdown.*lock on it expires \(in (\d+) s\), within (\d+) s of that/.exec(rec.allocations.at(-1)!.reason ?? '');
+    expect(said).not.toBeNull();
+    const promisedAt = Date.now() + (Number(said![1]) + Number(said![2])) * 1000;
+    // the scheduler gives it workers again when it said it would (it once took 90 s after saying
+    // 24 s); the slack is for a busy machine's rounds and process start
+    expect(await eventually(async () => (await job(id)).workers > 0, 150000, 250)).toBe(true);
+    expect(Date.now()).toBeLessThan(promisedAt + 30000);
     const before = rec.progress?.epoch ?? 0;
     // ~30 s on an idle machine; generous for a busy one
     expect(await eventually(async () => ((await job(id)).progress?.epoch ?? 0) > before, 150000, 250)).toBe(true);
