@@ -28,10 +28,10 @@ interface Run {
   bad: number;
 }
 
-function cannon(url: string, connections: number, body: string): Promise<Run> {
+function cannon(url: string, connections: number, body: string, socketPath?: string): Promise<Run> {
   return new Promise((resolve, reject) => {
     autocannon(
-      { url, connections, duration: DURATION_S, method: 'POST', body, headers: { 'content-type': 'application/json' } },
+      { url, connections, duration: DURATION_S, method: 'POST', body, headers: { 'content-type': 'application/json' }, ...(socketPath ? { socketPath } : {}) },
       (err, r) => {
         if (err) return reject(err);
         resolve({ rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, bad: r.errors + r.non2xx });
@@ -76,7 +76,11 @@ async function measure(fn: string, body: string, port: number, redis: Redis): Pr
     .map((v) => JSON.parse(v) as { url: string; state: string; socket?: string })
     .find((r) => r.state === 'ready');
   if (!replica?.socket) throw new Error(`${fn}: no ready replica with a unix socket`);
-  const direct = `${replica.url}/`;
+  // a sandboxed replica's port is in its own network namespace: "direct" is then its socket on
+  // the host (the sandbox relays it to the port), the way the gateway reaches it
+  const sandboxed = /gateway\.sock$/.test(replica.socket);
+  const direct = sandboxed ? 'http://localhost/' : `${replica.url}/`;
+  const directSocket = sandboxed ? replica.socket : undefined;
   const viaGw = `http://127.0.0.1:${port}/function/${fn}`;
   const proxyPort = port + 1;
   const proxy = await startBaselineProxy(proxyPort, replica.socket);
@@ -85,10 +89,10 @@ async function measure(fn: string, body: string, port: number, redis: Redis): Pr
     await cannon(viaGw, 8, body); // warm-up: JIT, keep-alive pools
     await cannon(viaProxy, 8, body);
     const n = Number(process.env.BENCH_LATENCY_N ?? 3000);
-    const ld = await sequentialLatencies(direct, body, n);
+    const ld = await sequentialLatencies(direct, body, n, directSocket);
     const lg = await sequentialLatencies(viaGw, body, n);
     const lp = await sequentialLatencies(viaProxy, body, n);
-    const d = await cannon(direct, 64, body);
+    const d = await cannon(direct, 64, body, directSocket);
     const g = await cannon(viaGw, 64, body);
     const p = await cannon(viaProxy, 64, body);
     const row = (name: string, lat: number[], r: Run) => [
@@ -100,7 +104,7 @@ async function measure(fn: string, body: string, port: number, redis: Redis): Pr
       p99Added: quantile(lg, 0.99) - quantile(ld, 0.99),
       ratio: g.rps / d.rps,
       baselineRatio: p.rps / d.rps,
-      rows: [row('replica (direct)', ld, d), row('mlfaas gateway /function', lg, g), row('baseline: minimal Node proxy', lp, p)],
+      rows: [row(sandboxed ? 'replica (direct, through its sandbox socket)' : 'replica (direct)', ld, d), row('mlfaas gateway /function', lg, g), row('baseline: minimal Node proxy', lp, p)],
     };
   } finally {
     proxy.kill();

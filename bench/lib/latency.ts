@@ -1,7 +1,10 @@
 import { Agent, request } from 'node:http';
 
-/** Sequential requests on one keep-alive connection; returns latencies in ms (hrtime precision). */
-export async function sequentialLatencies(url: string, body: string, n: number): Promise<number[]> {
+/**
+ * Sequential requests on one keep-alive connection; returns latencies in ms (hrtime precision).
+ * With `socketPath`, the connection goes to that unix socket (`url` gives the path).
+ */
+export async function sequentialLatencies(url: string, body: string, n: number, socketPath?: string): Promise<number[]> {
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
   const u = new URL(url);
   const out: number[] = [];
@@ -10,7 +13,7 @@ export async function sequentialLatencies(url: string, body: string, n: number):
       const t0 = process.hrtime.bigint();
       const status = await new Promise<number>((resolve, reject) => {
         const r = request(
-          { host: u.hostname, port: u.port, path: u.pathname, method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
+          { ...(socketPath ? { socketPath } : { host: u.hostname, port: u.port }), path: u.pathname, method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
           (res) => {
             res.resume();
             res.on('end', () => resolve(res.statusCode ?? 0));

@@ -5,7 +5,7 @@
  *     joins the replica's cgroups, unshares mount/pid/net/uts/ipc namespaces, forks:
  *   init (pid 1 of the new pid namespace)
  *     builds a new root on a tmpfs (read-only host system dirs, the function's binds, a private
- *     /proc, a minimal /dev, size-limited tmpfs for /tmp and friends), brings up loopback only,
+ *     /proc, a read-only /sys, a minimal /dev, size-limited tmpfs for /tmp and friends), brings up loopback only,
  *     opens the gateway's socket (a unix socket on the host, root-only), pivots into the new
  *     root, forks the function, drops to the function's uid and relays the gateway's
  *     connections to the function's port inside the namespace (one epoll loop); reaps orphans;
@@ -265,6 +265,10 @@ static void build_root(void) {
   in_root(dst, "/proc");
   mkdirs(dst, 0555);
   if (mount("proc", dst, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL)) die("mount /proc");
+  /* sysfs as a container has it, read-only: its net class shows this namespace's loopback only */
+  in_root(dst, "/sys");
+  mkdirs(dst, 0555);
+  if (mount("sysfs", dst, "sysfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL)) die("mount /sys");
   make_dev();
   for (int i = 0; i < opt.ntmpfs; i++) {
     struct tmpfs *t = &opt.tmpfs[i];
