@@ -307,6 +307,7 @@ struct conn {
   char buf[2][RELAY_BUF];   /* buf[i]: read from fd[i], to be written to fd[1 - i] */
   size_t len[2], off[2];
   int eof[2], shut[2];
+  int gone[2];              /* fd[i] hung up: nothing more can be written to it */
   int closed;
   struct conn *next_dead;   /* freed after the epoll batch that closed it (its other end may be in it) */
 };
@@ -344,16 +345,6 @@ static void conn_close(struct conn *c) {
   g_dead = c;
 }
 
-/* What each side waits for: input when its buffer is empty, output when the other side's is not. */
-static void conn_arm(struct conn *c) {
-  for (int i = 0; i < 2; i++) {
-    struct epoll_event ev = {.events = 0, .data.ptr = &c->ends[i]};
-    if (!c->eof[i] && c->len[i] == 0) ev.events |= EPOLLIN;
-    if (c->len[1 - i] > c->off[1 - i]) ev.events |= EPOLLOUT;
-    epoll_ctl(g_epoll, EPOLL_CTL_MOD, c->fd[i], &ev);
-  }
-}
-
 /* Direction `d`: writes what was read from fd[d] to fd[1 - d]; passes the end of input on. */
 static int flush_dir(struct conn *c, int d) {
   int to = c->fd[1 - d];
@@ -369,20 +360,32 @@ static int flush_dir(struct conn *c, int d) {
   return 0;
 }
 
+/* Moves direction `d` as far as it goes now: reads fd[d] while its buffer empties into fd[1 - d]. */
+static int pump(struct conn *c, int d) {
+  for (;;) {
+    if (flush_dir(c, d) < 0) return -1;
+    if (c->len[d] > c->off[d] || c->eof[d]) return 0; /* the other side is full, or input ended */
+    ssize_t n = read(c->fd[d], c->buf[d], RELAY_BUF);
+    if (n > 0) { c->len[d] = (size_t)n; c->off[d] = 0; continue; }
+    if (n == 0) { c->eof[d] = 1; continue; } /* flush_dir passes the end on */
+    if (errno == EINTR) continue;
+    return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -1;
+  }
+}
+
+/*
+ * Both ends are polled edge-triggered for input and output, once, for the connection's life: an
+ * event on either end pumps both directions until the kernel would block (no epoll_ctl per event,
+ * and a hang-up is reported once, not on every wait).
+ */
 static void conn_event(struct end *e, uint32_t events) {
   struct conn *c = e->c;
-  int i = e->i;
   if (c->closed) return;
-  if (events & EPOLLOUT && flush_dir(c, 1 - i) < 0) { conn_close(c); return; }
-  if (events & (EPOLLIN | EPOLLHUP | EPOLLERR) && !c->eof[i] && c->len[i] == 0) {
-    ssize_t n = read(c->fd[i], c->buf[i], RELAY_BUF);
-    if (n > 0) { c->len[i] = (size_t)n; c->off[i] = 0; }
-    else if (n == 0) c->eof[i] = 1;
-    else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) { conn_close(c); return; }
-    if (flush_dir(c, i) < 0) { conn_close(c); return; }
-  }
-  if (c->shut[0] && c->shut[1]) { conn_close(c); return; }
-  conn_arm(c);
+  if (events & (EPOLLHUP | EPOLLERR)) c->gone[e->i] = 1; /* what it still holds is read below */
+  if (pump(c, 0) < 0 || pump(c, 1) < 0) { conn_close(c); return; }
+  /* a direction is over once its end was passed on, or its destination hung up */
+  int done0 = c->shut[0] || c->gone[1], done1 = c->shut[1] || c->gone[0];
+  if (done0 && done1) conn_close(c);
 }
 
 static void relay(int client) {
@@ -395,7 +398,7 @@ static void relay(int client) {
   for (int i = 0; i < 2; i++) {
     fcntl(c->fd[i], F_SETFL, fcntl(c->fd[i], F_GETFL) | O_NONBLOCK);
     c->ends[i] = (struct end){c, i};
-    struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &c->ends[i]};
+    struct epoll_event ev = {.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET, .data.ptr = &c->ends[i]};
     if (epoll_ctl(g_epoll, EPOLL_CTL_ADD, c->fd[i], &ev)) {
       if (i == 1) epoll_ctl(g_epoll, EPOLL_CTL_DEL, c->fd[0], NULL);
       close(client); close(up); free(c);
