@@ -1,8 +1,9 @@
 /**
  * Keeps the embedded redis-server running, as `TokendSupervisor` keeps tokend: when it dies it is
  * started again on the same socket and AOF after a back-off (it reloads the AOF, so every
- * acknowledged write is back), each death and restart is logged and counted. It also refuses
- * writes while the AOF's disk is (nearly) full (see `storage-guard.ts`).
+ * acknowledged write is back), each death and restart is logged and counted (the loop is
+ * `Supervisor`, supervisor.ts). It also refuses writes while the AOF's disk is (nearly) full
+ * (see `storage-guard.ts`), and after a death that could not write its AOF.
  */
 import { ChildProcess, spawn } from 'node:child_process';
 import { closeSync, openSync, readSync, statSync } from 'node:fs';
@@ -10,6 +11,7 @@ import type Redis from 'ioredis';
 import type { InstanceLock } from './instance-lock';
 import { aofWriteFailed, freeBytes, refuseWrites } from './storage-guard';
 import { tiedToParent } from './process';
+import { backoffDelayMs, ChildExit, exitText, SupervisedChild, Supervisor } from './supervisor';
 
 /** Delay before the n-th consecutive restart (0-based), ms. */
 export const REDIS_BACKOFF_MS = [100, 500, 1000, 2000, 5000];
@@ -20,15 +22,11 @@ const STORAGE_POLL_MS = 1000;
 
 /** Back-off for the `consecutive`-th restart in a row (pure). */
 export function redisRestartDelayMs(consecutive: number): number {
-  return REDIS_BACKOFF_MS[Math.min(Math.max(consecutive, 0), REDIS_BACKOFF_MS.length - 1)];
+  return backoffDelayMs(REDIS_BACKOFF_MS, consecutive);
 }
 
 /** One redis-server process. */
-export interface RedisChild {
-  pid: number;
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  stop(): Promise<void>;
-}
+export type RedisChild = SupervisedChild;
 
 /** What the supervisor needs to know about the server it keeps. */
 export interface RedisRecipe {
@@ -52,7 +50,7 @@ export async function spawnRedis(r: RedisRecipe, refusing: boolean): Promise<Red
   // still dies with us when we are SIGKILLed (pdeathsig)
   const argv = tiedToParent(['redis-server', ...r.args(refusing)]);
   const child: ChildProcess = spawn(argv[0], argv.slice(1), { stdio: 'ignore', detached: true });
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((res) => child.once('exit', (code, signal) => res({ code, signal })));
+  const exited = new Promise<ChildExit>((res) => child.once('exit', (code, signal) => res({ code, signal })));
   child.once('error', () => undefined);
   const deadline = Date.now() + 10_000;
   while (!(await r.ping(500))) {
@@ -76,35 +74,39 @@ export async function spawnRedis(r: RedisRecipe, refusing: boolean): Promise<Red
 }
 
 export class RedisSupervisor {
-  private current: RedisChild;
+  private loop!: Supervisor<RedisChild>;
   private stopping = false;
-  private consecutive = 0;
-  private startedAt = Date.now();
-  private timer?: NodeJS.Timeout;
   private poll?: NodeJS.Timeout;
-  private restarting?: Promise<void>;
   private listeners: Array<() => void> = [];
   private logOffset = 0;
   private refusing = false;
   private checking = false;
-  /** Restarts so far. */
-  restarts = 0;
 
   private constructor(
     private readonly recipe: RedisRecipe,
     private readonly lock: InstanceLock,
-  ) {
-    this.current = undefined as unknown as RedisChild;
-  }
+  ) {}
 
   /** Starts redis-server (throws if the first start fails) and keeps it running until `stop()`. */
   static async start(recipe: RedisRecipe, lock: InstanceLock): Promise<RedisSupervisor> {
     const s = new RedisSupervisor(recipe, lock);
     s.refusing = refuseWrites(freeBytes(recipe.dir), false, recipe.reserveBytes);
-    s.logOffset = sizeOf(recipe.logFile);
-    s.current = await spawnRedis(recipe, s.refusing);
+    s.loop = await Supervisor.start<RedisChild>({
+      start: () => {
+        s.logOffset = sizeOf(recipe.logFile);
+        return spawnRedis(recipe, s.refusing);
+      },
+      backoffMs: REDIS_BACKOFF_MS,
+      stableRunMs: REDIS_STABLE_RUN_MS,
+      log: (line) => recipe.log(line),
+      died: (p, exit, delay) => s.died(p, exit, delay),
+      startFailed: (e, delay) => `redis-server restart failed: ${e.message}; retrying in ${delay} ms`,
+      restarted: (p, n) => `redis-server restarted (pid ${p.pid}, restart ${n}); AOF reloaded`,
+      afterRestart: () => {
+        for (const fn of s.listeners) fn();
+      },
+    });
     if (s.refusing) s.recipe.log(s.refusingLine());
-    s.watch(s.current);
     s.poll = setInterval(() => void s.checkStorage(), STORAGE_POLL_MS);
     s.poll.unref();
     return s;
@@ -112,7 +114,12 @@ export class RedisSupervisor {
 
   /** The pid of the redis-server running now. */
   get pid(): number {
-    return this.current.pid;
+    return this.loop.current.pid;
+  }
+
+  /** Restarts so far. */
+  get restarts(): number {
+    return this.loop.restarts;
   }
 
   /** Whether writes are refused now because the AOF's disk is (nearly) full. */
@@ -126,48 +133,12 @@ export class RedisSupervisor {
     return () => void (this.listeners = this.listeners.filter((f) => f !== fn));
   }
 
-  private watch(p: RedisChild): void {
-    void p.exited.then(({ code, signal }) => {
-      if (this.stopping || this.current !== p) return;
-      if (Date.now() - this.startedAt >= REDIS_STABLE_RUN_MS) this.consecutive = 0;
-      const full = aofWriteFailed(this.newLogLines());
-      if (full) this.refusing = true;
-      const delay = redisRestartDelayMs(this.consecutive);
-      const why = full ? 'it could not write its AOF (disk full?); writes stay refused (503 storage_full) until space is freed' : 'the store is unavailable (503) until it is back';
-      this.recipe.log(`redis-server (pid ${p.pid}) died (${signal ?? `status ${code}`}): ${why}; restarting in ${delay} ms`);
-      this.schedule(delay);
-    });
-  }
-
-  private schedule(delay: number): void {
-    this.consecutive++;
-    this.timer = setTimeout(() => {
-      this.restarting = this.restart().finally(() => (this.restarting = undefined));
-    }, delay);
-  }
-
-  private async restart(): Promise<void> {
-    if (this.stopping) return;
-    let p: RedisChild;
-    this.logOffset = sizeOf(this.recipe.logFile);
-    try {
-      p = await spawnRedis(this.recipe, this.refusing);
-    } catch (e) {
-      const delay = redisRestartDelayMs(this.consecutive);
-      this.recipe.log(`redis-server restart failed: ${(e as Error).message}; retrying in ${delay} ms`);
-      this.schedule(delay);
-      return;
-    }
-    if (this.stopping) {
-      await p.stop();
-      return;
-    }
-    this.current = p;
-    this.startedAt = Date.now();
-    this.restarts++;
-    this.recipe.log(`redis-server restarted (pid ${p.pid}, restart ${this.restarts}); AOF reloaded`);
-    this.watch(p);
-    for (const fn of this.listeners) fn();
+  /** The line for a death; one that could not write its AOF leaves writes refused. */
+  private died(p: RedisChild, exit: ChildExit, delay: number): string {
+    const full = aofWriteFailed(this.newLogLines());
+    if (full) this.refusing = true;
+    const why = full ? 'it could not write its AOF (disk full?); writes stay refused (503 storage_full) until space is freed' : 'the store is unavailable (503) until it is back';
+    return `redis-server (pid ${p.pid}) died (${exitText(exit)}): ${why}; restarting in ${delay} ms`;
   }
 
   /** Refuses or re-allows writes as the free space under the AOF says. */
@@ -225,10 +196,8 @@ export class RedisSupervisor {
   /** Stops supervising, stops redis-server (SIGTERM: it writes the AOF; SIGKILL after 5 s), releases the lock. */
   async stop(): Promise<void> {
     this.stopping = true;
-    if (this.timer) clearTimeout(this.timer);
     if (this.poll) clearInterval(this.poll);
-    await this.restarting?.catch(() => undefined);
-    await this.current.stop();
+    await this.loop.stop();
     await this.lock.release();
   }
 }
