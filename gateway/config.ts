@@ -96,8 +96,12 @@ export interface Config {
    * (/tmp, /var/tmp, /dev/shm, its HOME).
    */
   defaultLimits: DefaultLimits;
-  /** `MLFAAS_FUNCTION_EGRESS`: where a confined function's network reaches (`none`: its own loopback only). */
-  functionEgress: 'none';
+  /**
+   * `MLFAAS_FUNCTION_EGRESS`: where a confined function's network reaches: `none`, its own
+   * loopback only; `internet`, public addresses too (never the host, other replicas, private or
+   * link-local ranges; see `providers/local/egress.ts`).
+   */
+  functionEgress: 'none' | 'internet';
   /** Start the native tokend (when built) and gate replicas' device time through it. */
   tokend: boolean;
   /** tokend's token window, ms. */
@@ -263,7 +267,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     agent: bool(env, 'MLFAAS_AGENT', true),
     isolation: oneOf(env, 'MLFAAS_ISOLATION', ['auto', 'off'] as const, 'auto'),
     defaultLimits: parseDefaultLimits(env.MLFAAS_DEFAULT_LIMITS),
-    functionEgress: oneOf(env, 'MLFAAS_FUNCTION_EGRESS', ['none'] as const, 'none'),
+    functionEgress: oneOf(env, 'MLFAAS_FUNCTION_EGRESS', ['none', 'internet'] as const, 'none'),
     tokend: bool(env, 'MLFAAS_TOKEND', true),
     tokendWindowMs: int(env, 'MLFAAS_TOKEND_WINDOW_MS', 20, 1),
     gpus: parseGpuSetting(env.MLFAAS_GPUS),

@@ -67,8 +67,22 @@ function aptGet(args, env) {
   }
 }
 
-function redis() {
-  if (has('redis-server')) return;
+/** Debian packages the platform uses when present: missing ones installed together (root only). */
+function packages() {
+  const want = [
+    ['redis-server', 'redis-server', true], // the embedded store: required
+    ['nft', 'nftables', false], // MLFAAS_FUNCTION_EGRESS=internet: the replicas' firewall
+  ].filter(([cmd]) => !has(cmd) && !existsSync(`/usr/sbin/${cmd}`));
+  if (!want.length) return;
+  if (want.some(([, , required]) => required)) return redis(want.map(([, pkg]) => pkg));
+  const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
+  if (!isRoot) return;
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  aptGet('update -q', env);
+  aptGet(`install -y -q --no-install-recommends ${want.map(([, pkg]) => pkg).join(' ')}`, env);
+}
+
+function redis(pkgs = ['redis-server']) {
   const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
   if (!isRoot) {
     log('redis-server is missing and this is not root. Install it with:');
@@ -78,7 +92,7 @@ function redis() {
   }
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
   aptGet('update -q', env);
-  aptGet('install -y -q --no-install-recommends redis-server', env);
+  aptGet(`install -y -q --no-install-recommends ${pkgs.join(' ')}`, env);
   // Debian's package starts a system service on 6379; mlfaas runs its own redis-server.
   spawnSync('sh', ['-c', 'service redis-server stop || true'], { stdio: 'ignore' });
 }
@@ -93,5 +107,5 @@ function native() {
 }
 
 nodeModules();
-redis();
+packages();
 native();

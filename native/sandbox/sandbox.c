@@ -28,6 +28,9 @@
  *   --target-port N          where relayed connections go: 127.0.0.1:N inside
  *   --target-unix PATH       tried first: a unix socket path inside the sandbox
  *   --chdir DIR  --preload LIB  --hostname NAME
+ *   --veth HOSTIF HOSTIP NSIP PREFIX   egress: a veth pair, HOSTIF on the host (HOSTIP/PREFIX),
+ *                            eth0 inside (NSIP/PREFIX, default route via HOSTIP); the host's
+ *                            firewall (the agent's nftables table) decides where it may go
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -71,6 +74,7 @@ static struct {
   struct tmpfs tmpfs[MAX_ITEMS]; int ntmpfs;
   uid_t uid; gid_t gid; int have_uid, have_gid;
   const char *listen, *target_unix, *chdir, *preload, *hostname;
+  const char *veth_host, *veth_host_ip, *veth_ns_ip, *veth_prefix; /* --veth: egress to the internet */
   int target_port;
   char **argv;
 } opt;
@@ -134,12 +138,73 @@ static void parse(int argc, char **argv) {
     else if (!strcmp(a, "--chdir")) { NEED(1); opt.chdir = argv[++i]; }
     else if (!strcmp(a, "--preload")) { NEED(1); opt.preload = argv[++i]; }
     else if (!strcmp(a, "--hostname")) { NEED(1); opt.hostname = argv[++i]; }
+    else if (!strcmp(a, "--veth")) {
+      NEED(4);
+      opt.veth_host = argv[i + 1]; opt.veth_host_ip = argv[i + 2]; opt.veth_ns_ip = argv[i + 3]; opt.veth_prefix = argv[i + 4];
+      if (strlen(opt.veth_host) > 15) usage("--veth: interface name longer than 15");
+      i += 4;
+    }
     else usage(a);
   }
   if (i >= argc) usage("no command after --");
   if (!opt.have_uid || !opt.have_gid || opt.uid == 0 || opt.gid == 0) usage("--uid and --gid (not 0) are required");
   if (opt.listen && !opt.target_port && !opt.target_unix) usage("--listen needs --target-port or --target-unix");
   opt.argv = &argv[i];
+}
+
+/* ---------- the network (iproute2's ip, by absolute path, with an empty environment) ---------- */
+
+static const char *ip_bin(void) {
+  static const char *const cands[] = {"/usr/sbin/ip", "/sbin/ip", "/usr/bin/ip", "/bin/ip"};
+  for (size_t i = 0; i < sizeof cands / sizeof *cands; i++) if (access(cands[i], X_OK) == 0) return cands[i];
+  errno = ENOENT;
+  die("iproute2's ip (for --veth)");
+  return NULL;
+}
+
+static int ip_status(const char *const *args, int quiet) {
+  const char *bin = ip_bin();
+  pid_t p = fork();
+  if (p < 0) die("fork");
+  if (p == 0) {
+    char *const envp[] = {NULL};
+    if (quiet) { int fd = open("/dev/null", O_WRONLY); if (fd >= 0) dup2(fd, 2); }
+    execve(bin, (char *const *)args, envp);
+    _exit(127);
+  }
+  int st;
+  while (waitpid(p, &st, 0) < 0 && errno == EINTR) {}
+  return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+static void run_ip(const char *const *args) {
+  if (ip_status(args, 0) != 0) { errno = EIO; die("ip %s %s %s", args[1], args[2], args[3]); }
+}
+
+/*
+ * outer, in the host's network namespace: the pair, eth0 created straight into init's namespace
+ * (named by its /proc path: a pid would be read in the new pid namespace, where ip runs)
+ */
+static void veth_host_side(pid_t init) {
+  char ns[64], cidr[64];
+  snprintf(ns, sizeof ns, "/proc/%d/ns/net", (int)init);
+  snprintf(cidr, sizeof cidr, "%s/%s", opt.veth_host_ip, opt.veth_prefix);
+  /* the same replica's previous pair, if its namespace is still being torn down */
+  ip_status((const char *const[]){"ip", "link", "del", opt.veth_host, NULL}, 1);
+  run_ip((const char *const[]){"ip", "link", "add", opt.veth_host, "type", "veth", "peer", "name", "eth0", "netns", ns, NULL});
+  run_ip((const char *const[]){"ip", "addr", "add", cidr, "dev", opt.veth_host, NULL});
+  run_ip((const char *const[]){"ip", "link", "set", opt.veth_host, "up", NULL});
+}
+
+/* init, in its own network namespace: eth0's address and the default route; no IPv6 */
+static void veth_ns_side(void) {
+  char cidr[64];
+  snprintf(cidr, sizeof cidr, "%s/%s", opt.veth_ns_ip, opt.veth_prefix);
+  int fd = open("/proc/sys/net/ipv6/conf/eth0/disable_ipv6", O_WRONLY | O_CLOEXEC);
+  if (fd >= 0) { if (write(fd, "1", 1) != 1) { /* no IPv6 on this kernel */ } close(fd); }
+  run_ip((const char *const[]){"ip", "addr", "add", cidr, "dev", "eth0", NULL});
+  run_ip((const char *const[]){"ip", "link", "set", "eth0", "up", NULL});
+  run_ip((const char *const[]){"ip", "route", "add", "default", "via", opt.veth_host_ip, NULL});
 }
 
 /* ---------- building the new root (init, still root) ---------- */
@@ -485,8 +550,17 @@ static void run_function(void) {
   die("exec %s", opt.argv[0]);
 }
 
-static void init_main(int parent_pipe) {
+static void init_main(int parent_pipe, int ready) {
   if (prctl(PR_SET_PDEATHSIG, SIGKILL)) die("pdeathsig");
+  if (unshare(CLONE_NEWNET)) die("unshare the network");
+  if (opt.veth_host) {
+    /* the outer process (still in the host's namespace) adds the pair, then says go */
+    char go = 0;
+    if (write(ready, "r", 1) != 1) die("tell the outer process");
+    if (read(parent_pipe, &go, 1) != 1 || go != 'g') _exit(137);
+    veth_ns_side();
+  }
+  close(ready);
   build_root();
   int listener = opt.listen ? open_listener() : -1;
   loopback_up();
@@ -515,18 +589,33 @@ int main(int argc, char **argv) {
     if (fd < 0 || write(fd, me, (size_t)melen) != melen) die("join cgroup %s", opt.cgroups[i]);
     close(fd);
   }
-  if (unshare(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWUTS | CLONE_NEWIPC)) die("unshare");
+  /* the network namespace is init's alone: the outer process stays in the host's, for --veth */
+  if (unshare(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWUTS | CLONE_NEWIPC)) die("unshare");
   sigset_t s = handled_set();
   sigprocmask(SIG_BLOCK, &s, NULL);
   int life[2]; /* init sees EOF on life[0] when the outer process dies, however it dies */
-  if (pipe2(life, O_CLOEXEC)) die("pipe");
+  int ready[2]; /* init → outer: its network namespace exists */
+  if (pipe2(life, O_CLOEXEC) || pipe2(ready, O_CLOEXEC)) die("pipe");
   pid_t init = fork();
   if (init < 0) die("fork");
   if (init == 0) {
     close(life[1]);
-    init_main(life[0]);
+    close(ready[0]);
+    init_main(life[0], ready[1]);
   }
   close(life[0]);
+  close(ready[1]);
+  if (opt.veth_host) {
+    char r = 0;
+    if (read(ready[0], &r, 1) != 1) { /* init failed before: exit as it did */
+      int st;
+      while (waitpid(init, &st, 0) < 0 && errno == EINTR) {}
+      return exit_status(st);
+    }
+    veth_host_side(init);
+    if (write(life[1], "g", 1) != 1) die("tell init");
+  }
+  close(ready[0]);
   /* outer: forward signals to init (which forwards them to the function), exit as it does */
   for (;;) {
     int sig;

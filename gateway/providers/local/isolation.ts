@@ -1,6 +1,7 @@
 import type Redis from 'ioredis';
 import { Config } from '../../config';
 import { Cgroups } from './cgroups';
+import { Egress } from './egress';
 import { functionUid } from './function-users';
 import { Isolation } from './replica';
 import { sandboxUnavailable } from './sandbox';
@@ -17,10 +18,13 @@ export function isolationFor(cfg: Config, redis: Redis): { isolation?: Isolation
   const why = sandboxUnavailable();
   if (why) return { describe: `unavailable (${why}): functions run as the platform user` };
   const cgroups = Cgroups.detect();
+  // asked for and impossible is an error at start, not a quieter sandbox
+  const egress = cfg.functionEgress === 'internet' ? Egress.start() : undefined;
+  const net = egress ? 'egress internet: public addresses only, never the host, other replicas, private or link-local ranges' : 'egress none: loopback only';
   return {
-    isolation: { uidFor: (ref) => functionUid(redis, ref), cgroups, limits: cfg.defaultLimits },
+    isolation: { uidFor: (ref) => functionUid(redis, ref), cgroups, limits: cfg.defaultLimits, egress },
     describe:
-      `per-function uid, own mount, pid and network namespaces (egress ${cfg.functionEgress}: loopback only), private /tmp and /proc` +
+      `per-function uid, own mount, pid and network namespaces (${net}), private /tmp and /proc` +
       (cgroups ? `, cgroup v${cgroups.version} per replica (default limits: memory ${mib(cfg.defaultLimits.memoryBytes)}, ${cgroups.hasPids ? `${cfg.defaultLimits.pids} processes` : 'no pids controller'}, tmpfs ${mib(cfg.defaultLimits.tmpBytes)} each)` : ', no writable cgroup hierarchy'),
   };
 }

@@ -12,6 +12,7 @@ import { ReplicaInfo, ReplicaState } from '../../registry/registry';
 import { KEPT_LINES, summarizeExit } from './exit-summary';
 import { freePort } from './free-port';
 import { Cgroups, cpuCores, memoryBytes } from './cgroups';
+import { Egress } from './egress';
 import { GpuReplicas } from './gpu-replica';
 import { IMAGE_DIR_ENV, ImageManifest } from './image-store';
 import { gpuDevices, imageBinds, platformPath, privateTmpfs, SANDBOX_PATH_ENV, SANDBOX_PATHS, SANDBOX_PORT, SandboxPlan, sandboxArgv, sandboxedFunctionPid } from './sandbox';
@@ -57,6 +58,8 @@ export interface Isolation {
   cgroups?: Cgroups;
   /** What a function that sets no limit of its own gets (`MLFAAS_DEFAULT_LIMITS`). */
   limits: DefaultLimits;
+  /** `MLFAAS_FUNCTION_EGRESS=internet`: a veth per replica; absent: loopback only. */
+  egress?: Egress;
 }
 
 const WATCHDOG = join(__dirname, 'classic-watchdog.ts');
@@ -236,6 +239,7 @@ export class Replica {
       preload: gpu?.preload,
       listen: { socket: this.plannedSocket, port: SANDBOX_PORT, unix: inside },
       hostname: this.id.slice(0, 63),
+      veth: iso.egress?.attach(this.id),
     };
     return { env, sandbox };
   }
@@ -335,6 +339,7 @@ export class Replica {
     }
     await this.host.unpublish(this.id);
     this.host.gpus?.release(this.id);
+    this.host.isolation?.egress?.release(this.id);
     rmSync(this.runDir, { recursive: true, force: true });
     await this.host.isolation?.cgroups?.remove(this.id);
   }

@@ -1,6 +1,7 @@
 import { accessSync, chmodSync, constants, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmdirSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { REPO_ROOT } from '../../config';
+import type { VethPlan } from './egress';
 
 /**
  * Where a sandboxed function process sees things (OpenFaaS's paths where OpenFaaS has one):
@@ -74,6 +75,8 @@ export interface SandboxPlan {
    */
   listen?: { socket: string; port: number; unix?: string };
   hostname?: string;
+  /** Egress beyond loopback: a veth pair on the host's side of the firewall (`egress.ts`). */
+  veth?: VethPlan;
 }
 
 /** Where a file of the platform (under the repository root) is seen inside a sandbox. */
@@ -128,6 +131,7 @@ export function sandboxArgv(plan: SandboxPlan, argv: string[]): string[] {
     if (plan.listen.unix) out.push('--target-unix', plan.listen.unix);
   }
   if (plan.hostname) out.push('--hostname', plan.hostname);
+  if (plan.veth) out.push('--veth', plan.veth.hostIf, plan.veth.hostIp, plan.veth.nsIp, String(plan.veth.prefix));
   out.push('--chdir', plan.cwd);
   if (plan.preload) out.push('--preload', plan.preload);
   return [...out, '--', ...argv];
