@@ -70,9 +70,13 @@ export class TrainingLoop {
     await this.lease.start();
   }
 
-  /** How often the queue looks for jobs whose holder died (lock gone): a sixth of the lock, 1 s at least. */
+  /**
+   * How often the queue looks for jobs whose holder died (lock gone): a sixth of the lock, but not
+   * under 5 s, nor under the lock itself when that is shorter (short test locks keep the check they
+   * always had: one lock).
+   */
   private get stallCheckMs(): number {
-    return Math.max(1000, Math.min(this.opts.lockMs, Math.round(this.opts.lockMs / 6)));
+    return Math.max(Math.round(this.opts.lockMs / 6), Math.min(this.opts.lockMs, 5000));
   }
 
   private async lead(): Promise<void> {

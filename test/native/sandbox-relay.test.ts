@@ -17,10 +17,24 @@ const why = sandboxUnavailable();
 const describeIfRoot = why ? describe.skip : describe;
 const UID = 299_999;
 
-/** A server inside: echoes the body's length; `/slow` answers after 3 s. */
-const SERVER = `require('http').createServer((q, r) => {
-  let n = 0; q.on('data', (d) => (n += d.length));
-  q.on('end', () => setTimeout(() => r.end(String(n)), q.url === '/slow' ? 3000 : 0));
+/**
+ * A server inside (raw HTTP over net, half-open allowed, so that a half-closed request is
+ * answered, not aborted as node's http server may): answers the body's length, `/slow` after 3 s.
+ */
+const SERVER = `require('net').createServer({ allowHalfOpen: true }, (s) => {
+  let buf = Buffer.alloc(0), done = false;
+  s.on('data', (d) => {
+    buf = Buffer.concat([buf, d]);
+    const h = buf.indexOf('\\r\\n\\r\\n');
+    if (done || h < 0) return;
+    const head = buf.subarray(0, h).toString();
+    const len = Number(/content-length: *(\\d+)/i.exec(head)?.[1] ?? 0);
+    if (buf.length - h - 4 < len) return;
+    done = true;
+    const body = String(len);
+    setTimeout(() => s.end('HTTP/1.1 200 OK\\r\\nContent-Length: ' + body.length + '\\r\\nConnection: close\\r\\n\\r\\n' + body), / \\/slow /.test(head) ? 3000 : 0);
+  });
+  s.on('error', () => undefined);
 }).listen(8080, '127.0.0.1', () => console.log('up'));`;
 
 /** CPU time (user + system, clock ticks) of a process. */
