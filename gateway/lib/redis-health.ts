@@ -80,7 +80,9 @@ export function isRedisUnavailable(e: unknown): boolean {
  */
 export function isStorageFull(e: unknown): boolean {
   if (!(e instanceof Error)) return false;
-  return /\bMISCONF\b|\bOOM command not allowed\b|\bNOREPLICAS\b|\bENOSPC\b|No space left on device/.test(e.message);
+  // a transaction refused at EXEC carries its commands' own errors (ioredis: previousErrors)
+  const previous = (e as { previousErrors?: unknown[] }).previousErrors ?? [];
+  return /\bMISCONF\b|\bOOM command not allowed\b|\bNOREPLICAS\b|\bENOSPC\b|No space left on device/.test(e.message) || previous.some(isStorageFull);
 }
 
 /** Redis answers PING within `timeoutMs`; otherwise the reason, in words. */

@@ -79,8 +79,11 @@ export class RedisSecretStore implements SecretStore {
   }
 
   async create(s: Secret): Promise<void> {
-    const ok = await this.redis.hsetnx(keys.secrets(s.namespace), s.name, RedisSecretStore.encode(s));
-    await this.redis.sadd(keys.namespaces, s.namespace);
+    // one transaction: a write refused half-way (a full disk) must not leave a secret the caller was told failed
+    const res = await this.redis.multi().hsetnx(keys.secrets(s.namespace), s.name, RedisSecretStore.encode(s)).sadd(keys.namespaces, s.namespace).exec();
+    const failed = res?.find(([e]) => e);
+    if (!res || failed) throw failed?.[0] ?? new Error('the secret store refused the transaction');
+    const ok = res[0][1];
     if (ok !== 1) throw new PlatformError(ErrorCode.Conflict, `secret with the name "${s.name}" already exists`, 'name');
   }
 

@@ -54,6 +54,13 @@ const requestsOf = (pod: KObject) =>
     { cpu: 0, mem: 0, gpu: 0 },
   );
 
+/** The first container's readiness probe, when it is an HTTP GET. */
+function readinessGet(pod: KObject): { path: string; port: number } | undefined {
+  const c = ((pod.spec?.containers ?? []) as Obj[])[0];
+  const get = ((c?.readinessProbe as Obj | undefined)?.httpGet ?? undefined) as { path?: string; port?: number } | undefined;
+  return get?.port ? { path: get.path ?? '/', port: Number(get.port) } : undefined;
+}
+
 const isReady = (pod: KObject) => ((pod.status?.conditions ?? []) as Obj[]).some((c) => c.type === 'Ready' && c.status === 'True');
 const nodeReady = (n: KObject) => ((n.status?.conditions ?? []) as Obj[]).some((c) => c.type === 'Ready' && c.status === 'True');
 
@@ -150,6 +157,17 @@ export class FakeCluster {
     for (const t of this.timers) clearTimeout(t);
     await Promise.all([...this.running.values()].map((r) => (r === 'starting' ? undefined : r.stop().catch(() => undefined))));
     this.running.clear();
+  }
+
+  /** Polls `url` until it answers 200 (true), the pod stops running or the cluster stops (false), 60 s at most. */
+  private async probeUntilReady(url: string, uid: string): Promise<boolean> {
+    const deadline = Date.now() + 60_000;
+    while (Date.now() < deadline && !this.stopped && this.running.has(uid)) {
+      const ok = await fetch(url, { signal: AbortSignal.timeout(1000) }).then((r) => (void r.body?.cancel(), r.status === 200), () => false);
+      if (ok) return true;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    return false;
   }
 
   private later(f: () => void, ms: number): void {
@@ -274,7 +292,8 @@ export class FakeCluster {
 
   private setPodReady(p: KObject, ready: boolean): void {
     const conds = ((p.status?.conditions ?? []) as Obj[]).map((c) => (c.type === 'Ready' || c.type === 'ContainersReady' ? { ...c, status: ready ? 'True' : 'False' } : c));
-    this.setStatus(p, { ...p.status, conditions: conds });
+    const containerStatuses = ((p.status?.containerStatuses ?? []) as Obj[]).map((c) => ({ ...c, ready }));
+    this.setStatus(p, { ...p.status, conditions: conds, ...(p.status?.containerStatuses ? { containerStatuses } : {}) });
   }
 
   private async runPod(pod: KObject, node: KObject): Promise<void> {
@@ -292,6 +311,9 @@ export class FakeCluster {
     if (this.running.get(uid) !== 'starting' || this.stopped) return void run.stop();
     this.running.set(uid, run);
     void run.exited?.then((code) => this.onExit(pod, run, code));
+    // a real process is Ready once its readiness probe answers, as the kubelet has it (a busy
+    // machine starts a server later than any fixed delay); Running before that
+    const probe = this.opts.runtime ? readinessGet(pod) : undefined;
     this.later(() => {
       const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
       const containers = (pod.spec?.containers ?? []) as Obj[];
@@ -302,9 +324,15 @@ export class FakeCluster {
         hostIP: ((node.status?.addresses ?? []) as Obj[])[0]?.address,
         startTime: now,
         qosClass: 'Burstable',
-        conditions: ['PodScheduled', 'Initialized', 'ContainersReady', 'Ready'].map((type) => ({ type, status: 'True', lastTransitionTime: now })),
-        containerStatuses: containers.map((c) => ({ name: c.name, image: c.image, imageID: `fake://${String(c.image)}`, containerID: `fake://${uid.slice(0, 12)}`, ready: true, started: true, restartCount: 0, state: { running: { startedAt: now } }, resources: c.resources })),
+        conditions: ['PodScheduled', 'Initialized', 'ContainersReady', 'Ready'].map((type) => ({ type, status: probe && type.endsWith('Ready') ? 'False' : 'True', lastTransitionTime: now })),
+        containerStatuses: containers.map((c) => ({ name: c.name, image: c.image, imageID: `fake://${String(c.image)}`, containerID: `fake://${uid.slice(0, 12)}`, ready: !probe, started: true, restartCount: 0, state: { running: { startedAt: now } }, resources: c.resources })),
       });
+      if (probe) {
+        void this.probeUntilReady(`http://${run.podIP}:${probe.port}${probe.path}`, uid).then((ok) => {
+          const cur = ok ? this.store.get(POD, pod.metadata.namespace, pod.metadata.name!) : undefined;
+          if (cur && cur.metadata.uid === uid) this.setPodReady(cur, true);
+        });
+      }
     }, this.opts.readyDelayMs ?? 200);
   }
 
