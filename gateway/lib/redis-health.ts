@@ -59,6 +59,7 @@ export function waitForRedis(redis: Redis, timeoutMs: number): Promise<void> {
 const UNAVAILABLE = [
   "Stream isn't writeable",
   'Connection is closed',
+  'Command aborted due to connection close', // a pipeline or transaction in flight when Redis died
   'Command timed out',
   'Reached the max retries per request limit',
   'ECONNREFUSED',
