@@ -86,7 +86,11 @@ describe('kubernetes provider under churn', () => {
     await env.provider.update(spec);
     env.kube.beforeRequest = undefined;
     const puts = env.kube.requests.filter((r) => r.method === 'PUT' && r.resource === 'apps/deployments').map((r) => r.status);
-    expect(puts).toEqual([409, 200]);
+    // the raced write is refused, then retried until it lands once; on a busy machine the fake
+    // controller's own status writes may refuse a retry too (as a real API server's would)
+    expect(puts[0]).toBe(409);
+    expect(puts.at(-1)).toBe(200);
+    expect(puts.slice(0, -1).every((s) => s === 409)).toBe(true);
     const d = await env.provider.get(ref);
     expect(d!.envVars).toEqual({ V: '2' });
     expect(d!.replicas).toBe(4);
