@@ -121,7 +121,7 @@ describe('GPU replica environment', () => {
     expect(a.env.LD_PRELOAD).toBeUndefined();
     expect(a.preload).toBe('/var/openfaas/platform/native/build/liblimiter.so');
     expect(a.env.TL_TOKEND_SOCKET).toBe(`${SANDBOX_PATHS.tokend}/tokend.sock`);
-    expect(a.binds).toEqual([{ src: '/data/tokend', dst: SANDBOX_PATHS.tokend, readOnly: false }]);
+    expect(a.binds).toEqual([{ src: '/data/tokend', dst: SANDBOX_PATHS.tokend, readOnly: true }]);
     expect(a.env.TL_SLO).toBe('1');
     expect(a.env.CUDA_MPS_ACTIVE_THREAD_PERCENTAGE).toBe('100'); // no sm_share: the whole GPU
     expect(a.env.CUDA_MPS_PIPE_DIRECTORY).toBe(setup.mpsPipeDir); // outside the data dir: same path inside

@@ -78,7 +78,7 @@ export function gpuReplicaEnv(i: GpuEnvInput): Omit<GpuAttachment, 'device'> {
   if (temporal) {
     const dir = dirname(setup.tokendSocket!);
     env.TL_TOKEND_SOCKET = sandboxed ? join(SANDBOX_PATHS.tokend, basename(setup.tokendSocket!)) : setup.tokendSocket!;
-    if (sandboxed) binds.push({ src: dir, dst: SANDBOX_PATHS.tokend, readOnly: false });
+    if (sandboxed) binds.push({ src: dir, dst: SANDBOX_PATHS.tokend, readOnly: true }); // connecting to a socket needs no write access to its mount
     env.TL_DEVICE = String(gpu.index);
     env.TL_TIMEOUT_MS = String(TL_TIMEOUT_MS);
     if (spec.ml.sloLatencyMs !== undefined) env.TL_SLO = '1';

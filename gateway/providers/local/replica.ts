@@ -210,7 +210,7 @@ export class Replica {
     if (manifest.dir) platform[IMAGE_DIR_ENV] = manifest.dir; // the store's collector sees the version in use
     const extra = { ...this.host.extraEnv };
     if (extra.MLFAAS_TOKEND_SOCKET) {
-      binds.push({ src: dirname(extra.MLFAAS_TOKEND_SOCKET), dst: SANDBOX_PATHS.tokend, readOnly: false });
+      binds.push({ src: dirname(extra.MLFAAS_TOKEND_SOCKET), dst: SANDBOX_PATHS.tokend, readOnly: true });
       extra.MLFAAS_TOKEND_SOCKET = join(SANDBOX_PATHS.tokend, basename(extra.MLFAAS_TOKEND_SOCKET));
     }
     for (const b of gpu?.binds ?? []) if (!binds.some((x) => x.dst === b.dst)) binds.push(b);
