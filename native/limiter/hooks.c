@@ -2,6 +2,9 @@
  * The token logic lives in budget.c, the memory cap in memlimit.c. */
 #define _GNU_SOURCE
 #include <cuda.h>
+#if CUDA_VERSION < 13000 /* CUDA 13's entry point, declared for older headers */
+CUresult CUDAAPI cuCtxSynchronize_v2(CUcontext ctx);
+#endif
 
 #include <dlfcn.h>
 #include <link.h>
@@ -232,6 +235,7 @@ GRAPH_HOOK(cuGraphLaunch_ptsz)
 SYNC_HOOK(cuStreamSynchronize, (CUstream s), (s))
 SYNC_HOOK(cuStreamSynchronize_ptsz, (CUstream s), (s))
 SYNC_HOOK(cuCtxSynchronize, (void), ())
+SYNC_HOOK(cuCtxSynchronize_v2, (CUcontext c), (c)) /* CUDA 13's, resolved at version 13000 */
 
 /* ---- memory: reserve against the cap, then allocate ---- */
 #define ALLOC_HOOK(name, params, args, bytes)                                         \

@@ -16,6 +16,9 @@
  * per driver call: "<pid> <call> <detail>".
  */
 #include <cuda.h>
+#if CUDA_VERSION < 13000 /* CUDA 13's entry point, declared for older headers */
+CUresult CUDAAPI cuCtxSynchronize_v2(CUcontext ctx);
+#endif
 
 #include <fcntl.h>
 #include <pthread.h>
@@ -218,6 +221,12 @@ CUresult cuCtxSynchronize(void) {
   slog("cuCtxSynchronize", "-");
   return CUDA_SUCCESS;
 }
+/* CUDA 13: the context to wait for is an argument (NULL: the current one); the stub has one */
+CUresult cuCtxSynchronize_v2(CUcontext ctx) {
+  sleep_until(atomic_load(&g_last_end));
+  slog("cuCtxSynchronize_v2", "ctx=%p", (void *)ctx);
+  return CUDA_SUCCESS;
+}
 CUresult cuStreamCreate(CUstream *s, unsigned int flags) {
   struct stub_stream *st = calloc(1, sizeof *st);
   if (!st) return CUDA_ERROR_OUT_OF_MEMORY;
@@ -324,6 +333,7 @@ static const struct stub_sym g_syms[] = {
   {"cuGraphDestroy", 10000, P(cuGraphDestroy), NULL},
   {"cuStreamSynchronize", 2000, P(cuStreamSynchronize), P(cuStreamSynchronize_ptsz)},
   {"cuCtxSynchronize", 2000, P(cuCtxSynchronize), NULL},
+  {"cuCtxSynchronize", 13000, P(cuCtxSynchronize_v2), NULL}, /* what a CUDA 13 runtime gets, as from the real driver */
   {"cuStreamCreate", 2000, P(cuStreamCreate), NULL},
   {"cuStreamDestroy", 4000, P(cuStreamDestroy_v2), NULL},
   {"cuMemAlloc", 3020, P(cuMemAlloc_v2), NULL},

@@ -58,6 +58,14 @@ int main(void) {
   r = gpa2("cuInit", &init, 2000, 0, &st);
   CHECK(r == CUDA_SUCCESS, "cuInit@2000 result=%d limited=%d", (int)r, limited("cuInit", init));
 
+  /* CUDA 13 resolves cuCtxSynchronize at version 13000 to cuCtxSynchronize_v2 (a context argument) */
+  void *cs1 = NULL, *cs13 = NULL;
+  r = gpa2("cuCtxSynchronize", &cs1, 2000, 0, &st);
+  CHECK(r == CUDA_SUCCESS, "cuCtxSynchronize@2000 result=%d limited=%d", (int)r, limited("cuCtxSynchronize", cs1));
+  r = gpa2("cuCtxSynchronize", &cs13, 13000, 0, &st);
+  CHECK(r == CUDA_SUCCESS, "cuCtxSynchronize@13000 result=%d limited=%d v2=%d", (int)r, limited("cuCtxSynchronize_v2", cs13),
+        limited("cuCtxSynchronize_v2", cs13) || cs13 == dlsym(h, "cuCtxSynchronize_v2"));
+
   /* legacy 4-argument cuGetProcAddress must still work */
   gpa1_t gpa1 = (gpa1_t)v1;
   void *lk1 = NULL;
@@ -77,5 +85,7 @@ int main(void) {
   r = ((launch_t)lkp)(f, 3, 1, 1, 32, 1, 1, 0, NULL, NULL, NULL);
   CHECK(r == CUDA_SUCCESS, "launch_ptsz result=%d", (int)r);
   ((CUresult(*)(CUstream))sync)(NULL);
+  r = ((CUresult(*)(CUcontext))cs13)(NULL);
+  CHECK(r == CUDA_SUCCESS, "ctx_sync_v2 result=%d", (int)r);
   return g_fail;
 }

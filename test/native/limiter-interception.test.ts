@@ -52,6 +52,10 @@ d('limiter interception (stub libcuda.so.1)', () => {
     expect(line('cuLaunchKernelEx@11000')).toMatch(/status=2/); // VERSION_NOT_SUFFICIENT passed through
     expect(line('cuInit@2000')).toMatch(/limited=0/); // not hooked: the driver's own pointer
     expect(line('legacy_gpa')).toMatch(/limited=1/);
+    // CUDA 13 runtimes ask for cuCtxSynchronize at 13000 and get cuCtxSynchronize_v2 (seen unswapped on the H100)
+    expect(line('cuCtxSynchronize@2000')).toMatch(/limited=1/);
+    expect(line('cuCtxSynchronize@13000')).toMatch(/limited=1 v2=1/);
+    expect(line('ctx_sync_v2')).toMatch(/result=0/);
     const stubLog = readFileSync(log, 'utf8');
     // each hook reached its own real variant: the ptsz flag was not dropped
     expect(stubLog).toMatch(/ cuLaunchKernel stream=\(nil\) ptds=0 blocks=2 /);
