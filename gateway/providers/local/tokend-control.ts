@@ -98,8 +98,25 @@ function validateQuota(q: Quota): void {
   }
 }
 
-/** Send one request line, resolve with the parsed reply object. */
-function request(controlPath: string, body: object, timeoutMs: number): Promise<Record<string, unknown>> {
+/**
+ * Sends one request line; resolves with the parsed reply. tokend reads a control connection for
+ * 100 ms at most (a silent peer must not stall its windows): on a busy machine the line can
+ * arrive later, and tokend has closed the connection unread (EPIPE / ECONNRESET, no reply). Every
+ * request is idempotent (set a quota, remove a rule, read stats), so such a drop is retried, twice.
+ */
+async function request(controlPath: string, body: object, timeoutMs: number): Promise<Record<string, unknown>> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await requestOnce(controlPath, body, timeoutMs);
+    } catch (e) {
+      if (!(e instanceof DroppedUnread) || attempt >= 3) throw e;
+    }
+  }
+}
+
+class DroppedUnread extends TokendControlError {}
+
+function requestOnce(controlPath: string, body: object, timeoutMs: number): Promise<Record<string, unknown>> {
   return new Promise((resolve, reject) => {
     const sock = net.createConnection(controlPath);
     let buf = '';
@@ -127,7 +144,15 @@ function request(controlPath: string, body: object, timeoutMs: number): Promise<
     });
     sock.on('error', (e) => {
       clearTimeout(timer);
-      reject(new TokendControlError(`tokend control ${controlPath}: ${e.message}`, 'TOKEND_UNREACHABLE'));
+      const code = (e as NodeJS.ErrnoException).code;
+      const Err = buf === '' && (code === 'EPIPE' || code === 'ECONNRESET') ? DroppedUnread : TokendControlError;
+      reject(new Err(`tokend control ${controlPath}: ${e.message}`, 'TOKEND_UNREACHABLE'));
+    });
+    // closed with no reply and no error (tokend closed first; our line went nowhere): a drop too
+    sock.on('close', () => {
+      clearTimeout(timer);
+      const Err = buf === '' ? DroppedUnread : TokendControlError;
+      if (buf.indexOf('\n') < 0) reject(new Err(`tokend control ${controlPath}: closed without a reply`, 'TOKEND_UNREACHABLE'));
     });
   });
 }
