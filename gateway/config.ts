@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseAllowList } from './async/callback-policy';
+import { memoryQuantityBytes } from './lib/quantity';
 import { connectionFromEnv, type KubeConnection } from './providers/kubernetes/kube-connection';
 import { GpuSetting, parseGpuSetting } from './providers/local/gpus';
 
@@ -20,9 +21,6 @@ export interface DefaultLimits {
   tmpBytes: number;
 }
 
-const QUANTITY = /^(\d+(?:\.\d+)?)(Ki|Mi|Gi|Ti|k|M|G|T)?$/;
-const UNITS: Record<string, number> = { '': 1, k: 1e3, M: 1e6, G: 1e9, T: 1e12, Ki: 1024, Mi: 1024 ** 2, Gi: 1024 ** 3, Ti: 1024 ** 4 };
-
 /** `memory=2Gi,pids=1024,tmp=256Mi` (any subset; the rest keep their defaults). */
 export function parseDefaultLimits(raw: string | undefined): DefaultLimits {
   const out: DefaultLimits = { memoryBytes: 2 * 1024 ** 3, pids: 1024, tmpBytes: 256 * 1024 ** 2 };
@@ -35,9 +33,8 @@ export function parseDefaultLimits(raw: string | undefined): DefaultLimits {
       out.pids = Number(v);
       continue;
     }
-    const m = QUANTITY.exec(v);
-    if (!m || (k !== 'memory' && k !== 'tmp')) throw bad();
-    const bytes = Math.round(Number(m[1]) * UNITS[m[2] ?? '']);
+    const bytes = memoryQuantityBytes(v);
+    if (bytes === undefined || (k !== 'memory' && k !== 'tmp')) throw bad();
     if (bytes < 16 * 1024 ** 2) throw new Error(`config: MLFAAS_DEFAULT_LIMITS ${k}=${v} is below 16Mi`);
     if (k === 'memory') out.memoryBytes = bytes;
     else out.tmpBytes = bytes;

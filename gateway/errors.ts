@@ -71,8 +71,8 @@ export const invalid = (field: string, message: string) =>
 
 export const notFound = (what: string) => new PlatformError(ErrorCode.NotFound, what);
 
-export const functionNotFound = (name: string, namespace: string) =>
-  new PlatformError(ErrorCode.FunctionNotFound, `function not found: ${name}.${namespace}`, 'name');
+export const functionNotFound = (name: string, namespace: string, field = 'name') =>
+  new PlatformError(ErrorCode.FunctionNotFound, `function not found: ${name}.${namespace}`, field);
 
 /** Redis is unreachable or did not answer in time: 503, try again shortly. */
 export const redisUnavailable = (detail: string) =>

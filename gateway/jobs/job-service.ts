@@ -85,10 +85,7 @@ export class JobService {
   }
 
   private async admitOne(req: JobRequest, dryRun: boolean): Promise<SubmitResult> {
-    const { dir, status: fn } = await this.functions.locate(req.function, req.namespace).catch((e: unknown) => {
-      // the request's field is `function` (the shared not-found error names `name`, the invocation path's)
-      throw e instanceof PlatformError && e.code === ErrorCode.FunctionNotFound ? new PlatformError(e.code, e.message, 'function') : e;
-    });
+    const { dir, status: fn } = await this.functions.locate(req.function, req.namespace);
     const label = (k: string) => (k in fn.annotations ? { value: fn.annotations[k], field: `annotations.${k}` } : k in fn.labels ? { value: fn.labels[k], field: `labels.${k}` } : undefined);
     const fnModel = label('mlfaas.model');
     const model = req.model ?? (fnModel ? checkModelName(fnModel.value, fnModel.field) : 'default');

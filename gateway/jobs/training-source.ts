@@ -28,7 +28,7 @@ export interface TrainingSource extends JobLauncher {
 /** The function's status, or a 404 (missing) / 400 (not a training function) naming it. */
 export async function trainingFunction(provider: FunctionProvider, fn: string, namespace: string): Promise<FunctionStatus> {
   const s = await provider.get({ name: fn, namespace });
-  if (!s) throw functionNotFound(fn, namespace);
+  if (!s) throw functionNotFound(fn, namespace, 'function'); // the jobs API's field
   if (s.kind !== 'training') throw new PlatformError(ErrorCode.Validation, `${fn} is not a training function (its image is ${s.kind})`, 'function');
   return s;
 }

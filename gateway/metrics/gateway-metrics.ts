@@ -22,6 +22,7 @@ export class GatewayMetrics {
       help: 'Function invocations by status code',
       labelNames: ['function_name', 'code'],
       registers: [this.registry],
+      // once per scrape, before both series are read (the registry collects metrics in order)
       collect() {
         self.forgetRemoved();
       },
@@ -32,9 +33,6 @@ export class GatewayMetrics {
       labelNames: ['function_name', 'code'],
       buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
       registers: [this.registry],
-      collect() {
-        self.forgetRemoved();
-      },
     });
     this.componentRestarts = new Counter({
       name: 'mlfaas_component_restarts_total',

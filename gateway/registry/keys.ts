@@ -11,6 +11,7 @@ export const keys = {
   metrics: (r: FunctionRef, sec: number) => `mlfaas:metrics:${refKey(r)}:${sec}`, // hash per second
   agentLock: 'mlfaas:agent-lock',
   evict: (r: FunctionRef) => `mlfaas:evict:${refKey(r)}`, // set of replica ids to stop first on scale-down
+  servedVersion: (r: FunctionRef) => `mlfaas:served-version:${refKey(r)}`, // the version that last served the whole function (JSON)
   namespaces: 'mlfaas:namespaces', // set of namespaces that have held functions or secrets
   changes: 'mlfaas:changes', // pub/sub channel, message = JSON Change
   asyncQueue: 'mlfaas-async', // BullMQ queue name

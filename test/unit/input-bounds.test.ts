@@ -5,7 +5,8 @@
  */
 import { totalmem } from 'node:os';
 import { PlatformError } from '../../gateway/errors';
-import { cpuQuantityCores, DEPLOY_BOUNDS, memoryQuantityBytes, parseDeployment } from '../../gateway/registry/function-spec';
+import { cpuQuantityCores, memoryQuantityBytes } from '../../gateway/lib/quantity';
+import { DEPLOY_BOUNDS, parseDeployment } from '../../gateway/registry/function-spec';
 import { asGoJsonString, parseSecret } from '../../gateway/registry/secrets';
 import { aFunction } from '../helpers/fixtures';
 

@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmdirSync, statSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
+import { memoryQuantityBytes } from '../../lib/quantity';
 import { CFS_PERIOD_US, cfsQuotaUs, cpuFiles, cpuMaxLine, cpusetList, parseCpuList, usageUs } from './cpu-values';
 import { canMakeDir } from './sandbox';
 
@@ -14,12 +15,11 @@ export interface CgroupLimits {
   pids?: number;
 }
 
-/** Kubernetes quantity → bytes (`512Mi`, `1G`, `1000`). */
+/** Kubernetes quantity → bytes (`512Mi`, `1G`, `1000`); throws on anything else. */
 export function memoryBytes(q: string): number {
-  const m = /^(\d+(?:\.\d+)?)(Ki|Mi|Gi|Ti|k|M|G|T)?$/.exec(q);
-  if (!m) throw new Error(`"${q}" is not a memory quantity`);
-  const mult: Record<string, number> = { '': 1, k: 1e3, M: 1e6, G: 1e9, T: 1e12, Ki: 1024, Mi: 1024 ** 2, Gi: 1024 ** 3, Ti: 1024 ** 4 };
-  return Math.round(Number(m[1]) * mult[m[2] ?? '']);
+  const b = memoryQuantityBytes(q);
+  if (b === undefined) throw new Error(`"${q}" is not a memory quantity`);
+  return b;
 }
 
 /** Kubernetes CPU quantity → cores (`500m` → 0.5, `2` → 2). */

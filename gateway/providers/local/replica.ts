@@ -97,7 +97,6 @@ export class Replica {
   private socket?: string;
   private plannedSocket?: string;
   private lastError?: string;
-  private sandboxed = false;
   private functionPid?: number;
 
   constructor(
@@ -259,7 +258,6 @@ export class Replica {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     this.child = child;
-    this.sandboxed = !!sandbox;
     const tail: string[] = []; // this process's last output lines, for lastError
     for (const stream of [child.stdout!, child.stderr!]) {
       createInterface({ input: stream }).on('line', (l) => {
@@ -290,12 +288,14 @@ export class Replica {
     const deadline = Date.now() + this.host.readinessTimeoutMs;
     const child = this.child;
     while (!this.stopping && this.child === child && child) {
-      const ok = this.sandboxed ? await probe(`http://localhost${path}`, 1000, this.plannedSocket) : await probe(`http://127.0.0.1:${this.port}${path}`, 1000);
+      // sandboxed (isolation on): the port is in the replica's own network namespace, the socket is the way in
+      const sandboxed = !!this.host.isolation;
+      const ok = sandboxed ? await probe(`http://localhost${path}`, 1000, this.plannedSocket) : await probe(`http://127.0.0.1:${this.port}${path}`, 1000);
       if (ok) {
         if (this.stopping || this.child !== child) return;
         // sandboxed: the only way in; else runtimes that honour MLFAAS_SOCKET serve there too, and the gateway prefers it
         if (this.plannedSocket && existsSync(this.plannedSocket)) this.socket = this.plannedSocket;
-        if (this.sandboxed && child.pid) this.functionPid = sandboxedFunctionPid(child.pid);
+        if (sandboxed && child.pid) this.functionPid = sandboxedFunctionPid(child.pid);
         this.state = 'ready';
         this.lastError = undefined;
         await this.host.publish(this.info());

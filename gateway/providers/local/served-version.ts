@@ -1,6 +1,7 @@
 import type Redis from 'ioredis';
-import { FunctionRef, refKey } from '../../lib/names';
+import { FunctionRef } from '../../lib/names';
 import { FunctionSpec } from '../../registry/function-spec';
+import { keys } from '../../registry/keys';
 
 /**
  * The version of a function whose replicas last served it all (a rolling update that completed),
@@ -14,10 +15,8 @@ export interface ServedVersion {
   spec: FunctionSpec;
 }
 
-const key = (r: FunctionRef) => `mlfaas:served-version:${refKey(r)}`;
-
 export async function readServedVersion(redis: Redis, ref: FunctionRef): Promise<ServedVersion | undefined> {
-  const raw = await redis.get(key(ref));
+  const raw = await redis.get(keys.servedVersion(ref));
   if (!raw) return undefined;
   try {
     return JSON.parse(raw) as ServedVersion;
@@ -27,11 +26,11 @@ export async function readServedVersion(redis: Redis, ref: FunctionRef): Promise
 }
 
 export async function writeServedVersion(redis: Redis, ref: FunctionRef, v: ServedVersion): Promise<void> {
-  await redis.set(key(ref), JSON.stringify(v));
+  await redis.set(keys.servedVersion(ref), JSON.stringify(v));
 }
 
 export async function forgetServedVersion(redis: Redis, ref: FunctionRef): Promise<void> {
-  await redis.del(key(ref));
+  await redis.del(keys.servedVersion(ref));
 }
 
 /**
