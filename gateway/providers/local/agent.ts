@@ -15,9 +15,9 @@ import { LogSink } from './log-sink';
 import { batchGrid, CapabilityProfile, profileKey, profileReplica, readProfile } from './profiler';
 import { profileAtDeploy } from './deploy-profile';
 import { modelFile, predictCpu } from './predict-cpu';
-import { Isolation, Replica, ReplicaHost } from './replica';
+import { Isolation, Replica, ReplicaHost, ReplicaPlan } from './replica';
 import { planRollout, RolloutReplica } from './rollout';
-import { forgetServedVersion, readServedVersion, rolloutComplete, writeServedVersion } from './served-version';
+import { ServedVersions } from './served-version';
 import { SecretFiles } from './secret-files';
 import { haveCpuModels } from '../../../autoscaler/rapp/cpu-predictor';
 
@@ -80,8 +80,8 @@ export class LocalAgent {
   private readonly secrets: SecretFiles;
   /** The last 'rolling update stalled' line logged per function (each one is logged once). */
   private stalled = new Map<string, string>();
-  /** The version recorded as serving each function (`served-version.ts`), as last written. */
-  private served = new Map<string, string>();
+  /** The version that last served each function (a stalled update survives a restart). */
+  private readonly served: ServedVersions;
 
   constructor(
     private readonly redis: Redis,
@@ -101,6 +101,7 @@ export class LocalAgent {
     this.profileSeconds = opts.profileSeconds;
     this.profileMode = opts.profileMode ?? (haveCpuModels() ? 'predicted' : 'measured');
     this.secrets = new SecretFiles(opts.dataDir, opts.readSecret, opts.isolation, (instance, text) => this.host.log(instance, text));
+    this.served = new ServedVersions(redis);
     this.host = {
       agentId: this.id,
       dataDir: opts.dataDir,
@@ -197,10 +198,10 @@ export class LocalAgent {
     if (!rec || rec.kind === 'training') {
       this.replicas.delete(key);
       this.stalled.delete(key);
-      this.served.delete(key);
       await Promise.all(list.map((r) => r.stop()));
       this.secrets.remove(ref);
-      if (!rec) await Promise.all([this.redis.del(keys.replicas(ref)), forgetServedVersion(this.redis, ref)]);
+      await this.served.forget(ref, !rec);
+      if (!rec) await this.redis.del(keys.replicas(ref));
       return;
     }
     const [desired, named] = await Promise.all([
@@ -220,10 +221,7 @@ export class LocalAgent {
     const started: Replica[] = [...recovered];
     const manifest = plan.start > 0 ? this.images.find(rec.spec.image) : undefined;
     if (plan.start > 0 && !manifest) this.logs.push(ref, 'agent', `image ${rec.spec.image} is missing from the store`);
-    for (let i = 0; manifest && i < plan.start; i++) {
-      const id = `${ref.name}-${randomBytes(3).toString('hex')}`;
-      started.push(new Replica(id, { ref, spec: rec.spec, manifest, specHash: hash }, this.host));
-    }
+    for (let i = 0; manifest && i < plan.start; i++) started.push(this.newReplica({ ref, spec: rec.spec, manifest, specHash: hash }));
     const leaving = list.filter((r) => plan.stop.includes(r.id));
     const evicted = leaving.filter((r) => evict.has(r.id)).map((r) => r.id);
     if (evicted.length) await this.redis.srem(keys.evict(ref), ...evicted);
@@ -238,7 +236,7 @@ export class LocalAgent {
     for (const r of leaving) this.forget(r.id);
     await this.enforceQuotas(ref);
     this.maybeProfile(ref, rec, hash);
-    await this.noteServed(ref, rec, hash, (this.replicas.get(key) ?? []).map((r) => asRollout(r, hash, evict)));
+    await this.served.note(ref, { hash, spec: rec.spec }, (this.replicas.get(key) ?? []).map((r) => asRollout(r, hash, evict)));
   }
 
   /**
@@ -247,24 +245,16 @@ export class LocalAgent {
    * so a stalled update keeps its old version serving across a restart, as before it.
    */
   private async recoverServed(ref: FunctionRef, hash: string, desired: number): Promise<Replica[]> {
-    const served = await readServedVersion(this.redis, ref);
+    const served = await this.served.read(ref);
     if (!served || served.hash === hash) return [];
     const manifest = this.images.find(served.spec.image);
     if (!manifest) return [];
     this.logs.push(ref, 'agent', `an update to a new version had not completed: starting ${desired} replica(s) of the version that served before (${served.hash}) beside it`);
-    return Array.from({ length: desired }, () => {
-      const r = new Replica(`${ref.name}-${randomBytes(3).toString('hex')}`, { ref, spec: served.spec, manifest, specHash: served.hash }, this.host);
-      r.recovering = true;
-      return r;
-    });
+    return Array.from({ length: desired }, () => Object.assign(this.newReplica({ ref, spec: served.spec, manifest, specHash: served.hash }), { recovering: true }));
   }
 
-  /** Records the version once it alone serves the function (the update completed). */
-  private async noteServed(ref: FunctionRef, rec: FunctionRecord, hash: string, now: RolloutReplica[]): Promise<void> {
-    const key = refKey(ref);
-    if (this.served.get(key) === hash || !rolloutComplete(now)) return;
-    await writeServedVersion(this.redis, ref, { hash, spec: rec.spec });
-    this.served.set(key, hash);
+  private newReplica(plan: ReplicaPlan): Replica {
+    return new Replica(`${plan.ref.name}-${randomBytes(3).toString('hex')}`, plan, this.host);
   }
 
   /**

@@ -1,5 +1,5 @@
 import type Redis from 'ioredis';
-import { FunctionRef } from '../../lib/names';
+import { FunctionRef, refKey } from '../../lib/names';
 import { FunctionSpec } from '../../registry/function-spec';
 import { keys } from '../../registry/keys';
 
@@ -15,22 +15,38 @@ export interface ServedVersion {
   spec: FunctionSpec;
 }
 
-export async function readServedVersion(redis: Redis, ref: FunctionRef): Promise<ServedVersion | undefined> {
-  const raw = await redis.get(keys.servedVersion(ref));
-  if (!raw) return undefined;
-  try {
-    return JSON.parse(raw) as ServedVersion;
-  } catch {
-    return undefined;
+/**
+ * The record per function, read and written in Redis; what this agent last wrote is kept so that
+ * a reconcile writes only when the serving version changes.
+ */
+export class ServedVersions {
+  private written = new Map<string, string>();
+
+  constructor(private readonly redis: Redis) {}
+
+  async read(ref: FunctionRef): Promise<ServedVersion | undefined> {
+    const raw = await this.redis.get(keys.servedVersion(ref));
+    if (!raw) return undefined;
+    try {
+      return JSON.parse(raw) as ServedVersion;
+    } catch {
+      return undefined;
+    }
   }
-}
 
-export async function writeServedVersion(redis: Redis, ref: FunctionRef, v: ServedVersion): Promise<void> {
-  await redis.set(keys.servedVersion(ref), JSON.stringify(v));
-}
+  /** Records `hash` once it alone serves the function (`rolloutComplete`). */
+  async note(ref: FunctionRef, v: ServedVersion, now: Array<{ version: 'current' | 'old'; state: string }>): Promise<void> {
+    const k = refKey(ref);
+    if (this.written.get(k) === v.hash || !rolloutComplete(now)) return;
+    await this.redis.set(keys.servedVersion(ref), JSON.stringify(v));
+    this.written.set(k, v.hash);
+  }
 
-export async function forgetServedVersion(redis: Redis, ref: FunctionRef): Promise<void> {
-  await redis.del(keys.servedVersion(ref));
+  /** The function is gone (`removed`) or no longer this agent's to serve (a training function). */
+  async forget(ref: FunctionRef, removed: boolean): Promise<void> {
+    this.written.delete(refKey(ref));
+    if (removed) await this.redis.del(keys.servedVersion(ref));
+  }
 }
 
 /**
