@@ -54,11 +54,13 @@ describe('sanitizers', () => {
     const bad = net.createConnection(sock); // wrong magic: tokend must drop it, not crash
     bad.on('error', () => {});
     bad.write(Buffer.alloc(56, 0xab));
+    // clients run long enough to still be connected when the control requests below are done,
+    // on a busy machine too (at 0.8 s they had all exited once under stress-ng)
     const clients = haveCuda
-      ? [0, 1].map(() => start(path.join(buildDir, 'prog_launch'), ['--seconds', '0.8', '--kernel-us', '500', '--threads', '2'],
+      ? [0, 1].map(() => start(path.join(buildDir, 'prog_launch'), ['--seconds', '4', '--kernel-us', '500', '--threads', '2'],
         limiterEnv({ TL_TOKEND_SOCKET: sock })))
       : [];
-    const cpu = start(process.execPath, [path.join(__dirname, 'fixtures', 'cpu-worker.js'), sock, '0.8', '1']);
+    const cpu = start(process.execPath, [path.join(__dirname, 'fixtures', 'cpu-worker.js'), sock, '4', '1']);
     for (let i = 0; i < 150 && (await ctl.stats()).clients.length < clients.length + 1; i++) await sleep(20);
     for (const c of [...clients, cpu]) await ctl.setQuota({ pid: c.pid, device: c === cpu ? 'cpu' : 'gpu0', request: 0.2, limit: 0.4 });
     await ctl.setQuota({ cgroup: '/', device: 'cpu', request: 0, limit: 0.5 });
