@@ -18,7 +18,7 @@ import { connectRedis, EmbeddedRedis } from './lib/redis-server';
 import { GatewayMetrics } from './metrics/gateway-metrics';
 import { SecondWindow } from './metrics/second-window';
 import { LocalAgent } from './providers/local/agent';
-import { cgroupCpuEnforcer, enforcementOf, tokendCpuEnforcer } from './providers/local/cpu-enforcer';
+import { cgroupCpuEnforcer, enforcementOf, tokendCpuEnforcer, withGpu } from './providers/local/cpu-enforcer';
 import { gpuQuotaPusher, GpuNodeRuntime, startGpuNode } from './providers/local/gpu-node';
 import { discoverGpus } from './providers/local/gpus';
 import { Isolation } from './providers/local/replica';
@@ -130,10 +130,10 @@ export async function startGateway(cfg: Config, redisTarget: string, opts: Gatew
         ? tokendCpuEnforcer(async (pid, share) => void (await control.setQuota({ pid, device: 'cpu', request: share, limit: share })), nodeCores.length)
         : undefined;
     const enforcement = enforcementOf(cpu, !!cgroups?.hasMemory, cgroups ? undefined : isolation.isolation ? 'no writable cgroup hierarchy' : `isolation ${isolation.describe}`);
-    local.declareEnforcement(enforcement);
     if (enforcement.temporal !== 'cfs') platformLog(`enforcement: ${enforcement.summary}`);
     // GPU replicas: the limiter preloaded against tokend's gpuN window, MPS where it can run
     gpu = startGpuNode(gpuNode, { dataDir: cfg.dataDir, tokendSocket: tokend?.socketPath, sandboxed: !!isolation.isolation, log: platformLog });
+    await local.declareEnforcement(withGpu(enforcement, gpu.enforcement));
     agentRegistry = new Registry(background, new ChangeFeed(background));
     agent = new LocalAgent(background, agentRegistry, images, logs, {
       isolation: isolation.isolation,
@@ -149,6 +149,7 @@ export async function startGateway(cfg: Config, redisTarget: string, opts: Gatew
       nodeCores,
       gpus: gpu.replicas,
       gpuQuota: control && gpu.replicas ? gpuQuotaPusher(control) : undefined,
+      coldStart: (ref, cause) => metrics.coldStarts.inc({ function_name: `${ref.name}.${ref.namespace}`, cause }),
     });
     await agent.start();
   }

@@ -12,6 +12,8 @@ export class GatewayMetrics {
   readonly seconds: Histogram<'function_name' | 'code'>;
   /** Restarts of supervised platform components (`tokend`). */
   readonly componentRestarts: Counter<'component'>;
+  /** Replicas the agent started cold beyond the desired count's own (`sm-share`: a new SM share). */
+  readonly coldStarts: Counter<'function_name' | 'cause'>;
   private router?: FunctionRouter;
 
   constructor() {
@@ -38,6 +40,12 @@ export class GatewayMetrics {
       name: 'mlfaas_component_restarts_total',
       help: 'Restarts of platform components after they died',
       labelNames: ['component'],
+      registers: [this.registry],
+    });
+    this.coldStarts = new Counter({
+      name: 'mlfaas_replica_cold_starts_total',
+      help: 'Replicas started cold to change what is fixed at a replica\'s start (cause sm-share: a GPU replica\'s MPS SM share)',
+      labelNames: ['function_name', 'cause'],
       registers: [this.registry],
     });
     const each = (g: Gauge<string>, value: (s: ReturnType<FunctionRouter['all']> extends Iterable<infer T> ? T : never) => number) => {

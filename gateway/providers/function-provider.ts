@@ -41,10 +41,29 @@ export interface FunctionStatus {
  * `memory`: its memory limit. `tokend` is voluntary: only a runtime that asks for tokens obeys it.
  */
 export interface Enforcement {
-  spatial: 'cpuset' | 'mps' | 'none';
+  /** CPU replicas: their cores (a cpuset). */
+  spatial: 'cpuset' | 'none';
+  /** CPU replicas: their time quota (CFS bandwidth, or tokend's voluntary CPU gate). */
   temporal: 'cfs' | 'tokend' | 'none';
+  /** CPU and GPU replicas: host memory (the replica's memory cgroup). */
   memory: 'cgroup' | 'none';
+  /** GPU replicas, on a node with GPUs (absent: no GPU replica runs here). */
+  gpu?: GpuEnforcement;
   /** One line for people: the mechanism, and the fallback when there is one. */
+  summary: string;
+}
+
+/**
+ * What a GPU replica is held to, per dimension. `smShare`: its SM share
+ * (`CUDA_MPS_ACTIVE_THREAD_PERCENTAGE` under the node's MPS control daemon), fixed at its start (a
+ * new share is a replacement replica); `timeQuota`: its share of its GPU's time (the LD_PRELOAD
+ * limiter against tokend's window), changed live; `memory`: device memory (never capped yet).
+ */
+export interface GpuEnforcement {
+  smShare: 'mps' | 'none';
+  timeQuota: 'limiter' | 'none';
+  memory: 'none';
+  /** One line: what is enforced, and why a dimension is not. */
   summary: string;
 }
 
@@ -91,6 +110,11 @@ export interface FunctionProvider {
   info(): ProviderInfo;
   /** What this provider's nodes enforce on each replica (shown in `/system/info`). */
   enforcement(): Enforcement;
+  /**
+   * Optional: the same, as the nodes declare it now, read from where they declare it (a local
+   * agent in another process writes it to Redis). The live autoscaler plans over these dimensions.
+   */
+  declaredEnforcement?(): Promise<Enforcement>;
   /** New function; Conflict if it exists, ImageNotFound (400) if the image cannot be run. */
   deploy(spec: FunctionSpec): Promise<void>;
   /** Rolling update of an existing function; NotFound if absent. */
@@ -108,6 +132,13 @@ export interface FunctionProvider {
   wake?(ref: FunctionRef): Promise<void>;
   /** A replica's device time quota in (0, 1] (vertical scaling). */
   setQuota(ref: FunctionRef, replicaId: string, quota: number): Promise<void>;
+  /**
+   * A GPU replica's SM share in (0, 1]. Fixed at a replica's start: where the share is enforced
+   * (`enforcement().gpu.smShare === 'mps'`) a replica at another share is replaced by one at this
+   * share (a cold start); the old one retires once the new one is ready. Optional: a provider
+   * without it enforces no SM share.
+   */
+  setSmShare?(ref: FunctionRef, replicaId: string, smShare: number): Promise<void>;
   /** A replica's load-balancer weight (> 0). */
   setWeight(ref: FunctionRef, replicaId: string, weight: number): Promise<void>;
   /** The capability profile measured at deploy (throughput by batch size and quota), if any yet. */

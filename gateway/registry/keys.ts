@@ -10,6 +10,7 @@ export const keys = {
   logs: (r: FunctionRef) => `mlfaas:logs:${refKey(r)}`, // stream of log lines
   metrics: (r: FunctionRef, sec: number) => `mlfaas:metrics:${refKey(r)}:${sec}`, // hash per second
   agentLock: 'mlfaas:agent-lock',
+  enforcement: 'mlfaas:enforcement', // what the node agent enforces per replica (Enforcement JSON), for processes without it
   evict: (r: FunctionRef) => `mlfaas:evict:${refKey(r)}`, // set of replica ids to stop first on scale-down
   servedVersion: (r: FunctionRef) => `mlfaas:served-version:${refKey(r)}`, // the version that last served the whole function (JSON)
   namespaces: 'mlfaas:namespaces', // set of namespaces that have held functions or secrets

@@ -33,6 +33,8 @@ export interface ReplicaInfo {
   weight: number;
   /** Time quota in (0, 1] of the device (vertical scaling; default 1). */
   quota: number;
+  /** GPU replicas under MPS: the SM share in (0, 1] it was started at (absent: none enforced). */
+  smShare?: number;
   /** Why it last exited or failed to start (status and last error line); cleared once it is ready. */
   lastError?: string;
 }

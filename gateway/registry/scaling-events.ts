@@ -7,11 +7,14 @@ export interface ScalingEvent {
   time: string;
   /** Policy that decided, e.g. `hybrid`. */
   policy: string;
-  /** `replicas`, `quota`, `weight` or `none` (a decision to hold, stored only when its reason changes). */
-  action: 'replicas' | 'quota' | 'weight' | 'none';
+  /**
+   * `replicas`, `quota`, `weight`, `sm-share` (a GPU replica's SM share: a replacement replica) or
+   * `none` (a decision to hold, stored only when its reason changes).
+   */
+  action: 'replicas' | 'quota' | 'weight' | 'sm-share' | 'none';
   from?: number;
   to?: number;
-  /** For quota/weight: the replica it applies to. */
+  /** For quota/weight/sm-share: the replica it applies to. */
   replica?: string;
   reason: string;
   /** Set when the provider call failed: what failed and why (the change did not happen). */

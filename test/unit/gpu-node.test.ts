@@ -160,13 +160,13 @@ describe('GPU replica environment', () => {
 });
 
 describe('MPS control daemon commands', () => {
-  test('used only on a real GPU node with the control program, where replicas share a uid', () => {
+  test('used on a node with GPUs and the control program (every GPU replica then shares one uid)', () => {
     const real: GpuNode = { source: 'nvidia-smi', gpus };
     const bin = '/usr/bin/nvidia-cuda-mps-control';
-    expect(mpsUnusable(real, false, bin)).toBeUndefined();
-    expect(mpsUnusable(real, true, bin)).toMatch(/one uid at a time \(MLFAAS_ISOLATION=off to use it\)/);
-    expect(mpsUnusable(real, false, undefined)).toBe('no nvidia-cuda-mps-control on PATH');
-    expect(mpsUnusable({ source: 'stub', gpus: stubGpus(1) }, false, bin)).toBe('stub GPUs');
+    expect(mpsUnusable(real, bin)).toBeUndefined();
+    expect(mpsUnusable(real, undefined)).toBe('no nvidia-cuda-mps-control on PATH');
+    expect(mpsUnusable({ source: 'stub', gpus: stubGpus(1) }, bin)).toBeUndefined(); // the tests' stand-in control program
+    expect(mpsUnusable({ source: 'none', gpus: [] }, bin)).toBe('no GPU');
     expect(describeGpus({ node: real, mpsWhy: 'stub GPUs' }, real)).toMatch(/SM share not enforced \(no MPS: stub GPUs\)/);
   });
 

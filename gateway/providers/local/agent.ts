@@ -19,6 +19,7 @@ import { Isolation, Replica, ReplicaHost, ReplicaPlan } from './replica';
 import { planRollout, RolloutReplica } from './rollout';
 import { ServedVersions } from './served-version';
 import { SecretFiles } from './secret-files';
+import { ShareReplacer } from './share-replacer';
 import { haveCpuModels } from '../../../autoscaler/rapp/cpu-predictor';
 
 export interface AgentOptions {
@@ -50,6 +51,8 @@ export interface AgentOptions {
    * predicted from its ONNX graph, then from one measured point; `measured`: the whole grid.
    */
   profileMode?: 'predicted' | 'measured';
+  /** A replica started cold for `cause` (`sm-share`: a replacement at a new SM share); metrics. */
+  coldStart?(ref: FunctionRef, cause: 'sm-share'): void;
 }
 
 /**
@@ -82,6 +85,8 @@ export class LocalAgent {
   private stalled = new Map<string, string>();
   /** The version that last served each function (a stalled update survives a restart). */
   private readonly served: ServedVersions;
+  /** Replacements of GPU replicas at a new SM share (only where MPS enforces the share). */
+  readonly shares: ShareReplacer;
 
   constructor(
     private readonly redis: Redis,
@@ -102,6 +107,17 @@ export class LocalAgent {
     this.profileMode = opts.profileMode ?? (haveCpuModels() ? 'predicted' : 'measured');
     this.secrets = new SecretFiles(opts.dataDir, opts.readSecret, opts.isolation, (instance, text) => this.host.log(instance, text));
     this.served = new ServedVersions(redis);
+    this.shares = new ShareReplacer(redis, {
+      newReplica: (ref, plan) => {
+        const r = this.newReplica(plan);
+        this.owner.set(r.id, ref);
+        return r;
+      },
+      swap: (ref, old, next) => this.replicas.set(refKey(ref), [...this.local(ref).filter((r) => r !== old), next]),
+      forget: (id) => this.forget(id),
+      log: (ref, instance, text) => this.logs.push(ref, instance, text),
+      coldStart: (ref, cause) => opts.coldStart?.(ref, cause),
+    });
     this.host = {
       agentId: this.id,
       dataDir: opts.dataDir,
@@ -122,7 +138,7 @@ export class LocalAgent {
         const ref = this.owner.get(instance);
         if (ref) this.logs.push(ref, instance, text);
       },
-      writeSecrets: (ref, names, instance) => this.secrets.write(ref, names, instance),
+      writeSecrets: (ref, names, instance, uid) => this.secrets.write(ref, names, instance, uid),
       isolation: opts.isolation,
       // a restarted replica keeps its placement: its new process sizes its threads to it
       cpuCores: async (id) => {
@@ -138,7 +154,7 @@ export class LocalAgent {
   private async syncSecrets(): Promise<void> {
     for (const [key, list] of this.replicas) {
       const r = list.find((x) => !x.isStopping);
-      if (r) await this.secrets.write(r.plan.ref, r.plan.spec.secrets ?? [], '');
+      if (r) await this.secrets.write(r.plan.ref, r.plan.spec.secrets ?? [], '', r.runUid);
       else if (!list.length) this.secrets.remove(parseRefKey(key));
     }
   }
@@ -234,6 +250,7 @@ export class LocalAgent {
     }
     await Promise.all(leaving.map((r) => r.stop()));
     for (const r of leaving) this.forget(r.id);
+    if (this.host.gpus?.setup.mpsPipeDir && !stale()) await this.shares.step(ref, (this.replicas.get(key) ?? []).filter((r) => !r.isStopping), hash);
     await this.enforceQuotas(ref);
     this.maybeProfile(ref, rec, hash);
     await this.served.note(ref, { hash, spec: rec.spec }, (this.replicas.get(key) ?? []).map((r) => asRollout(r, hash, evict)));
@@ -320,7 +337,7 @@ export class LocalAgent {
   private async enforceQuotas(ref: FunctionRef): Promise<void> {
     if (!this.cpu && !this.gpuQuota) return;
     const [settings, book] = await Promise.all([this.redis.hgetall(replicaSettingsKey(ref)), this.placements.read(ref)]);
-    for (const r of this.local(ref)) {
+    for (const r of [...this.local(ref), ...this.shares.of(ref)]) {
       const pid = r.pid;
       if (!pid || r.state !== 'ready' || this.profiling.has(pid)) continue;
       if (!this.enforces(r)) continue;
@@ -380,7 +397,7 @@ export class LocalAgent {
     this.gen++;
     const all = [...this.replicas.values()].flat();
     this.replicas.clear();
-    await Promise.all(all.map((r) => r.stop({ drain })));
+    await Promise.all([...all.map((r) => r.stop({ drain })), this.shares.stopAll()]);
   }
 
   async close(): Promise<void> {

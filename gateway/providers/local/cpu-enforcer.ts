@@ -1,4 +1,4 @@
-import type { Enforcement } from '../function-provider';
+import type { Enforcement, GpuEnforcement } from '../function-provider';
 import { Cgroups } from './cgroups';
 import { cfsQuotaUs } from './cpu-values';
 
@@ -67,4 +67,9 @@ export function enforcementOf(cpu: CpuEnforcer | undefined, memory: boolean, why
         ? `WARNING: ${whyNoCgroups}; CPU quota falls back to the tokend gate: VOLUNTARY (a function that does not ask tokend for tokens is not limited), no cpuset`
         : `WARNING: nothing enforced (${whyNoCgroups}, no tokend): replicas use any CPU they like`;
   return { spatial, temporal, memory: mem, summary };
+}
+
+/** The node's declaration with its GPU replicas' (absent without GPUs): one summary for both. */
+export function withGpu(e: Enforcement, gpu: GpuEnforcement | undefined): Enforcement {
+  return gpu ? { ...e, gpu, summary: `${e.summary}; ${gpu.summary}` } : e;
 }

@@ -1,13 +1,16 @@
 /**
  * The agent's GPU side at start-up (the I/O edge around gpus.ts, gpu-replica.ts and mps.ts):
  * with the GPUs found, the limiter if built and tokend's socket, it starts the MPS control daemon
- * on a real GPU node, and gives the agent what it hands replicas that ask for a GPU.
+ * where the node has one (as the node's GPU uid when functions are sandboxed), and gives the agent
+ * what it hands replicas that ask for a GPU.
  */
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { isAlive } from '../../lib/process';
 import { GpuNode, onPath } from './gpus';
-import { describeGpus, GpuNodeSetup, GpuReplicas } from './gpu-replica';
+import type { GpuEnforcement } from '../function-provider';
+import { GPU_UID } from './function-users';
+import { describeGpus, gpuEnforcement, GpuNodeSetup, GpuReplicas } from './gpu-replica';
 import { MPS_CONTROL, MpsDaemon } from './mps';
 import { TokendControl } from './tokend-control';
 
@@ -20,39 +23,57 @@ export interface GpuNodeRuntime {
   replicas?: GpuReplicas;
   /** One line: the GPUs and what is enforced on them (`/system/info`, start-up log). */
   describe: string;
+  /** What a GPU replica is held to (`enforcement().gpu`); absent without GPUs. */
+  enforcement?: GpuEnforcement;
   /** Stops the MPS control daemon, if this started one. */
   stop(): void;
 }
 
 /**
- * Why MPS is not used on this node, or undefined when it can be. An MPS server serves the clients
- * of one uid; a client of another uid waits until every client of the running server has exited.
- * With isolation each function runs as its own uid, so a second GPU function's replicas would hang
- * at CUDA initialisation behind the first's: MPS is used only when all replicas share a uid.
+ * Why MPS is not used on this node, or undefined when it can be: it needs GPUs and the control
+ * program on PATH. (On a stub node the program found is whatever stands in for it: the tests'.)
+ * An MPS server serves one uid at a time, so with isolation every GPU replica of the node runs as
+ * one GPU uid (`GPU_UID`); without isolation they all run as the platform's.
  */
-export function mpsUnusable(node: GpuNode, sandboxed: boolean, bin: string | undefined): string | undefined {
-  if (node.source !== 'nvidia-smi') return node.source === 'stub' ? 'stub GPUs' : 'no GPU';
+export function mpsUnusable(node: GpuNode, bin: string | undefined): string | undefined {
+  if (!node.gpus.length) return 'no GPU';
   if (!bin) return `no ${MPS_CONTROL} on PATH`;
-  if (sandboxed) return 'functions run as their own uids and an MPS server serves one uid at a time (MLFAAS_ISOLATION=off to use it)';
   return undefined;
 }
 
-export function startGpuNode(node: GpuNode, opts: { dataDir: string; tokendSocket?: string; sandboxed: boolean; log(line: string): void }): GpuNodeRuntime {
+export interface GpuNodeOptions {
+  dataDir: string;
+  tokendSocket?: string;
+  /** Functions are sandboxed: GPU replicas and the MPS daemon run as `gpuUid`. */
+  sandboxed: boolean;
+  /** Default `GPU_UID`. */
+  gpuUid?: number;
+  /** Where to look for the control program (default: PATH). */
+  findMps?: () => string | undefined;
+  log(line: string): void;
+}
+
+export function startGpuNode(node: GpuNode, opts: GpuNodeOptions): GpuNodeRuntime {
   if (!node.gpus.length) return { describe: describeGpus(undefined, node), stop: () => undefined };
   const limiter = limiterLibraryPath();
   const setup: GpuNodeSetup = { node, limiter: existsSync(limiter) ? limiter : undefined, tokendSocket: opts.tokendSocket };
-  const bin = onPath(MPS_CONTROL);
-  const unusable = mpsUnusable(node, opts.sandboxed, bin);
-  const started: { daemon?: MpsDaemon; why: string } = unusable ? { why: unusable } : MpsDaemon.start(bin!, opts.dataDir);
+  const bin = (opts.findMps ?? (() => onPath(MPS_CONTROL)))();
+  const unusable = mpsUnusable(node, bin);
+  const uid = opts.sandboxed ? (opts.gpuUid ?? GPU_UID) : undefined;
+  const started: { daemon?: MpsDaemon; why: string } = unusable ? { why: unusable } : MpsDaemon.start(bin!, opts.dataDir, undefined, uid !== undefined ? { uid, gid: uid } : undefined);
   const mps = started.daemon;
-  if (mps) setup.mpsPipeDir = mps.dirs.pipe;
-  else setup.mpsWhy = started.why;
-  if (!mps && node.source === 'nvidia-smi') opts.log(`MPS control daemon not started (${started.why}): GPU SM shares are not enforced`);
+  if (mps) {
+    setup.mpsPipeDir = mps.dirs.pipe;
+    if (uid !== undefined) setup.gpuUid = uid;
+  } else setup.mpsWhy = started.why;
+  // GPU replicas sharing a device then time-slice: said once, loudly (item 3: refuse or warn)
+  if (!mps) opts.log(`MPS is not available (${started.why}): GPU SM shares are NOT enforced; GPU replicas that share a device are time-sliced`);
   const describe = describeGpus(setup, node);
   opts.log(`GPUs: ${describe}`);
   return {
     replicas: new GpuReplicas(setup),
     describe,
+    enforcement: gpuEnforcement(setup),
     stop() {
       if (!mps) return;
       const r = mps.stop();

@@ -8,6 +8,7 @@
  */
 import { basename, dirname, join } from 'node:path';
 import { FunctionSpec } from '../../registry/function-spec';
+import type { GpuEnforcement } from '../function-provider';
 import { Gpu, GpuNode } from './gpus';
 import { BindMount, platformPath, SANDBOX_PATHS } from './sandbox';
 
@@ -26,6 +27,11 @@ export interface GpuNodeSetup {
   mpsPipeDir?: string;
   /** Why there is no MPS control daemon (for `/system/info`). */
   mpsWhy?: string;
+  /**
+   * The uid every sandboxed GPU replica runs as where MPS runs (`GPU_UID`, the daemon's uid);
+   * absent: GPU replicas run as their function's own uid (no MPS, or no sandbox).
+   */
+  gpuUid?: number;
 }
 
 /** What one replica is given. */
@@ -39,6 +45,8 @@ export interface GpuAttachment {
   binds: BindMount[];
   /** What is enforced on this replica, for its log. */
   enforced: { temporal: boolean; spatial: boolean };
+  /** The SM share it starts at, where it is enforced (spatial); absent otherwise. */
+  smShare?: number;
 }
 
 /** The least used GPU (fewest replicas), lowest index on ties. Pure. */
@@ -55,7 +63,17 @@ export interface GpuEnvInput {
   sandboxed: boolean;
   /** The function's own LD_LIBRARY_PATH, if any (the stub driver goes first). */
   ldLibraryPath?: string;
+  /** The replica's SM share in (0, 1] (the autoscaler's, else `mlfaas.gpu.sm_share`, else 1). */
+  smShare?: number;
 }
+
+/** `CUDA_MPS_ACTIVE_THREAD_PERCENTAGE` for an SM share: share × 100, rounded, at least 1. */
+export function mpsPercent(smShare: number): number {
+  return Math.min(100, Math.max(1, Math.round(smShare * 100)));
+}
+
+/** The share a percentage stands for (what a replica started at `mpsPercent(s)` runs at). */
+export const shareOfPercent = (pct: number): number => pct / 100;
 
 /**
  * The replica's GPU environment (pure):
@@ -85,15 +103,18 @@ export function gpuReplicaEnv(i: GpuEnvInput): Omit<GpuAttachment, 'device'> {
     preload = seen(setup.limiter!);
   }
   const spatial = setup.mpsPipeDir !== undefined;
+  let smShare: number | undefined;
   if (spatial) {
+    const pct = mpsPercent(i.smShare ?? spec.ml.gpuSmShare ?? 1);
+    smShare = shareOfPercent(pct);
     env.CUDA_MPS_PIPE_DIRECTORY = setup.mpsPipeDir!; // outside the data dir: the same path in the sandbox
-    env.CUDA_MPS_ACTIVE_THREAD_PERCENTAGE = String(Math.max(1, Math.round((spec.ml.gpuSmShare ?? 1) * 100)));
+    env.CUDA_MPS_ACTIVE_THREAD_PERCENTAGE = String(pct);
   }
   if (setup.node.stubDriverDir) {
     env.LD_LIBRARY_PATH = [seen(setup.node.stubDriverDir), i.ldLibraryPath].filter(Boolean).join(':');
   }
   if (!sandboxed && preload) env.LD_PRELOAD = preload;
-  return { env, preload, binds, enforced: { temporal, spatial } };
+  return { env, preload, binds, enforced: { temporal, spatial }, ...(smShare !== undefined ? { smShare } : {}) };
 }
 
 /**
@@ -105,15 +126,18 @@ export class GpuReplicas {
 
   constructor(readonly setup: GpuNodeSetup) {}
 
-  /** The replica's GPU attachment, or undefined when the function wants none or the node has none. */
-  attach(replicaId: string, spec: FunctionSpec, sandboxed: boolean, ldLibraryPath?: string): GpuAttachment | undefined {
+  /**
+   * The replica's GPU attachment, or undefined when the function wants none or the node has none.
+   * `smShare`: the share it starts at (a replacement's; default the function's `mlfaas.gpu.sm_share`).
+   */
+  attach(replicaId: string, spec: FunctionSpec, sandboxed: boolean, ldLibraryPath?: string, smShare?: number): GpuAttachment | undefined {
     const gpus = this.setup.node.gpus;
     if (!spec.ml.gpus || !gpus.length) return undefined;
     const prev = this.assigned.get(replicaId);
     const others = [...this.assigned].filter(([id]) => id !== replicaId).map(([, d]) => d);
     const gpu = gpus.find((g) => g.index === prev) ?? pickGpu(gpus, others);
     this.assigned.set(replicaId, gpu.index);
-    return { device: gpu.index, ...gpuReplicaEnv({ gpu, setup: this.setup, spec, sandboxed, ldLibraryPath }) };
+    return { device: gpu.index, ...gpuReplicaEnv({ gpu, setup: this.setup, spec, sandboxed, ldLibraryPath, smShare }) };
   }
 
   release(replicaId: string): void {
@@ -126,11 +150,25 @@ export class GpuReplicas {
   }
 }
 
+/**
+ * What this node holds a GPU replica to (`enforcement().gpu`), per dimension: its SM share where
+ * the MPS control daemon runs, its time quota where the limiter is built and tokend runs, never
+ * its device memory. Pure.
+ */
+export function gpuEnforcement(setup: GpuNodeSetup): GpuEnforcement {
+  const timeQuota = setup.limiter && setup.tokendSocket ? 'limiter' : 'none';
+  const smShare = setup.mpsPipeDir ? 'mps' : 'none';
+  const t = timeQuota === 'limiter' ? 'time quota by the limiter and tokend (a cooperative process: LD_PRELOAD)' : `time quota NOT enforced (${setup.limiter ? 'no tokend' : 'liblimiter.so not built'})`;
+  const uid = setup.gpuUid !== undefined ? `, every GPU replica as uid ${setup.gpuUid}` : '';
+  const sm = smShare === 'mps' ? `SM share by MPS, fixed at start (a new share is a replacement replica${uid})` : `SM share NOT enforced (MPS not available: ${setup.mpsWhy ?? 'not started'}): planned at 1`;
+  return { smShare, timeQuota, memory: 'none', summary: `GPU replicas: ${t}; ${sm}; device memory not capped` };
+}
+
 /** One line for `/system/info` and the start-up log. */
 export function describeGpus(setup: GpuNodeSetup | undefined, node: GpuNode): string {
   if (!node.gpus.length) return `none (${node.note ?? 'no GPU'})`;
   const list = node.gpus.map((g) => `gpu${g.index} ${g.name}${g.memoryMiB ? ` ${g.memoryMiB} MiB` : ''}`).join(', ');
   const temporal = setup?.limiter && setup.tokendSocket ? 'temporal quota enforced (limiter + tokend)' : `temporal quota not enforced (${setup?.limiter ? 'no tokend' : 'liblimiter.so not built'})`;
-  const spatial = setup?.mpsPipeDir ? 'SM share enforced (MPS)' : `SM share not enforced (no MPS: ${setup?.mpsWhy ?? 'not started'})`;
+  const spatial = setup?.mpsPipeDir ? `SM share enforced (MPS${setup.gpuUid !== undefined ? `, GPU replicas as uid ${setup.gpuUid}` : ''})` : `SM share not enforced (no MPS: ${setup?.mpsWhy ?? 'not started'})`;
   return `${node.source}: ${list}; ${temporal}; ${spatial}`;
 }

@@ -41,9 +41,23 @@ export class LocalProvider implements FunctionProvider {
     return this.enforced;
   }
 
-  /** Set once the agent's mechanisms are known (cgroups writable or not, tokend running or not). */
-  declareEnforcement(e: Enforcement): void {
+  /**
+   * Set once the agent's mechanisms are known (cgroups writable or not, tokend running or not,
+   * MPS or not), and written to Redis for an autoscaler in another process.
+   */
+  async declareEnforcement(e: Enforcement): Promise<void> {
     this.enforced = e;
+    this.declared = true;
+    await this.redis.set(keys.enforcement, JSON.stringify(e));
+  }
+
+  private declared = false;
+
+  /** This process's agent's declaration, else the one an agent elsewhere wrote, else "no agent". */
+  async declaredEnforcement(): Promise<Enforcement> {
+    if (this.declared) return this.enforced;
+    const raw = await this.redis.get(keys.enforcement);
+    return raw ? (JSON.parse(raw) as Enforcement) : this.enforced;
   }
 
   private record(spec: FunctionSpec, createdAt: string): FunctionRecord {
@@ -136,12 +150,12 @@ export class LocalProvider implements FunctionProvider {
     await this.registry.setDesiredIfZero(ref, 1);
   }
 
-  private async setSetting(ref: FunctionRef, replicaId: string, patch: { quota?: number; weight?: number }) {
+  private async setSetting(ref: FunctionRef, replicaId: string, patch: { quota?: number; weight?: number; smShare?: number }) {
     await this.mustExist(ref);
     const known = (await this.registry.replicas(ref)).some((r) => r.id === replicaId);
     if (!known) throw notFound(`replica ${replicaId} of ${ref.name}.${ref.namespace} not found`);
     const key = replicaSettingsKey(ref);
-    const cur = JSON.parse((await this.redis.hget(key, replicaId)) ?? '{}') as { quota?: number; weight?: number };
+    const cur = JSON.parse((await this.redis.hget(key, replicaId)) ?? '{}') as { quota?: number; weight?: number; smShare?: number };
     await this.redis.hset(key, replicaId, JSON.stringify({ ...cur, ...patch }));
     await this.registry.feed.publish({ kind: 'replicas', key: `${ref.namespace}/${ref.name}` });
   }
@@ -149,6 +163,18 @@ export class LocalProvider implements FunctionProvider {
   async setQuota(ref: FunctionRef, replicaId: string, quota: number): Promise<void> {
     if (!(quota > 0 && quota <= 1)) throw invalid('quota', `${quota} must be in (0, 1]`);
     await this.setSetting(ref, replicaId, { quota });
+  }
+
+  /**
+   * Recorded per replica like a quota; the agent replaces a GPU replica running at another share
+   * where MPS enforces it (share-replacer.ts). Where it is not enforced it is refused: a share
+   * that changes nothing must not look applied.
+   */
+  async setSmShare(ref: FunctionRef, replicaId: string, smShare: number): Promise<void> {
+    if (!(smShare > 0 && smShare <= 1)) throw invalid('smShare', `${smShare} must be in (0, 1]`);
+    const gpu = (await this.declaredEnforcement()).gpu;
+    if (gpu?.smShare !== 'mps') throw invalid('smShare', `SM shares are not enforced here (${gpu?.summary ?? 'no GPU'})`);
+    await this.setSetting(ref, replicaId, { smShare });
   }
 
   async setWeight(ref: FunctionRef, replicaId: string, weight: number): Promise<void> {

@@ -1,15 +1,18 @@
 /**
  * The CUDA MPS control daemon, which gives GPU replicas a spatial share (an SM limit per client,
  * `CUDA_MPS_ACTIVE_THREAD_PERCENTAGE`) on top of tokend's temporal quota. The agent starts it on
- * a node whose GPUs came from nvidia-smi and that has `nvidia-cuda-mps-control`, with its pipe and
- * log directories in `/run/mlfaas/mps-<data dir hash>/`, and stops it with `quit` at shutdown. Without it the SM
- * share is bookkeeping only, and `/system/info` says so.
+ * a node with GPUs and `nvidia-cuda-mps-control` on PATH, with its pipe and log directories in
+ * `/run/mlfaas/mps-<data dir hash>/`, as the node's GPU uid when functions are sandboxed (an MPS
+ * server serves one uid at a time: every GPU replica of the node runs as that uid, see
+ * docs/gpu-sharing.md), and stops it with `quit` at shutdown. Without it the SM share is not
+ * enforced, and `/system/info` and `enforcement()` say so.
  *
- * Untested without a GPU beyond the command lines below (`mpsCommands`, pure).
+ * Untested without a GPU beyond the command lines (`mpsCommands`, pure) and a stand-in control
+ * program in the tests (test/integration/gpu-sm-share.test.ts).
  */
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 
@@ -49,12 +52,19 @@ export function mpsCommands(bin: string, dirs: MpsDirs): { start: Command; stop:
   return { start: { argv: [bin, '-d'], env }, stop: { argv: [bin], env, input: 'quit\n' } };
 }
 
-function runCommand(c: Command): { ok: boolean; why: string } {
+/** The uid and gid the daemon runs as (absent: the platform's own). */
+export interface RunAs {
+  uid: number;
+  gid: number;
+}
+
+function runCommand(c: Command, as?: RunAs): { ok: boolean; why: string } {
   const r = spawnSync(c.argv[0], c.argv.slice(1), {
     env: { ...process.env, ...c.env },
     input: c.input,
     encoding: 'utf8',
     timeout: 10_000,
+    ...(as ? { uid: as.uid, gid: as.gid } : {}),
   });
   if (r.error) return { ok: false, why: r.error.message };
   if (r.status !== 0) return { ok: false, why: `${c.argv.join(' ')} exited ${r.status ?? r.signal}: ${(r.stderr || r.stdout || '').trim().slice(0, 200)}` };
@@ -66,23 +76,32 @@ export class MpsDaemon {
   private constructor(
     readonly dirs: MpsDirs,
     private readonly cmds: { start: Command; stop: Command },
+    readonly runAs?: RunAs,
   ) {}
 
   /**
-   * Starts the daemon, or says why not. Used only where every replica runs as the platform's own
-   * uid (see `mpsUnusable`), so the directories are the platform user's, 0755.
+   * Starts the daemon, or says why not. `runAs`: the GPU uid every sandboxed GPU replica runs as;
+   * the directories are then that uid's alone (0700: no other function's uid reaches the pipes;
+   * GPU replicas get the pipe directory bound in). Absent: every replica runs as the platform's
+   * own uid (MLFAAS_ISOLATION=off), and the directories are the platform user's, 0755.
    */
-  static start(bin: string, dataDir: string, dirs: MpsDirs = mpsDirs(dataDir)): { daemon?: MpsDaemon; why: string } {
-    mkdirSync(dirs.pipe, { recursive: true, mode: 0o755 });
-    mkdirSync(dirs.log, { recursive: true, mode: 0o755 });
-    chmodSync(dirname(dirs.pipe), 0o755);
+  static start(bin: string, dataDir: string, dirs: MpsDirs = mpsDirs(dataDir), runAs?: RunAs): { daemon?: MpsDaemon; why: string } {
+    const mode = runAs ? 0o700 : 0o755;
+    const runRoot = dirname(dirname(dirs.pipe)); // /run/mlfaas: traversable (the GPU uid reaches its own folder below)
+    mkdirSync(runRoot, { recursive: true, mode: 0o755 });
+    chmodSync(runRoot, 0o755);
+    for (const d of [dirname(dirs.pipe), dirs.pipe, dirs.log]) {
+      mkdirSync(d, { recursive: true, mode });
+      chmodSync(d, mode);
+      if (runAs) chownSync(d, runAs.uid, runAs.gid);
+    }
     const cmds = mpsCommands(bin, dirs);
-    const r = runCommand(cmds.start);
-    return r.ok ? { daemon: new MpsDaemon(dirs, cmds), why: '' } : { why: r.why };
+    const r = runCommand(cmds.start, runAs);
+    return r.ok ? { daemon: new MpsDaemon(dirs, cmds, runAs), why: '' } : { why: r.why };
   }
 
-  /** `echo quit | nvidia-cuda-mps-control`. */
+  /** `echo quit | nvidia-cuda-mps-control`, as the uid that started it. */
   stop(): { ok: boolean; why: string } {
-    return runCommand(this.cmds.stop);
+    return runCommand(this.cmds.stop, this.runAs);
   }
 }

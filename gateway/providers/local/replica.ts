@@ -24,6 +24,8 @@ export interface ReplicaPlan {
   manifest: ImageManifest;
   /** Identifies the spec version; replicas of an older version are replaced on update. */
   specHash: string;
+  /** A GPU replica's SM share (a replacement at a new share); absent: the function's own. */
+  smShare?: number;
 }
 
 /** Side effects a replica needs, injected by the agent. */
@@ -38,8 +40,11 @@ export interface ReplicaHost {
   publish(info: ReplicaInfo): Promise<void>;
   unpublish(id: string): Promise<void>;
   log(instance: string, text: string): void;
-  /** Writes the function's secret files; returns their directory (undefined: none named). */
-  writeSecrets(ref: FunctionRef, names: string[], instance: string): Promise<string | undefined>;
+  /**
+   * Writes the function's secret files, owned by `uid` when given (the uid its replicas run as);
+   * returns their directory (undefined: none named).
+   */
+  writeSecrets(ref: FunctionRef, names: string[], instance: string, uid?: number): Promise<string | undefined>;
   /** Present when function processes are confined (root on Linux); absent = plain children. */
   isolation?: Isolation;
   /**
@@ -88,6 +93,10 @@ export class Replica {
   gpu?: number;
   /** Of the version that served before an update the agent restarted in (see `recoverServed`). */
   recovering = false;
+  /** The SM share its GPU process was started at, where MPS enforces it; undefined: none enforced. */
+  smShare?: number;
+  /** The uid its function process runs as (sandboxed); undefined: the platform's. */
+  runUid?: number;
   private child?: ChildProcess;
   private port = 0;
   private restarts = 0;
@@ -129,6 +138,7 @@ export class Replica {
       restarts: this.restarts,
       weight: this.weight,
       quota: this.quota,
+      ...(this.smShare !== undefined ? { smShare: this.smShare } : {}),
       ...(this.lastError ? { lastError: this.lastError } : {}),
     };
   }
@@ -190,18 +200,22 @@ export class Replica {
     const run = this.runDir;
     rmSync(run, { recursive: true, force: true });
     mkdirSync(run, { recursive: true, mode: 0o700 });
-    const secretsDir = await this.host.writeSecrets(ref, spec.secrets ?? [], this.id);
-    const gpu = this.host.gpus?.attach(this.id, spec, !!iso, env.LD_LIBRARY_PATH);
+    const gpu = this.host.gpus?.attach(this.id, spec, !!iso, env.LD_LIBRARY_PATH, this.plan.smShare);
     this.gpu = gpu?.device;
-    if (gpu) this.host.log(this.id, `gpu${gpu.device}: temporal quota ${gpu.enforced.temporal ? 'enforced' : 'NOT enforced'}, SM share ${gpu.enforced.spatial ? 'enforced (MPS)' : 'not enforced'}`);
+    this.smShare = gpu?.smShare;
+    if (gpu) this.host.log(this.id, `gpu${gpu.device}: temporal quota ${gpu.enforced.temporal ? 'enforced' : 'NOT enforced'}, SM share ${gpu.smShare !== undefined ? `${gpu.smShare} enforced (MPS)` : 'not enforced'}`);
     else if (spec.ml.gpus) this.host.log(this.id, 'warning: the function asks for a GPU (mlfaas.gpu) but this node has none: started without one');
+    // every GPU replica under the node's MPS daemon runs as its uid (one MPS server per uid); else the function's own
+    const gpuUid = gpu?.smShare !== undefined ? this.host.gpus?.setup.gpuUid : undefined;
+    const uid = iso ? (gpuUid ?? (await iso.uidFor(ref))) : undefined;
+    this.runUid = uid;
+    const secretsDir = await this.host.writeSecrets(ref, spec.secrets ?? [], this.id, uid);
     if (!iso) {
       this.plannedSocket = join(run, 'replica.sock');
       Object.assign(env, this.host.extraEnv, gpu?.env, platform, { MLFAAS_SOCKET: this.plannedSocket });
       if (secretsDir) env.MLFAAS_SECRETS_DIR = secretsDir;
       return { env };
     }
-    const uid = await iso.uidFor(ref);
     this.plannedSocket = join(run, 'gateway.sock');
     const inside = join(SANDBOX_PATHS.run, 'replica.sock');
     const binds = [...imageBinds(manifest.dir)];
@@ -228,8 +242,8 @@ export class Replica {
         pids: iso.limits.pids,
       }) ?? [];
     const sandbox: SandboxPlan = {
-      uid,
-      gid: uid,
+      uid: uid!,
+      gid: uid!,
       cgroupProcs,
       binds,
       tmpfs: privateTmpfs(iso.limits.tmpBytes, true),

@@ -27,9 +27,11 @@ export class SecretFiles {
   /**
    * The function's secret files: one file per named secret that exists, nothing else (a removed
    * secret's file goes too). Owned by the function's own uid when isolated, unreadable to every
-   * other function. Returns their directory (undefined: none named).
+   * other function. `uid`: the uid its replicas run as, when not the function's own (a GPU
+   * replica under MPS runs as the node's GPU uid: the files are then that uid's, and only this
+   * function's replicas have them bound in). Returns their directory (undefined: none named).
    */
-  async write(ref: FunctionRef, names: string[], instance: string): Promise<string | undefined> {
+  async write(ref: FunctionRef, names: string[], instance: string, runUid?: number): Promise<string | undefined> {
     const dir = this.dir(ref);
     if (!names.length) {
       rmSync(dir, { recursive: true, force: true });
@@ -37,7 +39,7 @@ export class SecretFiles {
     }
     mkdirSync(join(this.dataDir, 'secrets'), { recursive: true, mode: 0o700 });
     mkdirSync(dir, { recursive: true, mode: 0o700 });
-    const uid = this.isolation ? await this.isolation.uidFor(ref) : undefined;
+    const uid = this.isolation ? (runUid ?? (await this.isolation.uidFor(ref))) : undefined;
     const want = new Set<string>();
     for (const name of names) {
       const value = await this.readSecret(ref.namespace, name);
