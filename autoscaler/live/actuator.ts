@@ -3,10 +3,11 @@ import type { FunctionProvider } from '../../gateway/providers/function-provider
 import { ScalingEvent, ScalingEvents } from '../../gateway/registry/scaling-events';
 import type { Decision, QuotaChange } from '../inference/types';
 import type { PlacedReplica } from './observation';
+import type { ShareChange } from './collector';
 
 /** What one provider call did. */
 export interface Outcome {
-  action: 'replicas' | 'quota' | 'weight';
+  action: 'replicas' | 'quota' | 'weight' | 'sm-share';
   replica?: string;
   to: number;
   ok: boolean;
@@ -41,9 +42,20 @@ export class Actuator {
     await this.events.record(ref, o.error ? { ...e, error: o.error } : e);
   }
 
-  /** Quotas planned for replicas that just appeared; only failures are events (the plan's event was the scale-up). */
-  async initial(ref: FunctionRef, replicas: PlacedReplica[], changes: QuotaChange[], now: number): Promise<Outcome[]> {
+  /**
+   * Quotas planned for replicas that just appeared; only failures are events (the plan's event was
+   * the scale-up). Planned SM shares of replicas started at another share are events: each is a
+   * replacement replica (a cold start), where the provider enforces shares at all.
+   */
+  async initial(ref: FunctionRef, replicas: PlacedReplica[], changes: QuotaChange[], now: number, shares: ShareChange[] = []): Promise<Outcome[]> {
     const out: Outcome[] = [];
+    for (const s of shares) {
+      if (!this.provider.setSmShare) break;
+      const r = replicas.find((x) => x.id === s.replicaId)!;
+      const error = await this.call(() => this.provider.setSmShare!(ref, s.replicaId, s.smShare));
+      const reason = 'planned SM share of a new replica: fixed at start, so a replacement starts at it (a cold start) and this one retires';
+      await this.record(ref, { time: new Date(now).toISOString(), policy: this.policy, action: 'sm-share', replica: s.replicaId, from: r.smShare, to: s.smShare, reason }, out, { action: 'sm-share', replica: s.replicaId, to: s.smShare, ok: !error, error });
+    }
     for (const q of changes) {
       const r = replicas.find((x) => x.id === q.replicaId)!;
       const error = await this.call(() => this.provider.setQuota(ref, q.replicaId, q.quota));

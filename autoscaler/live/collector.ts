@@ -5,6 +5,7 @@ import type { FunctionProvider, FunctionStatus } from '../../gateway/providers/f
 import { MlSpec, parseMlSpec } from '../../gateway/registry/function-spec';
 import { ManualPin, readPin } from '../../gateway/registry/manual-scale';
 import type { ClusterView, Placement, QuotaChange } from '../inference/types';
+import { mpsPercent } from '../../gateway/providers/local/gpu-replica';
 import { clusterView, Counters, defaultDevice, PlacedReplica } from './observation';
 import { PlacementBook } from './placements';
 
@@ -22,6 +23,26 @@ export interface Collected {
   pin?: ManualPin;
   /** Quotas planned for replicas that just appeared (the actuator applies them). */
   initial: QuotaChange[];
+  /**
+   * SM shares planned for replicas that just appeared at another share (only replicas whose share
+   * the provider enforces report one): each is a replacement at the planned share, a cold start.
+   */
+  shares: ShareChange[];
+}
+
+/** A planned SM share for a replica running at another (enforced) share. */
+export interface ShareChange {
+  replicaId: string;
+  smShare: number;
+}
+
+/** A replica as the provider lists it (what the collector reads of it). */
+interface Listed {
+  id: string;
+  state: string;
+  quota: number;
+  /** The SM share it runs at, where the provider enforces one. */
+  smShare?: number;
 }
 
 /**
@@ -58,24 +79,26 @@ export class Collector {
     const items: Collected[] = [];
     for (const x of read) {
       const initial: QuotaChange[] = [];
-      const replicas = await this.placeNew(x.ref, x.fnId, x.eps, x.replicas, everywhere, initial);
+      const shares: ShareChange[] = [];
+      const replicas = await this.placeNew(x.ref, x.fnId, x.eps, x.replicas, everywhere, initial, shares);
       await this.book.prune(x.ref, new Set(x.eps.map((r) => r.id)));
       const secs = await readSeconds(this.redis, x.ref, sec, sec + 1);
       const cur = secs.get(sec + 1);
       const activeNow = !!cur && (cur.arrivals > 0 || cur.queue > 0 || cur.inflight > 0);
-      items.push({ f: x.f, ref: x.ref, fnId: x.fnId, ml: x.ml, replicas, counters: secs.get(sec), activeNow, pin: await readPin(this.redis, x.ref), initial });
+      items.push({ f: x.f, ref: x.ref, fnId: x.fnId, ml: x.ml, replicas, counters: secs.get(sec), activeNow, pin: await readPin(this.redis, x.ref), initial, shares });
     }
     return { items, cluster: clusterView(this.devices, items.flatMap((x) => x.replicas)) };
   }
 
   /** The function's replicas (draining ones left out), each with its booked spot or undefined. */
-  private async booked(ref: FunctionRef): Promise<{ eps: Array<{ id: string; state: string; quota: number }>; replicas: Array<PlacedReplica | undefined> }> {
+  private async booked(ref: FunctionRef): Promise<{ eps: Listed[]; replicas: Array<PlacedReplica | undefined> }> {
     const eps = (await this.provider.endpoints(ref)).filter((r) => r.state !== 'draining');
     const book = await this.book.read(ref);
     const fnId = `${ref.name}.${ref.namespace}`;
     const replicas = eps.map((r) => {
       const spot = book[r.id];
-      return spot ? { id: r.id, fn: fnId, ready: r.state === 'ready', gpu: spot.gpu, smShare: spot.smShare, quota: r.quota, batchSize: spot.batchSize } : undefined;
+      // the share a replica runs at is what it reports where enforced (a replacement may be on its way), else the booked one
+      return spot ? { id: r.id, fn: fnId, ready: r.state === 'ready', gpu: spot.gpu, smShare: r.smShare ?? spot.smShare, quota: r.quota, batchSize: spot.batchSize } : undefined;
     });
     return { eps, replicas };
   }
@@ -84,10 +107,11 @@ export class Collector {
   private async placeNew(
     ref: FunctionRef,
     fnId: string,
-    eps: Array<{ id: string; state: string; quota: number }>,
+    eps: Listed[],
     booked: Array<PlacedReplica | undefined>,
     everywhere: PlacedReplica[],
     initial: QuotaChange[],
+    shares: ShareChange[],
   ): Promise<PlacedReplica[]> {
     const out: PlacedReplica[] = [];
     for (let i = 0; i < eps.length; i++) {
@@ -104,10 +128,12 @@ export class Collector {
       // full batch can exceed the SLO (image-classify: 8 at 381 ms against 200 ms), which the SLO
       // model reads as no capacity at all, and the hybrid added a replica beside every wake (bench:live).
       // The runtime batches dynamically up to mlfaas.batch.max, so under load it only does better.
-      const spot = { gpu, smShare: next?.smShare ?? 1, batchSize: next?.batchSize ?? 1 };
+      const spot = { gpu, smShare: next?.smShare ?? r.smShare ?? 1, batchSize: next?.batchSize ?? 1 };
       await this.book.write(ref, r.id, spot);
       if (next && next.quota !== r.quota) initial.push({ replicaId: r.id, quota: next.quota });
-      const placed = { id: r.id, fn: fnId, ready: r.state === 'ready', gpu: spot.gpu, smShare: spot.smShare, quota: r.quota, batchSize: spot.batchSize };
+      // a share is fixed at a replica's start: one started at another share is replaced at the planned one
+      if (next && r.smShare !== undefined && mpsPercent(next.smShare) !== mpsPercent(r.smShare)) shares.push({ replicaId: r.id, smShare: next.smShare });
+      const placed = { id: r.id, fn: fnId, ready: r.state === 'ready', gpu: spot.gpu, smShare: r.smShare ?? spot.smShare, quota: r.quota, batchSize: spot.batchSize };
       everywhere.push(placed);
       out.push(placed);
     }

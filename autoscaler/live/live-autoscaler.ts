@@ -1,9 +1,10 @@
 import type Redis from 'ioredis';
 import { Lease } from '../../gateway/lib/lease';
 import type { LeaderLease } from '../../gateway/providers/kubernetes/kube-lease';
-import type { FunctionProvider } from '../../gateway/providers/function-provider';
+import type { Enforcement, FunctionProvider } from '../../gateway/providers/function-provider';
 import { ScalingEvents } from '../../gateway/registry/scaling-events';
 import { ProfileCapability } from '../inference/capability';
+import { describeDims } from '../inference/enforcement';
 import '../inference/index';
 import { createPolicy } from '../inference/registry';
 import type { ClusterView, Decision, InferencePolicy, Placement, PolicyParams } from '../inference/types';
@@ -12,6 +13,7 @@ import { Collected, Collector } from './collector';
 import { CorrectedCapability } from './corrected-capability';
 import { correctionStep, LogFactor } from './correction';
 import { decideLive, LiveState } from './decider';
+import { enforcedDims, plannable } from './enforced';
 import { policySpec, targetReplicas, toObservation } from './observation';
 import { zeroAfterMs } from './zero';
 import { GUARD_HOLD_S } from './slo-guard';
@@ -55,6 +57,8 @@ export interface TickReport {
   outcomes?: Outcome[];
   /** The capability correction factor k in use (1: the profile as measured). */
   factor?: number;
+  /** The dimensions planned over: those the provider enforces on this function's replicas (`spatial+temporal`, `temporal`, `none`). */
+  planned?: string;
 }
 
 const LOCK = 'mlfaas:autoscaler-lock';
@@ -114,10 +118,12 @@ export class LiveAutoscaler {
   /** One decision round over every inference function. */
   async tick(now: number): Promise<TickReport[]> {
     const { items, cluster } = await this.collector.collect(now);
+    // what the nodes enforce now (the agent may run in another process): the profile is restricted to it
+    const enforced = (await this.provider.declaredEnforcement?.()) ?? this.provider.enforcement();
     const reports: TickReport[] = [];
     for (const it of items) {
       try {
-        reports.push(await this.one(it, cluster, now));
+        reports.push(await this.one(it, cluster, now, enforced));
       } catch (e) {
         // one function's failure (deleted mid-tick, Redis error) must not stop the others
         reports.push({ fn: it.fnId, skipped: `error: ${(e as Error).message}` });
@@ -127,10 +133,10 @@ export class LiveAutoscaler {
     return reports;
   }
 
-  private async one(it: Collected, cluster: ClusterView, now: number): Promise<TickReport> {
+  private async one(it: Collected, cluster: ClusterView, now: number, enforced: Enforcement): Promise<TickReport> {
     const { f, ref, fnId, ml, replicas } = it;
-    const outcomes = await this.actuator.initial(ref, replicas, it.initial, now);
-    const hasProfile = await this.ensureProfile(it);
+    const outcomes = await this.actuator.initial(ref, replicas, it.initial, now, it.shares);
+    const { has: hasProfile, planned } = await this.ensureProfile(it, enforced);
     const zero = zeroAfterMs(ml.minScale, f.labels, f.annotations);
     const spec = { ...policySpec(fnId, ml, this.opts.defaultSloMs), ...(zero !== undefined ? { idleToZeroMs: zero } : {}) };
     const obs = toObservation(it.counters, replicas, cluster, this.opts.intervalMs);
@@ -158,7 +164,7 @@ export class LiveAutoscaler {
     });
     if (!out.decision) {
       this.states.set(fnId, out.next);
-      return { fn: fnId, skipped: out.skipped, outcomes, factor };
+      return { fn: fnId, skipped: out.skipped, outcomes, factor, planned };
     }
     const d = out.decision;
     // planned placements wait for the replicas the scale-up starts (at most the surplus asked for)
@@ -166,7 +172,7 @@ export class LiveAutoscaler {
     const target = out.pinned !== undefined ? Math.min(Math.max(out.pinned, 0), ml.maxScale) : targetReplicas(d.replicas, replicas.length, f.replicas, ml.minScale, ml.maxScale);
     outcomes.push(...(await this.actuator.apply(ref, f.replicas, replicas, d, target, now)));
     this.states.set(fnId, out.next); // only once acted on
-    return { fn: fnId, decision: d, outcomes, factor };
+    return { fn: fnId, decision: d, outcomes, factor, planned };
   }
 
   /** Forgets functions and replicas that are gone (a redeployed function starts afresh). */
@@ -181,20 +187,26 @@ export class LiveAutoscaler {
    * profiling off); until then the previous version's profile stays loaded: the decider's
    * capability gate holds the function if it answers 0 for the replicas running.
    */
-  private async ensureProfile(it: Collected): Promise<boolean> {
+  private async ensureProfile(it: Collected, enforced: Enforcement): Promise<{ has: boolean; planned?: string }> {
     const p = await this.provider.capability?.(it.ref);
     const good = p?.points.filter((x) => x.latencyMs > 0 && Number.isFinite(x.latencyMs)) ?? [];
-    if (!p || good.length === 0) return this.profiled.has(it.fnId);
+    if (!p || good.length === 0) return { has: this.profiled.has(it.fnId) };
+    // only what the provider enforces on this function's replicas is planned (as the simulator
+    // does): an unenforced dimension is pinned at its whole value
+    const dims = enforcedDims(enforced, p.device === 'gpu' ? 'gpu' : 'cpu');
+    const planned = describeDims(dims);
+    const usable = plannable(good.map((x) => ({ batch: x.batch, smShare: x.smShare, quota: x.quota, latencyMs: x.latencyMs })), dims);
+    if ('why' in usable) return { has: false, planned: `${planned} (${usable.why})` };
     // a version's profile may come in stages (predicted from the graph, then from a measured
-    // point): each stage is a new profile
-    const tag = `${p.version}|${p.source ?? 'measured'}`;
+    // point): each stage is a new profile, and so is a change of what is enforced
+    const tag = `${p.version}|${p.source ?? 'measured'}|${planned}`;
     if (this.profiled.get(it.fnId) !== tag) {
-      this.profiles.set(it.fnId, good.map((x) => ({ batch: x.batch, smShare: x.smShare, quota: x.quota, latencyMs: x.latencyMs })));
+      this.profiles.set(it.fnId, usable.points);
       this.profiled.set(it.fnId, tag);
       // a new profile is a new measurement: the correction learnt against the old one restarts
       this.factors.delete(it.fnId);
       this.capability.setFactor(it.fnId, 0);
     }
-    return true;
+    return { has: true, planned };
   }
 }

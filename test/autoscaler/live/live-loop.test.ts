@@ -20,6 +20,7 @@ function profile(version: string, ms: number): CapabilityProfile {
 function fakeProvider(state: { profile?: CapabilityProfile; calls: string[] }): FunctionProvider {
   const status: FunctionStatus = { name: 'f', namespace: 'openfaas-fn', image: 'x', labels: { 'com.openfaas.scale.min': '1', 'com.openfaas.scale.max': '3' }, annotations: { 'mlfaas.batch.max': '1' }, replicas: 1, availableReplicas: 1, createdAt: '', kind: 'inference' };
   return {
+    enforcement: () => ({ spatial: 'cpuset', temporal: 'cfs', memory: 'cgroup', summary: 'kernel-enforced' }),
     list: async () => [status],
     get: async () => status,
     endpoints: async () => [{ id: 'r1', url: 'http://127.0.0.1:1', state: 'ready', agent: 'a', startedAt: '', restarts: 0, weight: 1, quota: 1 }],
