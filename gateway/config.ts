@@ -80,6 +80,12 @@ export interface Config {
    * registries spoken to over plain http.
    */
   kubeImages: { check: 'registry' | 'off'; insecure: string[] };
+  /**
+   * Kubernetes: whether the GPU nodes' node agents run the MPS control daemon
+   * (`MLFAAS_KUBE_GPU_MPS`, default false: the gateway cannot see the nodes, the operator says so).
+   * Only then are fractional-GPU pods' SM shares declared enforced and changeable.
+   */
+  kubeGpuMps: boolean;
   /** Run replicas in this process (the local node agent). Only one agent holds the lock at a time. */
   agent: boolean;
   /**
@@ -261,6 +267,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       check: oneOf(env, 'MLFAAS_KUBE_IMAGE_CHECK', ['registry', 'off'] as const, 'registry'),
       insecure: (env.MLFAAS_KUBE_INSECURE_REGISTRIES ?? '').split(',').map((h) => h.trim()).filter(Boolean),
     },
+    kubeGpuMps: bool(env, 'MLFAAS_KUBE_GPU_MPS', false),
     agent: bool(env, 'MLFAAS_AGENT', true),
     isolation: oneOf(env, 'MLFAAS_ISOLATION', ['auto', 'off'] as const, 'auto'),
     defaultLimits: parseDefaultLimits(env.MLFAAS_DEFAULT_LIMITS),

@@ -52,7 +52,7 @@ export class Actuator {
     for (const s of shares) {
       if (!this.provider.setSmShare) break;
       const r = replicas.find((x) => x.id === s.replicaId)!;
-      const error = await this.call(() => this.provider.setSmShare!(ref, s.replicaId, s.smShare));
+      const error = await this.call(async () => void (await this.provider.setSmShare?.(ref, s.replicaId, s.smShare)));
       const reason = 'planned SM share of a new replica: fixed at start, so a replacement starts at it (a cold start) and this one retires';
       await this.record(ref, { time: new Date(now).toISOString(), policy: this.policy, action: 'sm-share', replica: s.replicaId, from: r.smShare, to: s.smShare, reason }, out, { action: 'sm-share', replica: s.replicaId, to: s.smShare, ok: !error, error });
     }

@@ -10,8 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { kubeConfig } from '../../gateway/providers/kubernetes/kube-config';
 import { KubernetesProvider } from '../../gateway/providers/kubernetes/kubernetes-provider';
-import { NODE_LIB_DIR, NODE_MPS_DIR, NODE_TOKEND_DIR } from '../../gateway/providers/kubernetes/manifests';
-import { cfsQuotaFor, findPodCgroup, NodeAgent, podPids } from '../../gateway/providers/kubernetes/node-agent';
+import { NODE_LIB_DIR, NODE_MPS_DIR, NODE_TOKEND_DIR, SM_PERCENT_ANNOTATION } from '../../gateway/providers/kubernetes/manifests';
+import { cfsQuotaFor, findPodCgroup, NodeAgent, podPids, procEnviron } from '../../gateway/providers/kubernetes/node-agent';
 import { type NodeGpu, startNodeGpu } from '../../gateway/providers/kubernetes/node-gpu';
 import { discoverGpus } from '../../gateway/providers/local/gpus';
 import { createTokendControl } from '../../gateway/providers/local/tokend-control';
@@ -149,7 +149,8 @@ describe('findPodCgroup and cfsQuotaFor', () => {
     provider = new KubernetesProvider(kc, { version: { release: 't', sha: 't' } });
     await provider.start();
     gpu = await startNodeGpu(discoverGpus({ kind: 'stub', count: 1 }), { tokendDir: join(run, 'tokend'), mpsDir: join(run, 'mps'), windowMs: 20, log: () => undefined, onRestart: () => agent.reapply() });
-    agent = new NodeAgent(kc, { nodeName: 'gpu-a', cpuCgroupRoot: roots.cpu, cpuacctRoot: roots.cpuacct, gpus: 1, gpuQuota: gpu?.gpuQuota, limiter: { from: limiterSo, to: join(run, 'lib') } });
+    // as on a node whose MPS daemon runs (the stub driver ignores the percentage: the restart is what is checked)
+    agent = new NodeAgent(kc, { nodeName: 'gpu-a', cpuCgroupRoot: roots.cpu, cpuacctRoot: roots.cpuacct, gpus: 1, gpuQuota: gpu?.gpuQuota, mps: true, limiter: { from: limiterSo, to: join(run, 'lib') } });
     await agent.start();
   }, 120_000);
   afterAll(async () => {
@@ -168,10 +169,11 @@ describe('findPodCgroup and cfsQuotaFor', () => {
     rmSync(run, { recursive: true, force: true });
   });
 
-  it('starts tokend with a window per GPU and says MPS is not used on stub GPUs', async () => {
+  it('starts tokend with a window per GPU and says MPS is not used without its control program', async () => {
     expect(gpu).toBeDefined();
     expect(gpu!.describe).toMatch(/1 GPU\(s\) \(stub\); tokend window 20 ms/);
-    expect(gpu!.describe).toMatch(/MPS not started \(stub GPUs\)/);
+    expect(gpu!.describe).toMatch(/MPS not started \(no nvidia-cuda-mps-control on PATH\): SM shares are not enforced/);
+    expect(gpu!.mps).toBe(false);
     expect((await createTokendControl(gpu!.tokend.controlPath).stats()).gpus).toBe(1);
   });
 
@@ -184,7 +186,8 @@ describe('findPodCgroup and cfsQuotaFor', () => {
     const pod = await eventually(() => kube.store.list('v1/pods', 'openfaas-fn').find((p) => p.status?.phase === 'Running'), 20_000);
     expect(pod).toBeDefined();
     const env = Object.fromEntries(((pod!.spec!.containers as Array<{ env: Array<{ name: string; value?: string }> }>)[0].env).map((e) => [e.name, e.value]));
-    expect(env).toEqual(expect.objectContaining({ LD_PRELOAD: `${NODE_LIB_DIR}/libmlfaas_limiter.so`, MLFAAS_TOKEND_SOCKET: `${NODE_TOKEND_DIR}/tokend.sock`, CUDA_MPS_ACTIVE_THREAD_PERCENTAGE: '50' }));
+    expect(env).toEqual(expect.objectContaining({ LD_PRELOAD: `${NODE_LIB_DIR}/libmlfaas_limiter.so`, MLFAAS_TOKEND_SOCKET: `${NODE_TOKEND_DIR}/tokend.sock` }));
+    expect(pod!.metadata.annotations?.[SM_PERCENT_ANNOTATION]).toBe('50'); // CUDA_MPS_ACTIVE_THREAD_PERCENTAGE's source
     const control = createTokendControl(gpu!.tokend.controlPath);
     const client = async () => (await control.stats()).clients.find((c) => c.device === 'gpu0');
     expect(await eventually(client, 15_000)).toBeDefined(); // the limiter in the pod connected to the node's tokend
@@ -196,7 +199,31 @@ describe('findPodCgroup and cfsQuotaFor', () => {
     expect(at).toEqual(expect.objectContaining({ device: 'gpu0', request: expect.closeTo(0.3, 6), limit: expect.closeTo(0.3, 6) }));
     const group = findPodCgroup(roots.cpu, pod!.metadata.uid!)!;
     expect(podPids(group)).toContain(at!.pid); // the client is the pod's own process
+    expect(procEnviron(at!.pid).CUDA_MPS_ACTIVE_THREAD_PERCENTAGE).toBe('50'); // read from the annotation at start
   }, 60_000);
+
+  it('a new SM share (the pod annotation) makes the node agent restart the container running at the old one, counted', async () => {
+    const ref = { name: 'g', namespace: 'openfaas-fn' };
+    const pod = kube.store.list('v1/pods', 'openfaas-fn').find((p) => p.status?.phase === 'Running')!;
+    const pids = podPids(findPodCgroup(roots.cpu, pod.metadata.uid!)!);
+    expect(pids.length).toBeGreaterThan(0);
+    // not declared to run MPS: refused, and enforcement() does not claim it
+    await expect(provider.setSmShare(ref, pod.metadata.name!, 0.25)).rejects.toThrow(/not enforced here/);
+    expect(provider.enforcement().gpu?.smShare).toBe('none');
+    const mpsProvider = new KubernetesProvider(kubeConfig({ server: kube.url, token: 'ng', insecure: true }), { version: { release: 't', sha: 't' }, gpuMps: true });
+    await mpsProvider.start();
+    try {
+      expect(mpsProvider.enforcement().gpu?.smShare).toBe('mps');
+      await mpsProvider.setSmShare(ref, pod.metadata.name!, 0.25);
+      expect((await mpsProvider.endpoints(ref)).find((r) => r.id === pod.metadata.name)?.smShare).toBe(0.25);
+      const gone = await eventually(() => pids.every((pid) => !existsSync(`/proc/${pid}`)), 10_000);
+      expect(gone).toBe(true);
+      const metrics = await (await fetch(`${agent.url}/metrics`)).text();
+      expect(metrics).toMatch(/mlfaas_node_sm_share_restarts_total\{namespace="openfaas-fn",function="g"\} 1/);
+    } finally {
+      await mpsProvider.close();
+    }
+  }, 30_000);
 });
 
 function rmdirSafe(d: string): void {

@@ -209,8 +209,10 @@ describe('deploy/kubernetes', () => {
       // the provider methods the live autoscaler calls (kept in step with its sources below)
       const live = join(__dirname, '../../autoscaler/live');
       const methods = new Set(readdirSync(live).filter((f) => f.endsWith('.ts')).flatMap((f) => [...readFileSync(join(live, f), 'utf8').matchAll(/provider\.([a-zA-Z]+)(?:\?\.)?\(/g)].map((m) => m[1])));
-      // capability() reads Redis, not the API server; the others are exercised below
-      expect([...methods].sort()).toEqual(['capability', 'endpoints', 'list', 'scale', 'setQuota', 'setWeight']);
+      // capability() reads Redis, not the API server; enforcement() and declaredEnforcement() read
+      // nothing (Kubernetes declares from its configuration); setSmShare patches a pod's annotation
+      // as setQuota does; the others are exercised below
+      expect([...methods].sort()).toEqual(['capability', 'declaredEnforcement', 'endpoints', 'enforcement', 'list', 'scale', 'setQuota', 'setSmShare', 'setWeight']);
       // the function is made first (its calls are the gateway's and are left out), then the autoscaler's calls
       const replicaCalls = await record(async (p, kube) => {
         await p.deploy(parseDeployment({ ...aFunction('f').minScale(2).build(), limits: { cpu: '1' } }));

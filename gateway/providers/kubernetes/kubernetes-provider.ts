@@ -11,9 +11,10 @@ import { DEFAULT_NAMESPACE, type FunctionRef } from '../../lib/names';
 import type { ChangeListener } from '../../registry/change-feed';
 import type { FunctionSpec } from '../../registry/function-spec';
 import type { ReplicaInfo } from '../../registry/registry';
-import type { Enforcement, FunctionProvider, FunctionStatus, LogLine, LogQuery, ProviderInfo } from '../function-provider';
+import type { Enforcement, FunctionProvider, FunctionStatus, GpuEnforcement, LogLine, LogQuery, ProviderInfo } from '../function-provider';
+import { mpsPercent } from '../local/gpu-replica';
 import type { CapabilityProfile } from '../local/profiler';
-import { DELETION_COST, deploymentFor, FN_LABEL, serviceFor, specOf, statusOf } from './manifests';
+import { DELETION_COST, deploymentFor, FN_LABEL, serviceFor, SM_PERCENT_ANNOTATION, specOf, statusOf } from './manifests';
 import { KubeCache } from './pod-cache';
 import { QUOTA_ANNOTATION, replicaOf, WEIGHT_ANNOTATION } from './pods';
 import { apiCode, unless } from './api-errors';
@@ -32,6 +33,8 @@ export interface KubernetesProviderOptions {
   images?: (image: string) => Promise<{ kind: FunctionKind } | undefined>;
   /** Capability profiles measured at deploy (in the shared Redis), if any. */
   profiles?: (ref: FunctionRef) => Promise<CapabilityProfile | undefined>;
+  /** The GPU nodes' agents run the MPS control daemon (`MLFAAS_KUBE_GPU_MPS`): SM shares are enforced. */
+  gpuMps?: boolean;
 }
 
 const MERGE = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
@@ -73,8 +76,17 @@ export class KubernetesProvider implements FunctionProvider {
       spatial: 'none',
       temporal: 'cfs',
       memory: 'cgroup',
-      summary: `Kubernetes: CPU and memory limits enforced by the kubelet (CFS quota, memory cgroup); CPU quota changes ${this.podResize ? 'by in-place pod resize (the pod resize subresource)' : 'by the node agent writing the pod cgroup (this API server has no pod resize subresource)'}; GPU time quotas and SM shares by the node agent (tokend, MPS)`,
+      gpu: this.gpuEnforcement(),
+      summary: `Kubernetes: CPU and memory limits enforced by the kubelet (CFS quota, memory cgroup); CPU quota changes ${this.podResize ? 'by in-place pod resize (the pod resize subresource)' : 'by the node agent writing the pod cgroup (this API server has no pod resize subresource)'}; ${this.gpuEnforcement().summary}`,
     };
+  }
+
+  /** Fractional-GPU pods (`mlfaas.gpu.sm_share` < 1) only: a whole-GPU pod has its device to itself. */
+  private gpuEnforcement(): GpuEnforcement {
+    const sm = this.opts.gpuMps
+      ? 'SM share by the node agent\'s MPS control daemon, fixed at a container\'s start (a new share restarts the pod\'s container in place)'
+      : 'SM share NOT enforced (MLFAAS_KUBE_GPU_MPS is off: the nodes are not declared to run MPS)';
+    return { smShare: this.opts.gpuMps ? 'mps' : 'none', timeQuota: 'limiter', memory: 'none', summary: `fractional-GPU pods: time quota by the node agent (tokend and the limiter); ${sm}; device memory not capped` };
   }
 
   private async kindOf(spec: FunctionSpec): Promise<FunctionKind> {
@@ -216,6 +228,21 @@ export class KubernetesProvider implements FunctionProvider {
       const resized = await this.core.patchNamespacedPodResize({ name: replicaId, namespace: ref.namespace, body: { spec: { containers: [{ name: c.name, resources: { limits: { cpu } } }] } } }, STRATEGIC);
       this.cache.notePod(resized);
     }
+  }
+
+  /**
+   * A fractional-GPU pod's SM share: its `mlfaas.io/sm-percent` annotation, which its container's
+   * `CUDA_MPS_ACTIVE_THREAD_PERCENTAGE` is read from at start; the node agent restarts a container
+   * running at another percentage. Refused where the nodes are not declared to run MPS, and for a
+   * pod without a fractional GPU.
+   */
+  async setSmShare(ref: FunctionRef, replicaId: string, smShare: number): Promise<void> {
+    if (!(smShare > 0 && smShare <= 1)) throw invalid('smShare', `${smShare} must be in (0, 1]`);
+    if (!this.opts.gpuMps) throw invalid('smShare', `SM shares are not enforced here (${this.gpuEnforcement().summary})`);
+    const pod = await this.replicaPod(ref, replicaId);
+    if (pod.metadata?.annotations?.[SM_PERCENT_ANNOTATION] === undefined) throw invalid('smShare', `replica ${replicaId} of ${fnId(ref)} has no fractional GPU (mlfaas.gpu.sm_share < 1)`);
+    const body = { metadata: { annotations: { [SM_PERCENT_ANNOTATION]: String(mpsPercent(smShare)) } } };
+    this.cache.notePod(await this.core.patchNamespacedPod({ name: replicaId, namespace: ref.namespace, body }, MERGE));
   }
 
   async setWeight(ref: FunctionRef, replicaId: string, weight: number): Promise<void> {

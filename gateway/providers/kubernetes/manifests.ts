@@ -18,10 +18,18 @@
  */
 import type { FunctionSpec } from '../../registry/function-spec';
 import type { FunctionStatus } from '../function-provider';
+import { mpsPercent } from '../local/gpu-replica';
 
 export const FN_LABEL = 'faas_function';
 export const SPEC_ANNOTATION = 'mlfaas.io/spec';
 export const GPU_SHARE_ANNOTATION = 'mlfaas.io/gpu-share';
+/**
+ * A fractional-GPU pod's SM share as MPS's percentage: its container's
+ * `CUDA_MPS_ACTIVE_THREAD_PERCENTAGE` comes from it (the downward API, read at each container
+ * start). The provider's `setSmShare` rewrites it; the node agent restarts a container that runs at
+ * another percentage, so its next start reads the new one.
+ */
+export const SM_PERCENT_ANNOTATION = 'mlfaas.io/sm-percent';
 export const VC_LABEL = 'mlfaas.io/vc';
 export const DELETION_COST = 'controller.kubernetes.io/pod-deletion-cost';
 /** The function's declared CPU limit on each pod, so a quota is a fraction of it after resizes. */
@@ -92,7 +100,7 @@ export function podTemplate(spec: FunctionSpec): Obj {
       { name: 'MLFAAS_TOKEND_SOCKET', value: `${NODE_TOKEND_DIR}/tokend.sock` },
       // the SM share, served by the node agent's MPS control daemon (a client without a daemon runs unshared)
       { name: 'CUDA_MPS_PIPE_DIRECTORY', value: `${NODE_MPS_DIR}/pipe` },
-      { name: 'CUDA_MPS_ACTIVE_THREAD_PERCENTAGE', value: String(Math.max(1, Math.round(share * 100))) },
+      { name: 'CUDA_MPS_ACTIVE_THREAD_PERCENTAGE', valueFrom: { fieldRef: { fieldPath: `metadata.annotations['${SM_PERCENT_ANNOTATION}']` } } },
     );
   }
   const probe = (path: string) => ({ httpGet: { path, port: WATCHDOG_PORT }, initialDelaySeconds: 0, periodSeconds: 2, timeoutSeconds: 1, failureThreshold: 3 });
@@ -130,7 +138,7 @@ export function podTemplate(spec: FunctionSpec): Obj {
       annotations: {
         'prometheus.io.scrape': 'false',
         ...spec.annotations,
-        ...(share !== undefined ? { [GPU_SHARE_ANNOTATION]: String(share) } : {}),
+        ...(share !== undefined ? { [GPU_SHARE_ANNOTATION]: String(share), [SM_PERCENT_ANNOTATION]: String(mpsPercent(share)) } : {}),
         ...(spec.limits?.cpu ? { [CPU_BASE_ANNOTATION]: spec.limits.cpu } : {}),
       },
     },

@@ -19,10 +19,10 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
-import { Gauge, Registry } from 'prom-client';
+import { Counter, Gauge, Registry } from 'prom-client';
 import { cpuCores } from '../local/cgroups';
 import { CFS_PERIOD_US, cpuFiles, cpuMaxLine, usageUs } from '../local/cpu-values';
-import { CPU_BASE_ANNOTATION, FN_LABEL, GPU_SHARE_ANNOTATION } from './manifests';
+import { CPU_BASE_ANNOTATION, FN_LABEL, GPU_SHARE_ANNOTATION, SM_PERCENT_ANNOTATION } from './manifests';
 
 /** The GPU a fractional-GPU pod's quota is on (tokend's `gpuN`; default 0). */
 export const GPU_DEVICE_ANNOTATION = 'mlfaas.io/gpu-device';
@@ -38,6 +38,10 @@ export interface NodeAgentOptions {
   gpus: number;
   /** Sets a process's quota on tokend's window of GPU `device` (absent: tokend not running on this node). */
   gpuQuota?: (pid: number, device: number, quota: number) => Promise<void>;
+  /** This node runs the MPS control daemon: a fractional-GPU pod's container runs at its `mlfaas.io/sm-percent`. */
+  mps?: boolean;
+  /** A process's environment (default: /proc/<pid>/environ; the DaemonSet runs with hostPID). */
+  environOf?: (pid: number) => Record<string, string>;
   /** The limiter library to install, and where pods mount it from. */
   limiter?: { from: string; to: string };
   port?: number;
@@ -76,6 +80,7 @@ export class NodeAgent {
   private readonly metrics = new Registry();
   private readonly quotaGauge = new Gauge({ name: 'mlfaas_node_replica_quota', help: 'Time quota applied to a replica on this node', labelNames: ['namespace', 'pod', 'function'], registers: [this.metrics] });
   private readonly cpuGauge = new Gauge({ name: 'mlfaas_node_replica_cpu_seconds', help: 'CPU time a replica on this node used (its cgroup)', labelNames: ['namespace', 'pod', 'function'], registers: [this.metrics] });
+  private readonly shareRestarts = new Counter({ name: 'mlfaas_node_sm_share_restarts_total', help: 'Fractional-GPU containers this node agent restarted to run at a new SM share (cold starts)', labelNames: ['namespace', 'function'], registers: [this.metrics] });
   private readonly capacityGauge = new Gauge({ name: 'mlfaas_node_capacity', help: 'This node\'s devices', labelNames: ['resource'], registers: [this.metrics] });
   private readonly pods = new Map<string, V1Pod>();
   private readonly applied = new Map<string, string>();
@@ -148,10 +153,11 @@ export class NodeAgent {
     const a = p.metadata?.annotations ?? {};
     const quota = Number(a[QUOTA_ANNOTATION] ?? 1);
     if (!(quota > 0 && quota <= 1)) return;
-    const key = `${quota}|${a[CPU_BASE_ANNOTATION] ?? ''}`;
+    const key = `${quota}|${a[CPU_BASE_ANNOTATION] ?? ''}|${a[SM_PERCENT_ANNOTATION] ?? ''}`;
     if (this.applied.get(p.metadata!.uid!) === key) return;
     const dir = this.group(this.opts.cpuCgroupRoot, p);
     if (!dir) return; // not started yet: the next status update applies it
+    if (this.opts.mps && a[GPU_SHARE_ANNOTATION] && a[SM_PERCENT_ANNOTATION] && this.restartAtShare(p, dir, a[SM_PERCENT_ANNOTATION])) return;
     const us = cfsQuotaFor(quota, a[CPU_BASE_ANNOTATION], cpus().length);
     const f = cpuFiles(versionOf(dir));
     if (f.period) writeFileSync(join(dir, f.period), String(CFS_PERIOD_US));
@@ -165,6 +171,33 @@ export class NodeAgent {
     this.applied.set(p.metadata!.uid!, key);
     this.quotaGauge.set(this.labels(p), quota);
     this.opts.log?.(`node-agent: ${p.metadata!.namespace}/${p.metadata!.name} quota ${quota}`);
+  }
+
+  /**
+   * An SM share is read by CUDA once, at a process's start: a container running at another
+   * percentage than its pod's annotation is stopped (SIGTERM to the pod's processes), and the
+   * kubelet starts it again, its `CUDA_MPS_ACTIVE_THREAD_PERCENTAGE` read from the annotation anew
+   * (the downward API). In place: the pod serves nothing meanwhile (a cold start, counted). True
+   * when it restarted the container (its quota is applied when it is back).
+   */
+  private restartAtShare(p: V1Pod, dir: string, want: string): boolean {
+    const environ = this.opts.environOf ?? procEnviron;
+    const pids = podPids(dir);
+    const stale = pids.filter((pid) => {
+      const at = environ(pid).CUDA_MPS_ACTIVE_THREAD_PERCENTAGE;
+      return at !== undefined && at !== want;
+    });
+    if (stale.length === 0) return false;
+    for (const pid of pids) {
+      try {
+        process.kill(pid, 'SIGTERM');
+      } catch {
+        // gone meanwhile
+      }
+    }
+    this.shareRestarts.inc({ namespace: p.metadata!.namespace!, function: p.metadata!.labels![FN_LABEL] });
+    this.opts.log?.(`node-agent: ${p.metadata!.namespace}/${p.metadata!.name} runs at SM ${stale.map((pid) => environ(pid).CUDA_MPS_ACTIVE_THREAD_PERCENTAGE).join(',')} %, wanted ${want} %: container restarted`);
+    return true;
   }
 
   /** Applies every pod's quota again (tokend restarted with no rules). */
@@ -216,4 +249,18 @@ export function podPids(dir: string): number[] {
   };
   walk(dir);
   return out;
+}
+
+/** A process's environment from /proc (empty when it is gone or unreadable). */
+export function procEnviron(pid: number): Record<string, string> {
+  try {
+    const out: Record<string, string> = {};
+    for (const kv of readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0')) {
+      const i = kv.indexOf('=');
+      if (i > 0) out[kv.slice(0, i)] = kv.slice(i + 1);
+    }
+    return out;
+  } catch {
+    return {};
+  }
 }

@@ -22,6 +22,8 @@ export interface NodeGpu {
   readonly tokend: TokendSupervisor;
   /** One line: the GPUs, tokend, and MPS (or why not). */
   readonly describe: string;
+  /** The MPS control daemon runs: fractional-GPU pods' SM shares are enforced. */
+  readonly mps: boolean;
   stop(): Promise<void>;
 }
 
@@ -57,6 +59,7 @@ export async function startNodeGpu(node: GpuNode, o: NodeGpuOptions): Promise<No
     gpuQuota: push,
     tokend,
     describe,
+    mps: !!mps,
     async stop() {
       if (mps) {
         const r = mps.stop();

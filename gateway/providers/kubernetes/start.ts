@@ -27,7 +27,7 @@ export async function startKubernetesProvider(cfg: Config, redis: Redis): Promis
   const { KubernetesProvider } = load<typeof import('./kubernetes-provider')>('./kubernetes-provider');
   const { registryImages } = load<typeof import('./registry-images')>('./registry-images');
   const images = cfg.kubeImages.check === 'registry' ? registryImages({ insecure: cfg.kubeImages.insecure, timeoutMs: 10_000 }) : undefined;
-  const p = new KubernetesProvider(kubeConfig(cfg.kube), { version: cfg.version, profiles: (ref) => readProfile(redis, ref), images });
+  const p = new KubernetesProvider(kubeConfig(cfg.kube), { version: cfg.version, profiles: (ref) => readProfile(redis, ref), images, gpuMps: cfg.kubeGpuMps });
   await p.start();
   return p;
 }
@@ -79,6 +79,7 @@ export async function startNodeAgent(cfg: Config, nodeName: string, port: number
     cpuacctRoot: v1 ? '/sys/fs/cgroup/cpuacct' : '/sys/fs/cgroup',
     gpus: gpus.gpus.length,
     gpuQuota: gpu?.gpuQuota,
+    mps: gpu?.mps,
     limiter: { from: join(REPO_ROOT, 'native', 'build', 'liblimiter.so'), to: NODE_LIB_DIR },
     port,
     log,

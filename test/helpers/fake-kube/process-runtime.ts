@@ -51,6 +51,12 @@ export function processRuntime(kube: FakeKube, images: ImageStore, cgroups?: Kub
     for (const e of c.env ?? []) {
       if (e.value !== undefined) env[e.name] = e.value;
       else if (e.valueFrom?.fieldRef?.fieldPath === 'metadata.name') env[e.name] = pod.metadata.name!;
+      else {
+        // the downward API's metadata.annotations['k'], read as the container starts
+        const k = /^metadata\.annotations\['(.+)'\]$/.exec(e.valueFrom?.fieldRef?.fieldPath ?? '')?.[1];
+        const v = k ? (pod.metadata.annotations as Record<string, string> | undefined)?.[k] : undefined;
+        if (v !== undefined) env[e.name] = v;
+      }
     }
     env.HOST = podIP;
     env.PORT = String(c.ports?.[0]?.containerPort ?? 8080);
