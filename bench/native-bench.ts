@@ -6,11 +6,14 @@
  *     with a launch cost equal to the kernel's device time, so every budget runs dry: achieved
  *     share of the timeline against the quota, and the time spent in the hooked launch call;
  *  4. 16 threads of one process racing one budget at quota 0.5 and 0.25;
- *  5. quota reaction time (0.8 -> 0.2 and 0.2 -> 0.8).
+ *  5. quota reaction time (0.8 -> 0.2 and 0.2 -> 0.8);
+ *  6. GPU time, not host time: framework-like requests with host gaps (bench/native/gpu-time-report.ts);
+ *  7. entry points the CUDA 12/13 resolver asks for that the limiter could not swap.
  * Every measurement is repeated REPS times (interleaved); tables give the median of the runs and
  * a 95 % percentile-bootstrap interval of that median. Writes bench/results/native.md (overwritten
  * each run); the last line printed is
- *   limiter: launch_overhead_ns=<x> share_error_pct=<y> reaction_ms=<z> contended_share_error_pct=<a> threads16_share=<b>
+ *   limiter: launch_overhead_ns=<a> share_error_pct=<b> host_gap_charge_error_pct=<c> quota1_loss_pct=<d> unswapped=<e>
+ * BENCH_NATIVE_BASELINE=<path to another liblimiter.so> adds its figures to section 7 (same process).
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -18,6 +21,7 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { busyFraction, firstReachNs, reactionNs, steadyShares } from './native/analysis';
 import { CONTEND_BLOCKS, CONTEND_KERNEL_US, CONTEND_NS_PER_BLOCK, type ContendResult, runContention } from './native/contention';
+import { type GpuTimeRep, measureGpuTime, summarizeGpuTime } from './native/gpu-time-report';
 import { fmt, median, type Summary, summarize } from './native/stats';
 import { createTokendControl } from '../gateway/providers/local/tokend-control';
 import { startTokend } from '../gateway/providers/local/tokend-process';
@@ -52,7 +56,7 @@ const col = <T>(xs: T[], f: (x: T) => number): Summary => summarize(xs.map(f));
  * OVERHEAD_ROUNDS times; the minimum of each (other jobs on the machine only ever add time).
  */
 const OVERHEAD_ROUNDS = 3;
-async function overhead(dir: string): Promise<{ base: number; loaded: number; metered: number }> {
+async function overhead(dir: string): Promise<{ base: number; loaded: number; metered: number; learnt: number }> {
   const tokend = await startTokend({ dir, windowMs: WINDOW_MS });
   const prog = path.join(build, 'prog_launch');
   const args = ['--mode', 'async', '--count', '2000000', '--kernel-us', '0', '--blocks', '1'];
@@ -60,11 +64,14 @@ async function overhead(dir: string): Promise<{ base: number; loaded: number; me
   const pre = { ...stub, LD_PRELOAD: path.join(build, 'liblimiter.so') };
   // connected to tokend with limit 1; TL_NS_PER_BLOCK=1 keeps the budget from running dry, so this is the fast path
   const env = { ...pre, TL_TOKEND_SOCKET: tokend.socketPath, TL_NS_PER_BLOCK: '1' };
-  const r = { base: Infinity, loaded: Infinity, metered: Infinity };
+  // the default: each kernel's cost learnt from events around a sample of its launches (0 µs kernels: never dry)
+  const learntEnv = { ...pre, TL_TOKEND_SOCKET: tokend.socketPath };
+  const r = { base: Infinity, loaded: Infinity, metered: Infinity, learnt: Infinity };
   for (let i = 0; i < OVERHEAD_ROUNDS; i++) {
     r.base = Math.min(r.base, lastJson((await startProc(prog, args, stub).done).out).perLaunchNs);
     r.loaded = Math.min(r.loaded, lastJson((await startProc(prog, args, pre).done).out).perLaunchNs);
     r.metered = Math.min(r.metered, lastJson((await startProc(prog, args, env).done).out).perLaunchNs);
+    r.learnt = Math.min(r.learnt, lastJson((await startProc(prog, args, learntEnv).done).out).perLaunchNs);
   }
   await tokend.stop();
   return r;
@@ -163,18 +170,36 @@ const THREADS: Scenario[] = [
   { key: 't16-025-fixed', label: `fixed cost, 1 launch per sync`, quotas: [0.25], threads: 16, depth: 1, shared: false },
 ];
 
+/** Entry points a CUDA 12/13 runtime resolves by (name, version, flags) that came back unswapped:
+ * prog_resolver (the resolution sequence of cudart, CUDA 13's cuCtxSynchronize@13000 included) and,
+ * where nvcc built them, the real cudart programs (static, shared) up to where the stub stops them. */
+async function unswappedCounts(dir: string): Promise<{ swapped: number; unswapped: number; programs: string[] }> {
+  const progs = ['prog_resolver', 'prog_cudart_static', 'prog_cudart_shared'].filter((p) => existsSync(path.join(build, p)));
+  let swapped = 0;
+  let unswapped = 0;
+  for (const p of progs) {
+    const stats = path.join(dir, `${p}.stats`);
+    await startProc(path.join(build, p), [], { LD_LIBRARY_PATH: path.join(build, 'stub'), LD_PRELOAD: path.join(build, 'liblimiter.so'), TL_STATS_FILE: stats }).done;
+    const kv = Object.fromEntries(readFileSync(stats, 'utf8').split('\n').filter(Boolean).map((l) => l.split('=')));
+    swapped += Number(kv.swapped);
+    unswapped += Number(kv.unswapped);
+  }
+  return { swapped, unswapped, programs: progs };
+}
+
 async function main(): Promise<void> {
   if (!existsSync('/usr/local/cuda/include/cuda.h')) {
     console.log('native bench: /usr/local/cuda/include/cuda.h missing, limiter not built; nothing to measure');
-    console.log('limiter: launch_overhead_ns=NaN share_error_pct=NaN reaction_ms=NaN contended_share_error_pct=NaN threads16_share=NaN');
+    console.log('limiter: launch_overhead_ns=NaN share_error_pct=NaN host_gap_charge_error_pct=NaN quota1_loss_pct=NaN unswapped=NaN');
     return;
   }
-  execFileSync('make', ['-s', '-C', path.join(root, 'native'), 'test-progs'], { stdio: 'inherit' });
+  execFileSync('make', ['-s', '-C', path.join(root, 'native'), 'cuda-progs'], { stdio: 'inherit' });
+  const baselineSo = process.env.BENCH_NATIVE_BASELINE || undefined;
   const dir = mkdtempSync(path.join(tmpdir(), 'tlb-'));
   const load0 = loadavg();
   const t0 = Date.now();
   try {
-    const oh: Array<{ base: number; loaded: number; metered: number }> = [];
+    const oh: Array<{ base: number; loaded: number; metered: number; learnt: number }> = [];
     const pairs = [[0.3, 0.7], [0.5, 0.5], [0.2, 0.8], [0.1, 0.4]];
     const shareRuns: ShareRow[][] = pairs.map(() => []);
     const cpuRuns: ShareRow[] = [];
@@ -182,6 +207,8 @@ async function main(): Promise<void> {
     const scenarios = [...CONTENDED, LEARNT_SHARED, UNCONTENDED, ALONE_DRY, STUB_ALONE(1), STUB_ALONE(2), STUB_ALONE(4), STUB_ALONE(1, 16), ...THREADS];
     const cont = new Map<string, ContendResult[]>(scenarios.map((s) => [s.key, []]));
     const repLoad: number[] = [];
+    const gpuTime: GpuTimeRep[] = [];
+    const swaps = await unswappedCounts(dir);
     for (let rep = 1; rep <= REPS; rep++) {
       oh.push(await overhead(dir));
       for (const [i, q] of pairs.entries()) shareRuns[i].push(await gpuShares(dir, q, RUN_S));
@@ -193,6 +220,7 @@ async function main(): Promise<void> {
           nsPerBlock: s.nsPerBlock, limiter: s.limiter, shared: s.shared, windowMs: WINDOW_MS,
         }));
       }
+      gpuTime.push(await measureGpuTime(build, dir, baselineSo));
       repLoad.push(loadavg()[0]);
       const c = (k: string) => cont.get(k) as ContendResult[];
       console.log(`rep ${rep}/${REPS} (${((Date.now() - t0) / 1000).toFixed(0)} s): overhead ${(oh[rep - 1].metered - oh[rep - 1].base).toFixed(1)} ns, ` +
@@ -206,10 +234,13 @@ async function main(): Promise<void> {
     const base = col(oh, (o) => o.base);
     const loaded = col(oh, (o) => o.loaded);
     const metered = col(oh, (o) => o.metered);
-    const ohDiff = col(oh, (o) => o.metered - o.base);
+    const learnt = col(oh, (o) => o.learnt);
+    const ohFixed = col(oh, (o) => o.metered - o.base);
+    const ohDiff = col(oh, (o) => o.learnt - o.base);
+    const gt = summarizeGpuTime(gpuTime, !!baselineSo);
     // ---- 2. shares, one timeline per process ----
     const shareRows = pairs.map((q, i) => ({ quotas: q, runs: shareRuns[i] }));
-    const shareErr = Math.max(...shareRows.map((r) => median(r.runs.map((x) => x.errPts))));
+    const shareErr = Math.max(...shareRows.map((r) => median(r.runs.map((x) => x.errPts))), gt.shareErrPts);
     // ---- 3. contention ----
     const contendedErr = Math.max(...CONTENDED.map((s) => median(C(s.key).map((r) => r.errPts))));
     // ---- 4. 16 threads ----
@@ -241,8 +272,8 @@ async function main(): Promise<void> {
       return `| ${s.quotas[0]} | ${s.label} | ${fmt(col(runs, (r) => r.used[0]))} | ${fmt(col(runs, (r) => r.errPts), 2)} | ` +
         `${fmt(col(runs, (r) => (r.used[0] - s.quotas[0]) * 100), 2)} | ${ns(col(runs, (r) => r.stats[0].ns_per_block))} |`;
     };
-    const headline = `limiter: launch_overhead_ns=${ohDiff.median.toFixed(1)} share_error_pct=${shareErr.toFixed(2)} reaction_ms=${reactionMs.toFixed(1)} ` +
-      `contended_share_error_pct=${contendedErr.toFixed(2)} threads16_share=${t16.median.toFixed(3)}`;
+    const headline = `limiter: launch_overhead_ns=${ohDiff.median.toFixed(1)} share_error_pct=${shareErr.toFixed(2)} ` +
+      `host_gap_charge_error_pct=${gt.chargeErrPct.toFixed(2)} quota1_loss_pct=${gt.quota1LossPct.toFixed(2)} unswapped=${swaps.unswapped}`;
 
     const md = [
       '# Native token limiter — `npm run bench:native`',
@@ -263,9 +294,12 @@ async function main(): Promise<void> {
       headline,
       '```',
       '',
-      '`launch_overhead_ns`: section 1; `share_error_pct`: worst median error of section 2 (GPU rows); `reaction_ms`: section 6 ' +
-        '(the slower direction); `contended_share_error_pct`: worst median error of section 3 (fixed cost rows); `threads16_share`: ' +
-        'section 5, quota 0.5, learnt cost.',
+      '`launch_overhead_ns`: section 1, the default configuration (costs learnt from events); `share_error_pct`: worst median ' +
+        'error of section 2 (GPU rows) and section 7 (framework-like requests alone at 0.25 / 0.5 and time-sliced at 0.3 / 0.7); ' +
+        '`host_gap_charge_error_pct`: worst median charge error of section 7 (host gaps 0 / 1× / 5×, 1 and 4 streams); ' +
+        '`quota1_loss_pct`: section 7, throughput at quota 1.0 against unlimited (0 when not lower); `unswapped`: section 8. ' +
+        `Also measured: quota reaction ${reactionMs.toFixed(1)} ms (section 6), contended share error ${contendedErr.toFixed(2)} pts ` +
+        `(section 3), 16 threads at quota 0.5 used ${t16.median.toFixed(3)} (section 5).`,
       '',
       '## 1. Fast-path launch cost (async launches, 1 block, budget never dry)',
       '',
@@ -273,8 +307,10 @@ async function main(): Promise<void> {
       '| --- | ---: |',
       `| stub driver alone | ${fmt(base, 1)} |`,
       `| + limiter preloaded, no tokend | ${fmt(loaded, 1)} |`,
-      `| + limiter metered by tokend (TL_NS_PER_BLOCK=1: fast path) | ${fmt(metered, 1)} |`,
-      `| **overhead** (metered − alone, per run; target < 200) | **${fmt(ohDiff, 1)}** |`,
+      `| + limiter metered by tokend, fixed cost (TL_NS_PER_BLOCK=1: no events) | ${fmt(metered, 1)} |`,
+      `| + limiter metered by tokend, learnt cost (the default: events around 1 launch in 64) | ${fmt(learnt, 1)} |`,
+      `| overhead with the fixed cost (per run) | ${fmt(ohFixed, 1)} |`,
+      `| **overhead** (learnt − alone, per run; target < 200) | **${fmt(ohDiff, 1)}** |`,
       '',
       '## 2. Shares, one device timeline per process',
       '',
@@ -338,6 +374,14 @@ async function main(): Promise<void> {
       '',
       `0.8→0.2: ${fmt(down, 1)} ms (until every later 2-window span is ≤ 0.3); 0.2→0.8: ${fmt(up, 1)} ms (until a 2-window span ` +
         `first reaches 0.65); target ≤ 2 windows = ${2 * WINDOW_MS} ms.`,
+      '',
+      ...gt.markdown,
+      '## 8. Entry points resolved by version',
+      '',
+      `${swaps.programs.join(', ')} under the limiter: ${swaps.swapped} entry points swapped to the limiter's hooks, ` +
+        `**${swaps.unswapped} unswapped** (a hooked name the driver answered with a pointer that is no hooked export). ` +
+        'The cudart programs stop at cuGetExportTable on the stub (private tables no stub can provide); native/test/gpu-check.sh ' +
+        'runs them on a GPU.',
       '',
     ].join('\n');
     const out = path.join(root, 'bench', 'results', 'native.md');

@@ -1,8 +1,10 @@
 /* The GPU-time budget and the tokend client thread.
  *
  * Hot path (tl_budget_charge): one relaxed atomic fetch_sub of the launch's
- * estimated cost (ns) from `tokens`; thread-local counters otherwise. No lock
- * and no system call unless the budget ran dry.
+ * cost (ns of device time, from meter.c) from `tokens`; thread-local counters
+ * otherwise. No lock and no system call unless the budget ran dry. A launch
+ * whose device time was measured later is trued up (tl_budget_true_up): the
+ * difference goes back into, or is taken from, the same word.
  *
  * A background thread talks to tokend (tokend_proto.h): on each GRANT it sets
  * tokens = grant + debt (unused tokens expire with the window, overdraft is
@@ -11,36 +13,14 @@
  * tokend has been silent for TL_TIMEOUT_MS the limiter fails open (or keeps
  * waiting with TL_FAIL=closed), keeps reconnecting and counts both.
  *
- * Cost of a launch = blocks * ns_per_block; a graph launch = ns_per_graph.
- * Both are learnt from the process's busy time: a thread is "in flight" from
- * the first launch it issues after a synchronize until that synchronize
- * returns; the union of those intervals over all threads, divided by the
- * blocks (graphs) they completed, is one sample (taken every >= 10 ms of busy
- * time). Kernels of one process queued behind each other therefore cost their
- * own time, not their wait. A thread that runs dry while it has launches in
- * flight first drains them (the real cuCtxSynchronize) and closes its interval,
- * so time spent waiting for tokens is never counted as GPU time. Exact up to
- * the synchronize latency for launch-then-synchronize loops; conservative when
- * a thread leaves the GPU idle while in flight. The first launch after a synchronize takes one uncontended
- * lock to register the thread; the others only the atomic decrement.
- * TL_NS_PER_BLOCK fixes the block cost instead.
- *
- * A sample is "clean" when it closes at an idle point (no thread in flight):
- * every block counted then ran inside the measured union, and the only error is
- * synchronize latency and preemption, which only add; clean samples move the
- * estimate along the lower envelope. A sample closed while other threads are in
- * flight is not clean: their blocks that already ran are counted at their own
- * synchronize, in a later sample, so the error is two-sided (with 16 threads
- * issuing 4 launches per synchronize, tens of ms of executed work at the
- * boundary of a 10 ms sample) and the lower envelope of such samples sat 4-11 %
- * below the true cost: 16 threads at quota 0.5 used 0.52-0.55 of the device.
- * Such samples are taken only for the first estimate and when a process has not
- * been idle for TL_SAMPLE_MAX_NS of busy time, and move the estimate
- * symmetrically. A budget that runs dry idles the process every window.
+ * What a launch costs is the meter's business (meter.c): the device time its
+ * kernel occupied, measured with CUDA events, so host time between launches
+ * and the time a kernel waits for another context are never charged.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <poll.h>
+#include <sys/eventfd.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -51,46 +31,32 @@
 #include <unistd.h>
 
 #include "limiter.h"
+#include "meter.h"
 #include "tl_clock.h"
 #include "tokend_proto.h"
 
 #define TL_UNLIMITED (INT64_MAX / 4)
-/* Synchronize latency and preemption only ever add to a sample, so the
- * estimate follows the lower envelope: it moves down by 1/2 of the gap and up
- * by 1/16 (a slower kernel mix still shows up after a few dozen syncs).
- * Samples that are not clean (see above) move it by 1/4 either way. */
-#define TL_EWMA_DOWN 1
-#define TL_EWMA_UP 4
-#define TL_EWMA_MID 2
-#define TL_SAMPLE_NS 10000000ull      /* busy time per sample */
-#define TL_SAMPLE_MAX_NS 200000000ull /* busy time after which a never-idle process takes a sample anyway */
-/* g.learnt: how the current estimate was set */
-enum { TL_GUESS = 0, TL_ROUGH = 1, TL_CLEAN = 2 };
-
 static struct {
   _Alignas(64) _Atomic int64_t tokens; /* the hot word, alone on its cache line */
-  _Alignas(64) _Atomic uint64_t ns_per_block, ns_per_graph;
-  _Atomic int started, open, waiters, learnt;
+  _Alignas(64) _Atomic int started, open, waiters;
   _Atomic uint64_t last_heard_ns;
   _Atomic uint64_t launches, graph_launches, throttled, throttled_ns, failopen;
-  _Atomic uint64_t connects, disconnects, grants, revokes, granted_ns, charged_ns;
+  _Atomic uint64_t connects, disconnects, grants, revokes, granted_ns, charged_ns, cost_ns;
   pthread_mutex_t mu;
   pthread_cond_t cv;
-  pthread_mutex_t busy_mu; /* guards the in-flight union below */
-  unsigned inflight;
-  int carried; /* blocks of threads in flight at the last sample reset are counted in this one */
-  uint64_t busy_start_ns, busy_acc_ns, blocks_done, graphs_done;
   pthread_key_t tls_key;
+  int wake_fd; /* eventfd: a thread that ran dry wakes the client thread at once */
   /* owned by the client thread */
   int fd;
   int64_t base;        /* tokens right after the last refill, for usage */
   uint64_t window_ns, last_report_ns, last_launches;
   uint64_t reported; /* of the tokens used since the last refill, how many tokend has heard of */
   int sent_blocked, blocked_in_window;
-} g = {.fd = -1, .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER, .busy_mu = PTHREAD_MUTEX_INITIALIZER};
+} g = {.fd = -1, .wake_fd = -1, .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
 
 struct tl_thread {
-  uint64_t launches, graphs, units_blocks, units_graphs;
+  uint64_t launches, graphs;
+  int64_t cost; /* ns charged since the last flush (true-ups may make it negative) */
   int registered;
 };
 static __thread struct tl_thread t;
@@ -98,7 +64,9 @@ static __thread struct tl_thread t;
 static void flush_thread(struct tl_thread *th) {
   if (th->launches) atomic_fetch_add_explicit(&g.launches, th->launches, memory_order_relaxed);
   if (th->graphs) atomic_fetch_add_explicit(&g.graph_launches, th->graphs, memory_order_relaxed);
+  if (th->cost) atomic_fetch_add_explicit(&g.cost_ns, (uint64_t)th->cost, memory_order_relaxed);
   th->launches = th->graphs = 0;
+  th->cost = 0;
 }
 
 static void thread_exit(void *p) { flush_thread(p); }
@@ -239,8 +207,13 @@ static void *client_main(void *arg) {
       g.sent_blocked = g.blocked_in_window = 1;
       if (send_acquire(1, unreported_use()) != 0) { disconnect("send failed"); continue; }
     }
-    struct pollfd p = {.fd = g.fd, .events = POLLIN};
-    if (poll(&p, 1, 2) <= 0) continue;
+    struct pollfd p[2] = {{.fd = g.fd, .events = POLLIN}, {.fd = g.wake_fd, .events = POLLIN}};
+    if (poll(p, g.wake_fd >= 0 ? 2 : 1, 2) <= 0) continue;
+    if (p[1].revents & POLLIN) {
+      uint64_t x;
+      if (read(g.wake_fd, &x, sizeof x) < 0) {} /* drained; the waiters are seen at the top */
+    }
+    if (!(p[0].revents & (POLLIN | POLLHUP | POLLERR))) continue;
     ssize_t n = recv(g.fd, buf + have, sizeof buf - have, 0);
     if (n <= 0) {
       if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
@@ -262,10 +235,6 @@ static void *client_main(void *arg) {
 void tl_budget_start(void) {
   int expected = 0;
   if (!atomic_compare_exchange_strong(&g.started, &expected, 1)) return;
-  uint64_t npb = tl_cfg.ns_per_block ? tl_cfg.ns_per_block : 1000;
-  atomic_store(&g.ns_per_block, npb);
-  atomic_store(&g.ns_per_graph, 1000000);
-  atomic_store(&g.learnt, tl_cfg.ns_per_block ? TL_CLEAN : TL_GUESS);
   pthread_key_create(&g.tls_key, thread_exit);
   if (!tl_cfg.socket_path[0]) { /* no tokend: meter nothing */
     atomic_store(&g.tokens, TL_UNLIMITED);
@@ -274,6 +243,7 @@ void tl_budget_start(void) {
   }
   atomic_store(&g.tokens, 0);
   atomic_store(&g.last_heard_ns, tl_clock_now());
+  g.wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   pthread_t th;
   pthread_attr_t at;
   pthread_attr_init(&at);
@@ -285,16 +255,14 @@ void tl_budget_start(void) {
   pthread_attr_destroy(&at);
 }
 
-void tl_budget_sync_end(void);
-static int (*g_drain)(void);
-void tl_budget_set_drain(int (*drain)(void)) { g_drain = drain; }
-
 static void wait_for_tokens(void) {
-  if ((t.units_blocks || t.units_graphs) && g_drain && g_drain() == 0) tl_budget_sync_end();
   uint64_t t0 = tl_clock_now();
   atomic_fetch_add_explicit(&g.throttled, 1, memory_order_relaxed);
   pthread_mutex_lock(&g.mu);
-  atomic_fetch_add(&g.waiters, 1);
+  if (atomic_fetch_add(&g.waiters, 1) == 0 && g.wake_fd >= 0) {
+    uint64_t one = 1;
+    if (write(g.wake_fd, &one, sizeof one) < 0) {} /* the client thread polls every 2 ms anyway */
+  }
   while (atomic_load(&g.tokens) < 0 && !atomic_load(&g.open)) {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
@@ -307,22 +275,14 @@ static void wait_for_tokens(void) {
   atomic_fetch_add_explicit(&g.throttled_ns, tl_clock_now() - t0, memory_order_relaxed);
 }
 
-static void begin_flight(void) {
-  pthread_mutex_lock(&g.busy_mu);
-  if (g.inflight++ == 0) g.busy_start_ns = tl_clock_now();
-  pthread_mutex_unlock(&g.busy_mu);
-}
-
-void tl_budget_charge(uint64_t units, int graph) {
+void tl_budget_charge(uint64_t cost_ns, int graph) {
   if (__builtin_expect(!atomic_load_explicit(&g.started, memory_order_relaxed), 0)) tl_budget_start();
-  uint64_t per = atomic_load_explicit(graph ? &g.ns_per_graph : &g.ns_per_block, memory_order_relaxed);
-  int64_t cost = (int64_t)(units * per);
-  if (cost <= 0) cost = 1;
+  int64_t cost = cost_ns ? (int64_t)cost_ns : 1;
   if (__builtin_expect(atomic_fetch_sub_explicit(&g.tokens, cost, memory_order_relaxed) < cost, 0))
     wait_for_tokens();
-  if (!t.units_blocks && !t.units_graphs) begin_flight();
-  if (graph) { t.units_graphs += units; t.graphs++; }
-  else { t.units_blocks += units; t.launches++; }
+  t.cost += cost;
+  if (graph) t.graphs++;
+  else t.launches++;
   if (__builtin_expect(!t.registered, 0)) {
     t.registered = 1;
     pthread_setspecific(g.tls_key, &t);
@@ -330,59 +290,25 @@ void tl_budget_charge(uint64_t units, int graph) {
   if (((t.launches + t.graphs) & 15) == 0) flush_thread(&t);
 }
 
-void tl_budget_sync_begin(void) {}
-
-/* Under busy_mu. `clean`: the sample closed at an idle point (one-sided error). */
-static void learn(_Atomic uint64_t *est, uint64_t sample, int clean) {
-  uint64_t old = atomic_load_explicit(est, memory_order_relaxed);
-  uint64_t nv = clean ? (sample < old ? old - ((old - sample) >> TL_EWMA_DOWN) : old + ((sample - old) >> TL_EWMA_UP))
-                      : (sample < old ? old - ((old - sample) >> TL_EWMA_MID) : old + ((sample - old) >> TL_EWMA_MID));
-  int level = clean ? TL_CLEAN : TL_ROUGH;
-  if (atomic_load(&g.learnt) < level) { /* the first sample replaces the guess; the first clean one a rough estimate */
-    atomic_store(&g.learnt, level);
-    nv = sample;
-  }
-  atomic_store_explicit(est, nv ? nv : 1, memory_order_relaxed);
-}
-
-void tl_budget_sync_end(void) {
-  flush_thread(&t);
-  if (!t.units_blocks && !t.units_graphs) return;
-  pthread_mutex_lock(&g.busy_mu);
-  uint64_t now = tl_clock_now();
-  g.busy_acc_ns += now - g.busy_start_ns;
-  g.busy_start_ns = now;
-  g.inflight--;
-  g.blocks_done += t.units_blocks;
-  g.graphs_done += t.units_graphs;
-  int idle = g.inflight == 0, clean = idle && !g.carried;
-  if (g.busy_acc_ns >= TL_SAMPLE_NS &&
-      (idle || atomic_load(&g.learnt) == TL_GUESS || g.busy_acc_ns >= TL_SAMPLE_MAX_NS)) {
-    uint64_t busy = g.busy_acc_ns;
-    if (!tl_cfg.ns_per_block && g.blocks_done && !g.graphs_done) learn(&g.ns_per_block, busy / g.blocks_done, clean);
-    else if (g.graphs_done) {
-      uint64_t kern = g.blocks_done * atomic_load(&g.ns_per_block);
-      if (busy > kern) learn(&g.ns_per_graph, (busy - kern) / g.graphs_done, clean);
-    }
-    g.busy_acc_ns = g.blocks_done = g.graphs_done = 0;
-    g.carried = !idle;
-  }
-  pthread_mutex_unlock(&g.busy_mu);
-  t.units_blocks = t.units_graphs = 0;
+/* Not on the hot path: once per sampled launch, when its events are read. */
+void tl_budget_true_up(uint64_t charged_ns, uint64_t actual_ns) {
+  int64_t back = (int64_t)charged_ns - (int64_t)actual_ns;
+  if (!back) return;
+  t.cost -= back;
+  if (!atomic_load_explicit(&g.open, memory_order_relaxed)) atomic_fetch_add_explicit(&g.tokens, back, memory_order_relaxed);
 }
 
 /* In the child: no client thread, a fresh identity for tokend, no inherited budget. */
 void tl_budget_after_fork(void) {
   if (g.fd >= 0) close(g.fd);
   g.fd = -1;
+  if (g.wake_fd >= 0) close(g.wake_fd);
+  g.wake_fd = -1;
   pthread_mutex_init(&g.mu, NULL);
   pthread_cond_init(&g.cv, NULL);
-  pthread_mutex_init(&g.busy_mu, NULL);
-  g.inflight = 0;
-  g.carried = 0;
-  g.busy_acc_ns = g.blocks_done = g.graphs_done = 0;
   atomic_store(&g.waiters, 0);
   t = (struct tl_thread){0};
+  tl_meter_after_fork();
   if (atomic_load(&g.started) && tl_cfg.socket_path[0]) {
     atomic_store(&g.started, 0);
     atomic_store(&g.open, 0);
@@ -406,5 +332,5 @@ void tl_budget_stats(struct tl_stats *st) {
   st->revokes = atomic_load(&g.revokes);
   st->granted_ns = atomic_load(&g.granted_ns);
   st->charged_ns = atomic_load(&g.charged_ns);
-  st->ns_per_block = atomic_load(&g.ns_per_block);
+  st->cost_ns = atomic_load(&g.cost_ns);
 }

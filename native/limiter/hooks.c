@@ -5,6 +5,9 @@
 #if CUDA_VERSION < 13000 /* CUDA 13's entry point, declared for older headers */
 CUresult CUDAAPI cuCtxSynchronize_v2(CUcontext ctx);
 #endif
+/* exported by the driver; cuda.h names them only through #defines or behind
+ * __CUDA_API_PER_THREAD_DEFAULT_STREAM */
+CUresult CUDAAPI cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *d, size_t n, CUmemoryPool p, CUstream s);
 
 #include <dlfcn.h>
 #include <link.h>
@@ -14,6 +17,7 @@ CUresult CUDAAPI cuCtxSynchronize_v2(CUcontext ctx);
 #include <string.h>
 
 #include "limiter.h"
+#include "meter.h"
 
 enum tl_hook_id {
 #define TL_HOOK(name, group) HK_##name,
@@ -86,10 +90,31 @@ static void resolve_reals(void) {
   /* the handle stays open for the life of the process, as the driver does */
 }
 
+/* The driver functions the meter calls: resolved, never hooked. */
+static void resolve_meter(void) {
+  dlsym_fn ds = real_dlsym();
+  void *h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+  struct tl_event_api api = {0};
+  if (h && ds) {
+    api.create = (__typeof__(api.create))ds(h, "cuEventCreate");
+    api.record = (__typeof__(api.record))ds(h, "cuEventRecord");
+    api.query = (__typeof__(api.query))ds(h, "cuEventQuery");
+    api.elapsed = (__typeof__(api.elapsed))ds(h, "cuEventElapsedTime_v2");
+    if (!api.elapsed) api.elapsed = (__typeof__(api.elapsed))ds(h, "cuEventElapsedTime");
+    api.destroy = (__typeof__(api.destroy))ds(h, "cuEventDestroy_v2");
+    api.ctx_current = (__typeof__(api.ctx_current))ds(h, "cuCtxGetCurrent");
+    api.is_capturing = (__typeof__(api.is_capturing))ds(h, "cuStreamIsCapturing");
+    api.stream_query = (__typeof__(api.stream_query))ds(h, "cuStreamQuery");
+  }
+  if (!tl_cfg.ns_per_block && !(api.create && api.record && api.query && api.elapsed && api.ctx_current))
+    tl_log("driver without CUDA events: launch costs stay at the average guess");
+  tl_meter_init(&api, tl_cfg.ns_per_block, tl_cfg.sample_every);
+}
+
 static void init_once(void) {
   tl_init();
   resolve_reals();
-  tl_budget_set_drain((int (*)(void))REAL(cuCtxSynchronize));
+  resolve_meter();
 }
 
 static inline void ensure_init(void) { pthread_once(&g_once, init_once); }
@@ -180,62 +205,87 @@ CUresult cuGetProcAddress(const char *symbol, void **pfn, int ver, cuuint64_t fl
   return r;
 }
 
-/* ---- launches: charge the budget, then call the real function ---- */
+/* ---- launches: the meter charges the budget, then the real function runs ---- */
 #define LAUNCH_PARAMS CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, \
   unsigned bz, unsigned shm, CUstream s
 #define LAUNCH_ARGS f, gx, gy, gz, bx, by, bz, shm, s
+#define REAL_OR_FAIL(name)                                                            \
+  __typeof__(name) *real = REAL(name);                                                \
+  if (__builtin_expect(!real, 0)) { ensure_init(); real = REAL(name); }               \
+  if (!real) return CUDA_ERROR_NOT_INITIALIZED
 
-#define LAUNCH_HOOK(name, extra_params, extra_args)                                   \
+/* key, units, graph, stream, ptsz: what the meter needs; call: the real call */
+#define METERED(key, units, graph, stream, ptsz, call)                                \
+  struct tl_launch l_;                                                                \
+  tl_meter_begin(&l_, (uintptr_t)(key), (units), (graph), (stream), (ptsz));          \
+  CUresult r_ = call;                                                                 \
+  tl_meter_end(&l_, r_);                                                              \
+  return r_
+
+#define LAUNCH_HOOK(name, ptsz, extra_params, extra_args)                             \
   CUresult name(LAUNCH_PARAMS extra_params) {                                         \
-    __typeof__(name) *real = REAL(name);                                              \
-    if (__builtin_expect(!real, 0)) { ensure_init(); real = REAL(name); }             \
-    if (!real) return CUDA_ERROR_NOT_INITIALIZED;                                     \
-    tl_budget_charge((uint64_t)gx * gy * gz, 0);                                      \
-    return real(LAUNCH_ARGS extra_args);                                              \
+    REAL_OR_FAIL(name);                                                               \
+    METERED(f, (uint64_t)gx * gy * gz, 0, s, ptsz, real(LAUNCH_ARGS extra_args));     \
   }
 #define COMMA ,
-LAUNCH_HOOK(cuLaunchKernel, COMMA void **kp COMMA void **ex, COMMA kp COMMA ex)
-LAUNCH_HOOK(cuLaunchKernel_ptsz, COMMA void **kp COMMA void **ex, COMMA kp COMMA ex)
-LAUNCH_HOOK(cuLaunchCooperativeKernel, COMMA void **kp, COMMA kp)
-LAUNCH_HOOK(cuLaunchCooperativeKernel_ptsz, COMMA void **kp, COMMA kp)
+LAUNCH_HOOK(cuLaunchKernel, 0, COMMA void **kp COMMA void **ex, COMMA kp COMMA ex)
+LAUNCH_HOOK(cuLaunchKernel_ptsz, 1, COMMA void **kp COMMA void **ex, COMMA kp COMMA ex)
+LAUNCH_HOOK(cuLaunchCooperativeKernel, 0, COMMA void **kp, COMMA kp)
+LAUNCH_HOOK(cuLaunchCooperativeKernel_ptsz, 1, COMMA void **kp, COMMA kp)
 
-#define LAUNCH_EX_HOOK(name)                                                          \
+#define LAUNCH_EX_HOOK(name, ptsz)                                                    \
   CUresult name(const CUlaunchConfig *c, CUfunction f, void **kp, void **ex) {        \
-    __typeof__(name) *real = REAL(name);                                              \
-    if (__builtin_expect(!real, 0)) { ensure_init(); real = REAL(name); }             \
-    if (!real) return CUDA_ERROR_NOT_INITIALIZED;                                     \
-    if (c) tl_budget_charge((uint64_t)c->gridDimX * c->gridDimY * c->gridDimZ, 0);    \
-    return real(c, f, kp, ex);                                                        \
+    REAL_OR_FAIL(name);                                                               \
+    if (!c) return real(c, f, kp, ex);                                                \
+    METERED(f, (uint64_t)c->gridDimX * c->gridDimY * c->gridDimZ, 0, c->hStream, ptsz, real(c, f, kp, ex)); \
   }
-LAUNCH_EX_HOOK(cuLaunchKernelEx)
-LAUNCH_EX_HOOK(cuLaunchKernelEx_ptsz)
+LAUNCH_EX_HOOK(cuLaunchKernelEx, 0)
+LAUNCH_EX_HOOK(cuLaunchKernelEx_ptsz, 1)
 
-#define GRAPH_HOOK(name)                                                              \
+#define GRAPH_HOOK(name, ptsz)                                                        \
   CUresult name(CUgraphExec g, CUstream s) {                                          \
-    __typeof__(name) *real = REAL(name);                                              \
-    if (__builtin_expect(!real, 0)) { ensure_init(); real = REAL(name); }             \
-    if (!real) return CUDA_ERROR_NOT_INITIALIZED;                                     \
-    tl_budget_charge(1, 1);                                                           \
-    return real(g, s);                                                                \
+    REAL_OR_FAIL(name);                                                               \
+    METERED(g, 1, 1, s, ptsz, real(g, s));                                            \
   }
-GRAPH_HOOK(cuGraphLaunch)
-GRAPH_HOOK(cuGraphLaunch_ptsz)
+GRAPH_HOOK(cuGraphLaunch, 0)
+GRAPH_HOOK(cuGraphLaunch_ptsz, 1)
 
-/* ---- synchronize: learn the cost of a block from issue-to-completion time ---- */
+/* the pre-4.0 launch API: cuLaunch runs a 1 x 1 grid on the legacy stream */
+CUresult cuLaunch(CUfunction f) {
+  REAL_OR_FAIL(cuLaunch);
+  METERED(f, 1, 0, NULL, 0, real(f));
+}
+CUresult cuLaunchGrid(CUfunction f, int w, int h) {
+  REAL_OR_FAIL(cuLaunchGrid);
+  METERED(f, (uint64_t)(w > 0 ? w : 1) * (uint64_t)(h > 0 ? h : 1), 0, NULL, 0, real(f, w, h));
+}
+CUresult cuLaunchGridAsync(CUfunction f, int w, int h, CUstream s) {
+  REAL_OR_FAIL(cuLaunchGridAsync);
+  METERED(f, (uint64_t)(w > 0 ? w : 1) * (uint64_t)(h > 0 ? h : 1), 0, s, 0, real(f, w, h, s));
+}
+/* deprecated, several devices: each entry is charged (not sampled: other contexts) */
+CUresult cuLaunchCooperativeKernelMultiDevice(CUDA_LAUNCH_PARAMS *p, unsigned n, unsigned flags) {
+  REAL_OR_FAIL(cuLaunchCooperativeKernelMultiDevice);
+  uint64_t blocks = 0;
+  for (unsigned i = 0; p && i < n; i++) blocks += (uint64_t)p[i].gridDimX * p[i].gridDimY * p[i].gridDimZ;
+  METERED(p && n ? p[0].function : NULL, blocks, 0, NULL, 0, real(p, n, flags));
+}
+
+/* ---- synchronize: completed samples are read here ---- */
 #define SYNC_HOOK(name, params, args)                                                 \
   CUresult name params {                                                              \
     ensure_init();                                                                    \
     __typeof__(name) *real = REAL(name);                                              \
     if (!real) return CUDA_ERROR_NOT_INITIALIZED;                                     \
-    tl_budget_sync_begin();                                                           \
     CUresult r = real args;                                                           \
-    if (r == CUDA_SUCCESS) tl_budget_sync_end();                                      \
+    if (r == CUDA_SUCCESS) tl_meter_harvest();                                        \
     return r;                                                                         \
   }
 SYNC_HOOK(cuStreamSynchronize, (CUstream s), (s))
 SYNC_HOOK(cuStreamSynchronize_ptsz, (CUstream s), (s))
 SYNC_HOOK(cuCtxSynchronize, (void), ())
 SYNC_HOOK(cuCtxSynchronize_v2, (CUcontext c), (c)) /* CUDA 13's, resolved at version 13000 */
+SYNC_HOOK(cuEventSynchronize, (CUevent e), (e))     /* how frameworks wait for a request */
 
 /* ---- memory: reserve against the cap, then allocate ---- */
 #define ALLOC_HOOK(name, params, args, bytes)                                         \
@@ -253,6 +303,8 @@ ALLOC_HOOK(cuMemAlloc_v2, (CUdeviceptr *d, size_t n), (d, n), n)
 ALLOC_HOOK(cuMemAllocManaged, (CUdeviceptr *d, size_t n, unsigned fl), (d, n, fl), n)
 ALLOC_HOOK(cuMemAllocAsync, (CUdeviceptr *d, size_t n, CUstream s), (d, n, s), n)
 ALLOC_HOOK(cuMemAllocAsync_ptsz, (CUdeviceptr *d, size_t n, CUstream s), (d, n, s), n)
+ALLOC_HOOK(cuMemAllocFromPoolAsync, (CUdeviceptr *d, size_t n, CUmemoryPool p, CUstream s), (d, n, p, s), n)
+ALLOC_HOOK(cuMemAllocFromPoolAsync_ptsz, (CUdeviceptr *d, size_t n, CUmemoryPool p, CUstream s), (d, n, p, s), n)
 /* the driver may pad rows; the cap counts the requested width * height */
 ALLOC_HOOK(cuMemAllocPitch_v2, (CUdeviceptr *d, size_t *pitch, size_t w, size_t h, unsigned e), (d, pitch, w, h, e),
            (uint64_t)w * h)
@@ -269,6 +321,29 @@ ALLOC_HOOK(cuMemAllocPitch_v2, (CUdeviceptr *d, size_t *pitch, size_t w, size_t 
 FREE_HOOK(cuMemFree_v2, (CUdeviceptr d), (d))
 FREE_HOOK(cuMemFreeAsync, (CUdeviceptr d, CUstream s), (d, s))
 FREE_HOOK(cuMemFreeAsync_ptsz, (CUdeviceptr d, CUstream s), (d, s))
+
+/* virtual memory management: physical memory is created as a handle and mapped
+ * elsewhere; the cap counts it at creation (handles are kept apart from device
+ * pointers in the size table by their top bit) */
+#define TL_HANDLE_TAG (1ull << 63)
+CUresult cuMemCreate(CUmemGenericAllocationHandle *h, size_t n, const CUmemAllocationProp *prop, unsigned long long fl) {
+  ensure_init();
+  __typeof__(cuMemCreate) *real = REAL(cuMemCreate);
+  if (!real) return CUDA_ERROR_NOT_INITIALIZED;
+  if (tl_mem_reserve(n) != 0) return CUDA_ERROR_OUT_OF_MEMORY;
+  CUresult r = real(h, n, prop, fl);
+  if (r != CUDA_SUCCESS || !h) tl_mem_unreserve(n);
+  else tl_mem_record((uint64_t)*h | TL_HANDLE_TAG, n);
+  return r;
+}
+CUresult cuMemRelease(CUmemGenericAllocationHandle h) {
+  ensure_init();
+  __typeof__(cuMemRelease) *real = REAL(cuMemRelease);
+  if (!real) return CUDA_ERROR_NOT_INITIALIZED;
+  CUresult r = real(h);
+  if (r == CUDA_SUCCESS) tl_mem_release((uint64_t)h | TL_HANDLE_TAG);
+  return r;
+}
 
 CUresult cuMemGetInfo_v2(size_t *fr, size_t *tot) {
   ensure_init();

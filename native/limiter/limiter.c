@@ -64,6 +64,11 @@ int tl_parse_config(struct tl_config *cfg, char *err, size_t errlen) {
   if ((v = getenv("TL_NS_PER_BLOCK")) && *v) {
     if (parse_u64(v, &cfg->ns_per_block, 0)) { snprintf(err, errlen, "TL_NS_PER_BLOCK=%s: want ns", v); goto err; }
   }
+  cfg->sample_every = 64;
+  if ((v = getenv("TL_SAMPLE_EVERY")) && *v) {
+    if (parse_u64(v, &n, 0) || n > 1000000) { snprintf(err, errlen, "TL_SAMPLE_EVERY=%s: want 0..1000000", v); goto err; }
+    cfg->sample_every = (unsigned)n;
+  }
   if ((v = getenv("TL_LOG"))) snprintf(cfg->log_path, sizeof cfg->log_path, "%s", v);
   if ((v = getenv("TL_STATS_FILE"))) snprintf(cfg->stats_path, sizeof cfg->stats_path, "%s", v);
   return 0;
@@ -89,6 +94,7 @@ void tl_log(const char *fmt, ...) {
 TL_API void tl_get_stats(struct tl_stats *st) {
   *st = (struct tl_stats){0};
   tl_budget_stats(st);
+  tl_meter_stats(st);
   tl_mem_stats(st);
   tl_hooks_stats(st);
 }
@@ -106,7 +112,8 @@ static void write_stats(void) {
 #define W(k) fprintf(f, #k "=%llu\n", (unsigned long long)s.k)
   W(launches); W(graph_launches); W(throttled); W(throttled_ns); W(swapped); W(unswapped);
   W(dlsym_hooked); W(connects); W(disconnects); W(failopen); W(grants); W(revokes);
-  W(granted_ns); W(charged_ns); W(mem_used); W(mem_denied); W(ns_per_block);
+  W(granted_ns); W(charged_ns); W(mem_used); W(mem_denied); W(ns_per_block); W(cost_ns);
+  W(samples); W(sample_drops); W(kernels);
 #undef W
   fclose(f);
 }
@@ -115,7 +122,7 @@ void tl_init(void) {
   char err[160];
   if (tl_parse_config(&tl_cfg, err, sizeof err) != 0) {
     fprintf(stderr, "limiter: %s; limiter disabled\n", err);
-    tl_cfg = (struct tl_config){.timeout_ns = 200000000ull};
+    tl_cfg = (struct tl_config){.timeout_ns = 200000000ull, .sample_every = 64};
   }
   if (strcmp(tl_cfg.log_path, "stderr") == 0) g_logf = stderr;
   else if (tl_cfg.log_path[0]) g_logf = fopen(tl_cfg.log_path, "ae");

@@ -18,8 +18,10 @@
  *  TL_TIMEOUT_MS      tokend silent this long -> fail open (default 200)
  *  TL_FAIL            "open" (default) or "closed": keep waiting for tokend
  *  TL_MEM_LIMIT       device memory cap, bytes with optional k/m/g suffix
- *  TL_NS_PER_BLOCK    fixed launch cost per thread block in ns; unset: learnt
- *                     from synchronize calls (time from first issue to sync)
+ *  TL_NS_PER_BLOCK    fixed launch cost per thread block in ns; unset: each
+ *                     kernel's cost is learnt from CUDA events (meter.c)
+ *  TL_SAMPLE_EVERY    after a kernel's first launches, one launch in this many
+ *                     (on average) is timed with events (default 64; 0: none)
  *  TL_LOG             "stderr" or a file path for swap/connect events
  *  TL_STATS_FILE      file that receives the counters (key=value) at exit
  */
@@ -40,6 +42,7 @@ struct tl_config {
   enum tl_fail_mode fail;
   uint64_t mem_limit;      /* bytes, 0 = none */
   uint64_t ns_per_block;   /* 0 = learn */
+  unsigned sample_every;
   char log_path[256];
   char stats_path[256];
 };
@@ -51,7 +54,9 @@ struct tl_stats {
   uint64_t connects, disconnects, failopen, grants, revokes;
   uint64_t granted_ns, charged_ns;
   uint64_t mem_used, mem_denied; /* mem_used: gauge, bytes */
-  uint64_t ns_per_block;         /* gauge: current cost estimate */
+  uint64_t ns_per_block;         /* gauge: average cost of a block over the samples (the guess for a new kernel) */
+  uint64_t cost_ns;              /* device time charged by all launches, sampled ones at their measured time */
+  uint64_t samples, sample_drops, kernels; /* launches timed with events; samples lost; kernels with a cost */
 };
 
 /* internal API between hooks.c, budget.c and memlimit.c (hidden symbols) */
@@ -61,12 +66,11 @@ void tl_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int tl_parse_config(struct tl_config *cfg, char *err, size_t errlen);
 
 void tl_budget_start(void);              /* start the tokend client once per process */
-void tl_budget_charge(uint64_t units, int graph);  /* hot path; may block */
-void tl_budget_sync_begin(void);
-void tl_budget_sync_end(void);
+void tl_budget_charge(uint64_t cost_ns, int graph); /* hot path; may block */
+void tl_budget_true_up(uint64_t charged_ns, uint64_t actual_ns); /* a launch's cost, once measured */
 void tl_budget_after_fork(void);
-void tl_budget_set_drain(int (*drain)(void)); /* the real cuCtxSynchronize */
 void tl_budget_stats(struct tl_stats *st);
+void tl_meter_stats(struct tl_stats *st);
 
 int tl_mem_reserve(uint64_t bytes);      /* 0 ok, -1 over the limit */
 void tl_mem_unreserve(uint64_t bytes);

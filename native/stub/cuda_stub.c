@@ -14,11 +14,22 @@
  * The duration of a kernel is parsed from its name ("k_1000us") or taken from
  * STUB_KERNEL_US (default 100). STUB_CUDA_LOG names a file that gets one line
  * per driver call: "<pid> <call> <detail>".
+ *
+ * Events are stamped when the device reaches them. Recorded on a stream that
+ * still has work queued, an event is stamped with the end of that work (the
+ * context is on the device then). Recorded on an idle stream, it is stamped
+ * with the start of the next kernel booked on that stream (the device runs one
+ * kernel at a time, so that start may be later than the record: behind other
+ * streams or other processes, as a time-sliced GPU stamps it when the context
+ * is switched in), or, until one is booked, with the later of the record time
+ * and the end of the work booked on the device. STUB_STATS_FILE, when set, gets the process's
+ * ground truth at exit: kernels=, busy_ns= (device time of its kernels).
  */
 #include <cuda.h>
 #if CUDA_VERSION < 13000 /* CUDA 13's entry point, declared for older headers */
 CUresult CUDAAPI cuCtxSynchronize_v2(CUcontext ctx);
 #endif
+CUresult CUDAAPI cuEventElapsedTime_v2(float *ms, CUevent a, CUevent b); /* cuda.h names it only by #define */
 
 #include <fcntl.h>
 #include <pthread.h>
@@ -43,14 +54,16 @@ struct stub_shared {  /* the shared device timeline file */
   uint64_t pad[6];
 };
 
-struct stub_stream { uint32_t magic; _Atomic uint64_t busy_until; };
+struct stub_event;
+struct stub_stream { uint32_t magic; _Atomic uint64_t busy_until; struct stub_event *_Atomic pending; };
 struct stub_func { uint32_t magic; uint64_t dur_ns; char name[64]; };
 struct stub_graph { uint32_t magic; uint64_t dur_ns; unsigned nodes; };
+struct stub_event { uint32_t magic; unsigned flags; _Atomic uint64_t ts; _Atomic int recorded; struct stub_stream *_Atomic on; };
 
 static struct stub_shared *g_shm;
 static struct stub_shared g_local; /* device timeline when no file is shared */
-static struct stub_stream g_legacy = {STUB_MAGIC, 0};
-static __thread struct stub_stream t_ptds = {STUB_MAGIC, 0};
+static struct stub_stream g_legacy = {STUB_MAGIC, 0, NULL};
+static __thread struct stub_stream t_ptds = {STUB_MAGIC, 0, NULL};
 static _Atomic uint64_t g_last_end; /* latest end over all streams (ctx sync) */
 static _Atomic uint64_t g_mem_used, g_next_addr = 0x100000000ull;
 static const uint64_t g_mem_total = 16ull << 30;
@@ -58,6 +71,8 @@ static uint64_t g_default_ns = 100000;
 static FILE *g_log;
 static pthread_mutex_t g_log_mu = PTHREAD_MUTEX_INITIALIZER;
 static int g_inited;
+static _Atomic uint64_t g_kernels, g_busy_ns; /* this process's ground truth */
+static const char *g_stats_path;
 
 static uint64_t now_ns(void) {
   struct timespec ts;
@@ -89,8 +104,18 @@ static void slog(const char *call, const char *fmt, ...) {
   pthread_mutex_unlock(&g_log_mu);
 }
 
+static void write_stats(void) {
+  FILE *f = g_stats_path ? fopen(g_stats_path, "w") : NULL;
+  if (!f) return;
+  fprintf(f, "kernels=%llu\nbusy_ns=%llu\n", (unsigned long long)atomic_load(&g_kernels),
+          (unsigned long long)atomic_load(&g_busy_ns));
+  fclose(f);
+}
+
 __attribute__((constructor)) static void stub_init(void) {
   prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+  g_stats_path = getenv("STUB_STATS_FILE");
+  if (g_stats_path && *g_stats_path) atexit(write_stats);
   const char *p = getenv("STUB_CUDA_LOG");
   if (p && *p) g_log = fopen(p, "a");
   const char *us = getenv("STUB_KERNEL_US");
@@ -136,6 +161,13 @@ static CUresult exec_on(CUstream s, int ptds, uint64_t dur, const char *call, un
     end = start + dur;
   } while (!atomic_compare_exchange_weak(&g_shm->busy_until, &dev, end));
   atomic_store(&st->busy_until, end);
+  struct stub_event *ev = atomic_exchange(&st->pending, NULL); /* an event just before this kernel: stamped at its start */
+  if (ev) {
+    if (atomic_load(&ev->ts) < start) atomic_store(&ev->ts, start);
+    atomic_store(&ev->on, NULL);
+  }
+  atomic_fetch_add(&g_kernels, 1);
+  atomic_fetch_add(&g_busy_ns, dur);
   uint64_t last = atomic_load(&g_last_end);
   while (last < end && !atomic_compare_exchange_weak(&g_last_end, &last, end)) {}
   slog(call, "stream=%p ptds=%d blocks=%u dur_ns=%llu start=%llu", (void *)s, ptds, blocks,
@@ -170,6 +202,22 @@ CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig *c, CUfunction f, void **kp,
   (void)kp; (void)ex;
   if (!c) return CUDA_ERROR_INVALID_VALUE;
   return exec_on(c->hStream, 1, func_ns(f), "cuLaunchKernelEx_ptsz", c->gridDimX * c->gridDimY * c->gridDimZ);
+}
+
+/* the pre-4.0 launch API (still exported by CUDA 13 drivers): cuLaunch runs a 1 x 1 grid */
+CUresult cuLaunch(CUfunction f) { return exec_on(NULL, 0, func_ns(f), "cuLaunch", 1); }
+CUresult cuLaunchGrid(CUfunction f, int w, int h) { return exec_on(NULL, 0, func_ns(f), "cuLaunchGrid", (unsigned)(w * h)); }
+CUresult cuLaunchGridAsync(CUfunction f, int w, int h, CUstream s) {
+  return exec_on(s, 0, func_ns(f), "cuLaunchGridAsync", (unsigned)(w * h));
+}
+/* one device here: every entry runs on it */
+CUresult cuLaunchCooperativeKernelMultiDevice(CUDA_LAUNCH_PARAMS *p, unsigned n, unsigned flags) {
+  (void)flags;
+  if (!p && n) return CUDA_ERROR_INVALID_VALUE;
+  for (unsigned i = 0; i < n; i++)
+    exec_on(p[i].hStream, 0, func_ns(p[i].function), "cuLaunchCooperativeKernelMultiDevice",
+            p[i].gridDimX * p[i].gridDimY * p[i].gridDimZ);
+  return CUDA_SUCCESS;
 }
 
 CUresult cuGraphCreate(CUgraph *g, unsigned int flags) {
@@ -235,7 +283,92 @@ CUresult cuStreamCreate(CUstream *s, unsigned int flags) {
   slog("cuStreamCreate", "%p flags=%u", (void *)st, flags);
   return CUDA_SUCCESS;
 }
-CUresult cuStreamDestroy_v2(CUstream s) { slog("cuStreamDestroy_v2", "%p", (void *)s); free(s); return CUDA_SUCCESS; }
+CUresult cuStreamDestroy_v2(CUstream s) {
+  struct stub_stream *st = stream_of(s, 0);
+  struct stub_event *ev = atomic_exchange(&st->pending, NULL);
+  if (ev) atomic_store(&ev->on, NULL);
+  slog("cuStreamDestroy_v2", "%p", (void *)s);
+  if (st != &g_legacy) free(s);
+  return CUDA_SUCCESS;
+}
+CUresult cuStreamQuery(CUstream s) { return atomic_load(&stream_of(s, 0)->busy_until) <= now_ns() ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY; }
+CUresult cuStreamQuery_ptsz(CUstream s) { return atomic_load(&stream_of(s, 1)->busy_until) <= now_ns() ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY; }
+CUresult cuStreamIsCapturing(CUstream s, CUstreamCaptureStatus *st) { (void)s; if (st) *st = CU_STREAM_CAPTURE_STATUS_NONE; return CUDA_SUCCESS; }
+CUresult cuStreamIsCapturing_ptsz(CUstream s, CUstreamCaptureStatus *st) { return cuStreamIsCapturing(s, st); }
+
+/* events: zero-length operations on the device timeline (see the top of the file) */
+static struct stub_event *event_of(CUevent e) {
+  struct stub_event *ev = (struct stub_event *)e;
+  return ev && ev->magic == STUB_MAGIC ? ev : NULL;
+}
+/* drops `ev` from the stream it waits on for a kernel, if any */
+static void unpend(struct stub_event *ev) {
+  struct stub_stream *on = atomic_exchange(&ev->on, NULL);
+  struct stub_event *expected = ev;
+  if (on) atomic_compare_exchange_strong(&on->pending, &expected, NULL);
+}
+CUresult cuEventCreate(CUevent *e, unsigned int flags) {
+  struct stub_event *ev = calloc(1, sizeof *ev);
+  if (!ev || !e) { free(ev); return CUDA_ERROR_INVALID_VALUE; }
+  ev->magic = STUB_MAGIC;
+  ev->flags = flags;
+  *e = (CUevent)ev;
+  slog("cuEventCreate", "%p flags=%u", (void *)ev, flags);
+  return CUDA_SUCCESS;
+}
+CUresult cuEventDestroy_v2(CUevent e) {
+  struct stub_event *ev = event_of(e);
+  if (!ev) return CUDA_ERROR_INVALID_HANDLE;
+  unpend(ev);
+  ev->magic = 0;
+  free(ev);
+  return CUDA_SUCCESS;
+}
+static CUresult event_record(CUevent e, CUstream s, int ptds, const char *call) {
+  struct stub_event *ev = event_of(e);
+  if (!ev) return CUDA_ERROR_INVALID_HANDLE;
+  unpend(ev);
+  struct stub_stream *st = stream_of(s, ptds);
+  uint64_t now = now_ns(), t = now, sb = atomic_load(&st->busy_until), dev = atomic_load(&g_shm->busy_until);
+  if (sb > now) t = sb; /* after queued work: its end */
+  else if (dev > now) t = dev; /* idle stream: the device's queue first, or the next kernel's start */
+  atomic_store(&ev->ts, t);
+  atomic_store(&ev->recorded, 1);
+  if (sb <= now) {
+    atomic_store(&ev->on, st);
+    atomic_store(&st->pending, ev);
+  }
+  slog(call, "event=%p stream=%p ts=%llu", (void *)ev, (void *)s, (unsigned long long)t);
+  return CUDA_SUCCESS;
+}
+CUresult cuEventRecord(CUevent e, CUstream s) { return event_record(e, s, 0, "cuEventRecord"); }
+CUresult cuEventRecord_ptsz(CUevent e, CUstream s) { return event_record(e, s, 1, "cuEventRecord_ptsz"); }
+CUresult cuEventRecordWithFlags(CUevent e, CUstream s, unsigned f) { (void)f; return event_record(e, s, 0, "cuEventRecordWithFlags"); }
+CUresult cuEventRecordWithFlags_ptsz(CUevent e, CUstream s, unsigned f) { (void)f; return event_record(e, s, 1, "cuEventRecordWithFlags_ptsz"); }
+/* an event never recorded is complete, as the driver says */
+CUresult cuEventQuery(CUevent e) {
+  struct stub_event *ev = event_of(e);
+  if (!ev) return CUDA_ERROR_INVALID_HANDLE;
+  return !atomic_load(&ev->recorded) || now_ns() >= atomic_load(&ev->ts) ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
+}
+CUresult cuEventSynchronize(CUevent e) {
+  struct stub_event *ev = event_of(e);
+  if (!ev) return CUDA_ERROR_INVALID_HANDLE;
+  if (atomic_load(&ev->recorded)) sleep_until(atomic_load(&ev->ts));
+  slog("cuEventSynchronize", "event=%p", (void *)ev);
+  return CUDA_SUCCESS;
+}
+CUresult cuEventElapsedTime(float *ms, CUevent a, CUevent b) {
+  struct stub_event *x = event_of(a), *y = event_of(b);
+  if (!x || !y || !ms) return CUDA_ERROR_INVALID_HANDLE;
+  if (!atomic_load(&x->recorded) || !atomic_load(&y->recorded)) return CUDA_ERROR_INVALID_HANDLE;
+  if ((x->flags | y->flags) & CU_EVENT_DISABLE_TIMING) return CUDA_ERROR_INVALID_HANDLE;
+  uint64_t t = now_ns(), ta = atomic_load(&x->ts), tb = atomic_load(&y->ts);
+  if (t < ta || t < tb) return CUDA_ERROR_NOT_READY;
+  *ms = (float)((double)((int64_t)(tb - ta)) / 1e6);
+  return CUDA_SUCCESS;
+}
+CUresult cuEventElapsedTime_v2(float *ms, CUevent a, CUevent b) { return cuEventElapsedTime(ms, a, b); }
 
 /* memory: addresses are never dereferenced, only counted */
 static CUresult mem_alloc(CUdeviceptr *d, size_t n, const char *call) {
@@ -257,6 +390,24 @@ CUresult cuMemAllocPitch_v2(CUdeviceptr *d, size_t *pitch, size_t w, size_t h, u
 }
 CUresult cuMemAllocAsync(CUdeviceptr *d, size_t n, CUstream s) { (void)s; return mem_alloc(d, n, "cuMemAllocAsync"); }
 CUresult cuMemAllocAsync_ptsz(CUdeviceptr *d, size_t n, CUstream s) { (void)s; return mem_alloc(d, n, "cuMemAllocAsync_ptsz"); }
+CUresult cuMemAllocFromPoolAsync(CUdeviceptr *d, size_t n, CUmemoryPool p, CUstream s) {
+  (void)p; (void)s;
+  return mem_alloc(d, n, "cuMemAllocFromPoolAsync");
+}
+CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *d, size_t n, CUmemoryPool p, CUstream s) {
+  (void)p; (void)s;
+  return mem_alloc(d, n, "cuMemAllocFromPoolAsync_ptsz");
+}
+/* virtual memory management: physical allocations are handles, mapped elsewhere */
+CUresult cuMemCreate(CUmemGenericAllocationHandle *h, size_t n, const CUmemAllocationProp *prop, unsigned long long fl) {
+  (void)prop; (void)fl;
+  CUdeviceptr d;
+  if (!h) return CUDA_ERROR_INVALID_VALUE;
+  CUresult r = mem_alloc(&d, n, "cuMemCreate");
+  if (r == CUDA_SUCCESS) *h = (CUmemGenericAllocationHandle)d;
+  return r;
+}
+CUresult cuMemRelease(CUmemGenericAllocationHandle h) { slog("cuMemRelease", "handle=0x%llx", (unsigned long long)h); return CUDA_SUCCESS; }
 /* The stub does not know sizes at free time; the limiter keeps its own table. */
 CUresult cuMemFree_v2(CUdeviceptr d) { slog("cuMemFree_v2", "ptr=0x%llx", (unsigned long long)d); return CUDA_SUCCESS; }
 CUresult cuMemFreeAsync(CUdeviceptr d, CUstream s) { (void)s; slog("cuMemFreeAsync", "ptr=0x%llx", (unsigned long long)d); return CUDA_SUCCESS; }
@@ -334,6 +485,23 @@ static const struct stub_sym g_syms[] = {
   {"cuStreamSynchronize", 2000, P(cuStreamSynchronize), P(cuStreamSynchronize_ptsz)},
   {"cuCtxSynchronize", 2000, P(cuCtxSynchronize), NULL},
   {"cuCtxSynchronize", 13000, P(cuCtxSynchronize_v2), NULL}, /* what a CUDA 13 runtime gets, as from the real driver */
+  {"cuEventSynchronize", 2000, P(cuEventSynchronize), NULL},
+  {"cuEventCreate", 2000, P(cuEventCreate), NULL},
+  {"cuEventDestroy", 4000, P(cuEventDestroy_v2), NULL},
+  {"cuEventRecord", 2000, P(cuEventRecord), P(cuEventRecord_ptsz)},
+  {"cuEventRecordWithFlags", 11010, P(cuEventRecordWithFlags), P(cuEventRecordWithFlags_ptsz)},
+  {"cuEventQuery", 2000, P(cuEventQuery), NULL},
+  {"cuEventElapsedTime", 2000, P(cuEventElapsedTime), NULL},
+  {"cuEventElapsedTime", 12080, P(cuEventElapsedTime_v2), NULL},
+  {"cuStreamQuery", 2000, P(cuStreamQuery), P(cuStreamQuery_ptsz)},
+  {"cuStreamIsCapturing", 10000, P(cuStreamIsCapturing), P(cuStreamIsCapturing_ptsz)},
+  {"cuLaunch", 2000, P(cuLaunch), NULL},
+  {"cuLaunchGrid", 2000, P(cuLaunchGrid), NULL},
+  {"cuLaunchGridAsync", 2000, P(cuLaunchGridAsync), NULL},
+  {"cuLaunchCooperativeKernelMultiDevice", 9000, P(cuLaunchCooperativeKernelMultiDevice), NULL},
+  {"cuMemAllocFromPoolAsync", 11020, P(cuMemAllocFromPoolAsync), P(cuMemAllocFromPoolAsync_ptsz)},
+  {"cuMemCreate", 10020, P(cuMemCreate), NULL},
+  {"cuMemRelease", 10020, P(cuMemRelease), NULL},
   {"cuStreamCreate", 2000, P(cuStreamCreate), NULL},
   {"cuStreamDestroy", 4000, P(cuStreamDestroy_v2), NULL},
   {"cuMemAlloc", 3020, P(cuMemAlloc_v2), NULL},

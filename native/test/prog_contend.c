@@ -34,6 +34,7 @@ static unsigned g_us = 1000, g_threads = 1, g_blocks = 8, g_depth = 1;
 static double g_seconds = 2, g_warmup_ms = 300;
 static const char *g_trace;
 static CUfunction g_fn;
+static CUcontext g_ctx; /* current on every launching thread, as the driver API requires */
 static void (*g_stats)(struct tl_stats *);
 static unsigned long long g_t0;
 
@@ -66,6 +67,7 @@ static unsigned long long throttled(void) {
 
 static void *run(void *arg) {
   struct worker *w = arg;
+  CK(cuCtxSetCurrent(g_ctx));
   CUstream s;
   CK(cuStreamCreate(&s, 0));
   unsigned long long end = g_t0 + (unsigned long long)(g_seconds * 1e9);
@@ -128,6 +130,7 @@ int main(int argc, char **argv) {
   CK(cuDeviceGet(&dev, 0));
   CK(cuDevicePrimaryCtxRetain(&ctx, dev));
   CK(cuCtxSetCurrent(ctx));
+  g_ctx = ctx;
   char name[32];
   snprintf(name, sizeof name, "k_%uus", g_us);
   CK(cuModuleGetFunction(&g_fn, NULL, name));

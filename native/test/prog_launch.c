@@ -9,6 +9,8 @@
  *  --fork          fork once after init; parent and child both run and report
  *  --trace FILE    write the CLOCK_MONOTONIC ns of each completed launch
  *  --mem-test MiB  allocate 1 MiB blocks until denied or MiB reached, report
+ *  --mem-api A     alloc (cuMemAlloc, default) | pool (cuMemAllocFromPoolAsync)
+ *                  | vmm (cuMemCreate physical handles) for --mem-test
  * Output: one JSON line per process. */
 #include <cuda.h>
 
@@ -22,9 +24,10 @@
 
 static unsigned g_us = 1000, g_threads = 1, g_blocks = 8, g_depth = 1;
 static double g_seconds = 1;
-static const char *g_mode = "sync", *g_trace;
+static const char *g_mode = "sync", *g_trace, *g_mem_api = "alloc";
 static unsigned long long g_count;
 static CUfunction g_fn;
+static CUcontext g_ctx; /* current on every launching thread, as the driver API requires */
 
 static unsigned long long now_ns(void) {
   struct timespec ts;
@@ -38,6 +41,7 @@ struct worker { unsigned long long kernels, *trace; size_t ntrace, cap; unsigned
 
 static void *run(void *arg) {
   struct worker *w = arg;
+  CK(cuCtxSetCurrent(g_ctx));
   CUstream s;
   CK(cuStreamCreate(&s, 0));
   CUgraphExec exec = NULL;
@@ -97,15 +101,33 @@ static void *run(void *arg) {
   return NULL;
 }
 
+static CUresult mem_get(CUdeviceptr *p) {
+  if (strcmp(g_mem_api, "pool") == 0) return cuMemAllocFromPoolAsync(p, 1 << 20, NULL, NULL);
+  if (strcmp(g_mem_api, "vmm") == 0) {
+    CUmemAllocationProp prop = {.type = CU_MEM_ALLOCATION_TYPE_PINNED, .location = {CU_MEM_LOCATION_TYPE_DEVICE, 0}};
+    CUmemGenericAllocationHandle h;
+    CUresult r = cuMemCreate(&h, 1 << 20, &prop, 0);
+    *p = (CUdeviceptr)h;
+    return r;
+  }
+  return cuMemAlloc_v2(p, 1 << 20);
+}
+
+static CUresult mem_put(CUdeviceptr p) {
+  if (strcmp(g_mem_api, "pool") == 0) return cuMemFreeAsync(p, NULL);
+  if (strcmp(g_mem_api, "vmm") == 0) return cuMemRelease((CUmemGenericAllocationHandle)p);
+  return cuMemFree_v2(p);
+}
+
 static void mem_test(unsigned mib) {
   CUdeviceptr p[4096];
   unsigned n = 0;
   CUresult r = CUDA_SUCCESS;
-  while (n < mib && n < 4096 && (r = cuMemAlloc_v2(&p[n], 1 << 20)) == CUDA_SUCCESS) n++;
+  while (n < mib && n < 4096 && (r = mem_get(&p[n])) == CUDA_SUCCESS) n++;
   size_t fr = 0, tot = 0;
   CK(cuMemGetInfo_v2(&fr, &tot));
   printf("{\"allocatedMiB\":%u,\"lastResult\":%d,\"freeBytes\":%zu,\"totalBytes\":%zu", n, (int)r, fr, tot);
-  for (unsigned i = 0; i < n; i++) CK(cuMemFree_v2(p[i]));
+  for (unsigned i = 0; i < n; i++) CK(mem_put(p[i]));
   CK(cuMemGetInfo_v2(&fr, &tot));
   printf(",\"freeAfterBytes\":%zu}\n", fr);
 }
@@ -126,6 +148,7 @@ int main(int argc, char **argv) {
     else if (strcmp(a, "--depth") == 0) g_depth = (unsigned)atoi(v) ? (unsigned)atoi(v) : 1;
     else if (strcmp(a, "--trace") == 0) g_trace = v;
     else if (strcmp(a, "--mem-test") == 0) mem_mib = (unsigned)atoi(v);
+    else if (strcmp(a, "--mem-api") == 0) g_mem_api = v;
     else { fprintf(stderr, "unknown option %s\n", a); return 2; }
   }
   CUdevice dev;
@@ -134,6 +157,7 @@ int main(int argc, char **argv) {
   CK(cuDeviceGet(&dev, 0));
   CK(cuDevicePrimaryCtxRetain(&ctx, dev));
   CK(cuCtxSetCurrent(ctx));
+  g_ctx = ctx;
   if (mem_mib) { mem_test(mem_mib); return 0; }
   char name[32];
   snprintf(name, sizeof name, "k_%uus", g_us);

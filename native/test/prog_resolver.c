@@ -66,6 +66,31 @@ int main(void) {
   CHECK(r == CUDA_SUCCESS, "cuCtxSynchronize@13000 result=%d limited=%d v2=%d", (int)r, limited("cuCtxSynchronize_v2", cs13),
         limited("cuCtxSynchronize_v2", cs13) || cs13 == dlsym(h, "cuCtxSynchronize_v2"));
 
+  /* the other launch, synchronize and allocation entry points a CUDA 12/13 runtime may resolve */
+  static const struct { const char *name; int ver; cuuint64_t flags; const char *export_name; } more[] = {
+    {"cuEventSynchronize", 2000, 0, "cuEventSynchronize"},
+    {"cuEventSynchronize", 13000, 0, "cuEventSynchronize"},
+    {"cuLaunch", 2000, 0, "cuLaunch"},
+    {"cuLaunchGrid", 2000, 0, "cuLaunchGrid"},
+    {"cuLaunchGridAsync", 2000, 0, "cuLaunchGridAsync"},
+    {"cuLaunchCooperativeKernelMultiDevice", 9000, 0, "cuLaunchCooperativeKernelMultiDevice"},
+    {"cuLaunchKernelEx", 13000, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, "cuLaunchKernelEx_ptsz"},
+    {"cuGraphLaunch", 13000, 0, "cuGraphLaunch"},
+    {"cuStreamSynchronize", 13000, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, "cuStreamSynchronize_ptsz"},
+    {"cuMemAllocFromPoolAsync", 11020, 0, "cuMemAllocFromPoolAsync"},
+    {"cuMemAllocFromPoolAsync", 13000, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, "cuMemAllocFromPoolAsync_ptsz"},
+    {"cuMemCreate", 10020, 0, "cuMemCreate"},
+    {"cuMemRelease", 10020, 0, "cuMemRelease"},
+    {"cuMemAlloc", 13000, 0, "cuMemAlloc_v2"},
+    {"cuMemFree", 13000, 0, "cuMemFree_v2"},
+  };
+  for (size_t i = 0; i < sizeof more / sizeof more[0]; i++) {
+    void *q = NULL;
+    r = gpa2(more[i].name, &q, more[i].ver, more[i].flags, &st);
+    CHECK(r == CUDA_SUCCESS, "%s@%d/%d result=%d limited=%d", more[i].name, more[i].ver, (int)more[i].flags, (int)r,
+          limited(more[i].export_name, q));
+  }
+
   /* legacy 4-argument cuGetProcAddress must still work */
   gpa1_t gpa1 = (gpa1_t)v1;
   void *lk1 = NULL;

@@ -29,6 +29,32 @@ d('limiter interception (stub libcuda.so.1)', () => {
     for (const h of hooks) expect(stub).toMatch(new RegExp(` T ${h}$`, 'm'));
   });
 
+  test('every launch, synchronize and allocation entry point cuda.h declares is hooked, or excluded for a reason', () => {
+    // the driver exports the name a #define maps it to (cuMemAlloc -> cuMemAlloc_v2), and a _ptsz / _ptds
+    // variant where the per-thread-default-stream section maps it (that is what cudart resolves with flags 2)
+    const h = readFileSync('/usr/local/cuda/include/cuda.h', 'utf8');
+    const family = /^(cuLaunch\w*|cu\w*Synchronize\w*|cuMemAlloc\w*|cuMemCreate|cuMemRelease|cuMemFree\w*|cuMemHostAlloc|cuGraphLaunch\w*|cuMemGetInfo\w*)$/;
+    const declared = new Set([...h.matchAll(/CUresult CUDAAPI (cu\w+)\(/g)].map((m) => m[1]).filter((n) => family.test(n)));
+    const mapped = new Map([...h.matchAll(/^#define (cu\w+)\s+(cu\w+)\s*$/gm)].map((m) => [m[1], m[2]]));
+    const perThread = new Set([...h.matchAll(/__CUDA_API_PTSZ\((cu\w+)\)/g)].map((m) => m[1]));
+    const excluded: Record<string, string> = {
+      cuLaunchHostFunc: 'a host callback: no device time',
+      cuMemAllocHost: 'page-locked host memory, not device memory',
+      cuMemHostAlloc: 'page-locked host memory, not device memory',
+      cuMemFreeHost: 'page-locked host memory, not device memory',
+    };
+    const hooks = new Set(execFileSync(path.join(buildDir, 'hooks_list'), { encoding: 'utf8' }).split('\n').filter(Boolean));
+    const missing: string[] = [];
+    for (const name of declared) {
+      if (excluded[name]) continue;
+      const exp = mapped.get(name) ?? name;
+      for (const v of [exp, ...(perThread.has(exp) || perThread.has(name) ? [`${exp}_ptsz`] : [])]) if (!hooks.has(v)) missing.push(v);
+    }
+    expect(declared.size).toBeGreaterThanOrEqual(20);
+    expect(missing).toEqual([]);
+    for (const n of ['cuCtxSynchronize_v2', 'cuEventSynchronize', 'cuMemCreate', 'cuMemAllocFromPoolAsync_ptsz', 'cuLaunchGridAsync']) expect(hooks.has(n)).toBe(true);
+  });
+
   test('the stub is linked -Bsymbolic with soname libcuda.so.1', () => {
     const dyn = execFileSync('readelf', ['-d', path.join(stubDir, 'libcuda.so.1')], { encoding: 'utf8' });
     expect(dyn).toMatch(/SONAME.*\[libcuda\.so\.1\]/);
@@ -39,7 +65,7 @@ d('limiter interception (stub libcuda.so.1)', () => {
     const t = tmp();
     const log = path.join(t.dir, 'stub.log');
     const tlLog = path.join(t.dir, 'tl.log');
-    const r = await run(path.join(buildDir, 'prog_resolver'), [], limiterEnv({ STUB_CUDA_LOG: log, TL_LOG: tlLog }));
+    const r = await run(path.join(buildDir, 'prog_resolver'), [], limiterEnv({ STUB_CUDA_LOG: log, TL_LOG: tlLog, TL_STATS_FILE: path.join(t.dir, 'rs.st') }));
     expect(r.stdout).not.toMatch(/FAIL/);
     expect(r.code).toBe(0);
     const line = (k: string) => r.stdout.split('\n').find((l) => l.startsWith(k)) ?? '';
@@ -56,6 +82,11 @@ d('limiter interception (stub libcuda.so.1)', () => {
     expect(line('cuCtxSynchronize@2000')).toMatch(/limited=1/);
     expect(line('cuCtxSynchronize@13000')).toMatch(/limited=1 v2=1/);
     expect(line('ctx_sync_v2')).toMatch(/result=0/);
+    // every other versioned launch / synchronize / allocation lookup a CUDA 12 or 13 runtime may make
+    const more = r.stdout.split('\n').filter((l) => /^cu\w+@\d+\/\d+ result=/.test(l) && !l.startsWith('cuLaunchKernel@'));
+    expect(more.length).toBeGreaterThanOrEqual(15);
+    for (const l of more) expect(l).toMatch(/result=0 limited=1/);
+    expect(readStats(path.join(t.dir, 'rs.st')).unswapped).toBe(0);
     const stubLog = readFileSync(log, 'utf8');
     // each hook reached its own real variant: the ptsz flag was not dropped
     expect(stubLog).toMatch(/ cuLaunchKernel stream=\(nil\) ptds=0 blocks=2 /);
@@ -128,5 +159,13 @@ int call_next(void) { int (*f)(void) = (int (*)(void))dlsym(RTLD_NEXT, "probe_fn
     expect(m.freeAfterBytes).toBe(10 << 20); // frees returned what they reserved
     const ctl = await run(path.join(buildDir, 'prog_launch'), ['--mem-test', '20'], { LD_LIBRARY_PATH: stubDir });
     expect(ctl.json[0].allocatedMiB).toBe(20);
+  });
+
+  test.each([{ api: 'pool' }, { api: 'vmm' }])('memory cap holds for $api allocations (cuMemAllocFromPoolAsync, cuMemCreate)', async ({ api }) => {
+    const r = await run(path.join(buildDir, 'prog_launch'), ['--mem-test', '100', '--mem-api', api], limiterEnv({ TL_MEM_LIMIT: '10m' }));
+    expect(r.code).toBe(0);
+    expect(r.json[0].allocatedMiB).toBe(10);
+    expect(r.json[0].lastResult).toBe(2);
+    expect(r.json[0].freeAfterBytes).toBe(10 << 20); // frees / releases returned what they reserved
   });
 });
