@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FunctionRef } from '../../lib/names';
 import type { Isolation } from './replica';
@@ -51,7 +51,12 @@ export class SecretFiles {
       want.add(name);
       const file = join(dir, name);
       const bytes = Buffer.from(value, 'base64');
-      if (existsSync(file) && readFileSync(file).equals(bytes)) continue; // the 2 s sync rewrites only changes
+      if (existsSync(file) && readFileSync(file).equals(bytes)) {
+        // the 2 s sync rewrites only changes; the owner follows the uid the replicas run as (a
+        // function that became a GPU one on an MPS node runs as the GPU uid)
+        if (uid !== undefined && statSync(file).uid !== uid) chownSync(file, uid, uid);
+        continue;
+      }
       const tmp = `${file}.${randomBytes(4).toString('hex')}.tmp`;
       writeFileSync(tmp, bytes, { mode: 0o400 });
       if (uid !== undefined) chownSync(tmp, uid, uid);
