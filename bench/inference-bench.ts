@@ -15,6 +15,10 @@
  * BENCH_FULL=1 runs them whole. BENCH_ENFORCED=temporal (or spatial, none) restricts every
  * profile to the dimensions a provider enforces (default spatial,temporal: a GPU node with the
  * native limiter and the MPS control daemon); results then go to bench/results/inference-<dims>.md.
+ * Replicas are enforced as the platform enforces them (`MECHANISM` in bench/inference/run.ts: an SM
+ * share fixed for a replica's life, quotas metered against the GPU's one tokend window, batches up
+ * to the function's MAX_BATCH_SIZE); BENCH_QUOTA_SCOPE=slot / BENCH_REPLICA_BATCH=planned restore
+ * the earlier per-SM-row quotas / per-replica planned batches.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -22,7 +26,7 @@ import { join } from 'node:path';
 import { ALL_DIMS, describeDims, parseEnforcedDims } from '../autoscaler/inference/enforcement';
 import { readTrace } from '../autoscaler/sim/traces';
 import { forecastErrors } from './inference/forecast';
-import { HAS_MODELS, HAS_SLOS, hasGpuParts, ofPart, POLICIES, realism, Run, runScenario, Scenario } from './inference/run';
+import { HAS_MODELS, HAS_SLOS, hasGpuParts, MECHANISM, ofPart, POLICIES, realism, Run, runScenario, Scenario } from './inference/run';
 import { lineChart } from './inference/svg';
 import { table } from './lib/results';
 import { headline, type Interval } from './inference/aggregate';
@@ -33,6 +37,10 @@ const DATA = process.env.MLFAAS_DATA_DIR ?? '/work/shared/data';
 const FULL = process.env.BENCH_FULL === '1';
 const ENFORCED = process.env.BENCH_ENFORCED ? parseEnforcedDims(process.env.BENCH_ENFORCED) : ALL_DIMS;
 const ALL_ENFORCED = ENFORCED.spatial && ENFORCED.temporal;
+/** '' when replicas are enforced as the platform does (the headline), else what differs. */
+const MECH_VARIANT = [MECHANISM.quotaScope === 'slot' && 'slot-quotas', MECHANISM.replicaBatch === 'planned' && 'planned-batch'].filter(Boolean).join('-');
+/** The platform's configuration: writes inference.md and the plot; anything else inference-<what>.md. */
+const HEADLINE_RUN = ALL_ENFORCED && !MECH_VARIANT;
 const T = (f: string) => join(DATA, 'traces', f);
 const COLD = 20;
 const log = (s: string) => process.stderr.write(`[bench:inference] ${s}\n`);
@@ -42,6 +50,8 @@ const KSERVE = { kpa: { maxReplicas: 2 } };
 const FRONTIER = [0, 95, 94, 93, 92, 91, 90];
 
 const NOTES = `How the comparison is set up (and what was checked):
+
+- **The headline follows the mechanism** (issue 22, item 6; \`MECHANISM\` in \`bench/inference/run.ts\`). Per GPU replica the platform enforces a time quota (the native limiter + tokend, changed live) and an SM share (MPS's active-thread percentage, fixed for the replica's life); the largest batch is set per function (MAX_BATCH_SIZE, the runtime batches dynamically up to it). The simulator already held an SM share fixed: a decision only sets quotas, adds and removes replicas, so a policy that wants another share starts a new replica and pays its cold start (nothing is resized in place; the live provider must actuate it the same way). Two things it simulated were not the platform's, and since 2026-11-27 are not: (1) **quotas per SM row** (HAS-GPU's FaST-GShare: replicas in different rows of one device each got their whole quota at once; on the reporting set 49 % of the hybrid's batches started while the busy replicas of their device claimed more than one window). tokend meters every replica of a GPU against one window of device time and scales oversubscribed grants down together (\`native/tokend/policy.c\`), so a batch now runs at quota q / max(1, q + Σ quota of the device's other busy replicas), whatever their SM shares. The policies still plan per row (\`autoscaler/inference/cluster.ts\`), so this is what their plans get on the platform. (2) **a batch per replica as planned**: every replica now batches up to its function's maxBatchSize (4), as the runtime does. Before, the reporting set read violation_ratio_vs_static=22.59 cost_ratio_vs_kpa=1.83 kpa_violation_ratio=17.13. (1) is what moves it: the hybrid packs replicas of 5-10 % of the SMs at quotas up to 1 into one device (HGO, Σ s·q ≤ 1, lets Σ q reach 10), tokend then gives each busy one a fraction of the device's time, the SLO guard adds replicas into the same oversubscription, and the hybrid's violations and cost both grow (reporting set: 22 % violations, 15× its earlier device cost). The fix is outside the simulator: either the planner keeps Σ quota ≤ 1 per device (\`maxQuotaFor\`, \`hasRoom\` and \`newReplicaOptions\` in \`autoscaler/inference/cluster.ts\` count quota per device, not per SM row), or tokend charges a client in-flight time × its SM share, so that its device budget is HGO itself. (2) alone helps static-share most (it plans batch 1). Each change alone: \`npx tsx bench/inference/mechanism.ts\` → \`bench/results/inference-mechanism.md\`. The latency-vs-share model itself is checked against the H100 grid in \`bench/results/gpu-model-check.md\` (\`npx tsx bench/gpu-grid-check.ts\`).
 
 - **Cost** (since issue 11) = device-seconds × $2.48/h: every V100 that any replica is placed on (starting, serving, or finishing its last batch after removal) is billed whole, by the second, because that is the granularity a cloud sells a V100 at (no MIG on a V100). Each suite's functions are deployed on one cluster, so replicas of different functions can share a device and fractional shares save money only as far as they pack. The share cost HAS-GPU charges (Sec. 4.3, "the actual GPU resources and time consumed": GPU-seconds × SM share × quota) is printed beside it: it is what perfect packing would bill. A KPA replica holds a whole device from its creation, cold start included, until it is removed, so its two costs agree.
 - **SM partitions per device**: 48 (MPS's client limit; \`MAX_SM_PARTITIONS\`) for every fractional policy; HAS-GPU's controller keeps 2 rows per GPU (\`hybrid-2rows\` is our hybrid with that limit), which under per-device billing leaves most of a device's SMs idle behind two small partitions.
@@ -179,7 +189,7 @@ function main(): void {
   const colors: Record<string, string> = { hybrid: '#d62728', 'static-share': '#1f77b4', kpa: '#2ca02c', 'dilu-horizontal': '#9467bd', 'hybrid+lazy': '#ff7f0e' };
   const pick = bursty.filter((r) => colors[r.label]);
   const arrivals = pick[0]?.r.functions[0].series?.arrivals ?? [];
-  if (ALL_ENFORCED) writeFileSync(join(__dirname, 'inference-bursty.svg'), lineChart('Dilu bursty (resnet152, SLO 2×): load and GPU share held', [
+  if (HEADLINE_RUN) writeFileSync(join(__dirname, 'inference-bursty.svg'), lineChart('Dilu bursty (resnet152, SLO 2×): load and GPU share held', [
     { ylabel: 'arrivals / s', lines: [{ name: 'arrivals', color: '#333', ys: arrivals }] },
     { ylabel: 'Σ SM share × quota', lines: pick.map((r) => ({ name: r.label, color: colors[r.label], ys: r.r.functions[0].series?.share ?? [] })) },
     { ylabel: 'replicas', lines: pick.map((r) => ({ name: r.label, color: colors[r.label], ys: r.r.functions[0].series?.replicas ?? [] })) },
@@ -219,12 +229,12 @@ function main(): void {
   const realismNote = rl.beta > 0
     ? `What the simulator charges and what policies are told (issue 11; \`bench/inference/run.ts\` \`setUp\`): **interference**: a batch takes the ground truth × (1 + ${rl.beta}·u), u the SM share × quota of the other replicas on its device busy when it starts (Dilu Fig. 7: 1.24× p50 beside a co-runner using the rest of the device; \`autoscaler/inference/interference.ts\`), and every policy plans with the worst case its placement allows (1 + ${rl.beta}·(1 − s·q)); **profiles**: policies are told a second measurement of the RaPP surface, every point × e^(σ·N(0,1)) with σ = ${rl.sigma.toFixed(4)} estimated from RaPP's own labels (${rl.n} SM-flat second differences, \`autoscaler/sim/profile-error.ts\`), never the ground truth; **cost**: whole devices (a V100 is sold whole, by the second) held by any replica, starting or draining included; each suite's functions share one cluster.`
     : 'BENCH_IDEAL=1: no interference, policies told the ground truth (the pre-issue-11 simulator); cost still per device.';
-  const head = `Command: \`npm run bench:inference\` (tsx bench/inference-bench.ts${FULL ? ', BENCH_FULL=1' : ''}); simulator with RaPP V100 latencies, cold start ${COLD} s, Poisson arrivals, 1 s decisions; enforced dimensions: ${describeDims(ENFORCED)}${ALL_ENFORCED ? ' (a GPU node with the native limiter and MPS; simulated)' : ' (profiles restricted to them)'}; ${((Date.now() - t0) / 1000).toFixed(0)} s wall on this machine.${FULL ? '' : ' Tuning set subsampled: Faro and Azure 2019 to their first 3 h.'} ${realismNote}\n\n${tuning}`;
+  const head = `Command: \`npm run bench:inference\` (tsx bench/inference-bench.ts${FULL ? ', BENCH_FULL=1' : ''}); simulator with RaPP V100 latencies, cold start ${COLD} s, Poisson arrivals, 1 s decisions; enforced dimensions: ${describeDims(ENFORCED)}${ALL_ENFORCED ? ' (a GPU node with the native limiter and MPS; simulated)' : ' (profiles restricted to them)'}, per replica as the platform enforces them: SM share fixed for a replica's life (a new share is a new replica, its cold start counted), quota changed live and metered ${MECHANISM.quotaScope === 'device' ? "against the GPU's one tokend window (all replicas of a device, whatever their SM shares)" : 'per SM row (BENCH_QUOTA_SCOPE=slot: HAS-GPU\'s FaST-GShare, not the platform)'}, batches up to ${MECHANISM.replicaBatch === 'function' ? "the function's MAX_BATCH_SIZE" : "each replica's planned batch (BENCH_REPLICA_BATCH=planned, not the platform)"}; ${((Date.now() - t0) / 1000).toFixed(0)} s wall on this machine.${FULL ? '' : ' Tuning set subsampled: Faro and Azure 2019 to their first 3 h.'} ${realismNote}\n\n${tuning}`;
   const last = `inference: violation_ratio_vs_static=${hl.violationVsStatic.mean.toFixed(2)} cost_ratio_vs_kpa=${hl.costVsKpa.mean.toFixed(2)} kpa_violation_ratio=${hl.kpaViolation.mean.toFixed(2)} seeds=${REPORT_SEEDS.length}`;
   const body = [head, NOTES, ...sections, 'Plot: `bench/inference-bursty.svg`.', last].join('\n\n');
-  const file = ALL_ENFORCED ? 'inference.md' : `inference-${describeDims(ENFORCED)}.md`;
+  const file = HEADLINE_RUN ? 'inference.md' : `inference-${[ALL_ENFORCED ? '' : describeDims(ENFORCED), MECH_VARIANT].filter(Boolean).join('-')}.md`;
   mkdirSync(join(__dirname, 'results'), { recursive: true });
-  writeFileSync(join(__dirname, 'results', file), `# Inference autoscaling benchmark${ALL_ENFORCED ? '' : ` (enforced: ${describeDims(ENFORCED)})`}\n\n${body}\n`);
+  writeFileSync(join(__dirname, 'results', file), `# Inference autoscaling benchmark${ALL_ENFORCED ? '' : ` (enforced: ${describeDims(ENFORCED)})`}${MECH_VARIANT ? ` (${MECH_VARIANT}: not the platform's enforcement)` : ''}\n\n${body}\n`);
   console.log(body); // ends with the headline line, the required last line
 }
 

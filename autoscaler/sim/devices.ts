@@ -43,6 +43,13 @@ export class DeviceLedger<R extends Held> {
     if (set.size === 0) this.on.delete(rep.gpu);
   }
 
+  /** Σ quota of rep's device neighbours busy now (what they claim of the device's tokend window). */
+  busyQuota(rep: R): number {
+    let q = 0;
+    for (const x of this.on.get(rep.gpu) ?? []) if (x !== rep && x.busy) q += x.quota;
+    return q;
+  }
+
   /** Σ smShare·quota of rep's device neighbours busy now. */
   busyNeighbours(rep: R): number {
     let u = 0;

@@ -84,6 +84,11 @@ export function simulate(fns: SimFunction[], o: SimOptions): SimResult {
   const told: Capability = corrected ?? profile;
   const beta = o.interferenceBeta ?? 0;
   const periodS = o.cfsPeriodMs !== undefined ? o.cfsPeriodMs / 1000 : undefined;
+  const deviceQuota = o.quotaScope === 'device';
+  const functionBatch = o.replicaBatch === 'function';
+  let batches = 0;
+  let oversubscribed = 0;
+  const placedBySmShare: Record<string, number> = {};
   const heap = new Heap<Ev>((a, b) => a.t < b.t); // earliest event first
   const cluster: ClusterView = { gpus: [], canAddGpu: true };
   const where = new Map<string, string>();
@@ -127,7 +132,7 @@ export function simulate(fns: SimFunction[], o: SimOptions): SimResult {
       f.r.violations++;
       f.rejected++;
     }
-    const k = Math.min(rep.batchSize, q.length - f.qHead);
+    const k = Math.min(functionBatch ? Math.max(1, f.sim.spec.maxBatchSize) : rep.batchSize, q.length - f.qHead);
     if (k <= 0) return;
     rep.batch = q.slice(f.qHead, f.qHead + k);
     f.qHead += k;
@@ -142,11 +147,16 @@ export function simulate(fns: SimFunction[], o: SimOptions): SimResult {
   /** When a batch of k started now on rep completes (the ground truth, under CFS where declared). */
   const finish = (model: string, k: number, rep: Replica, now: number): number => {
     const slow = beta > 0 ? slowdown(beta, devices.busyNeighbours(rep)) : 1;
-    const at = (cap.latencyMs(model, k, rep.smShare, rep.quota) * slow) / 1000;
-    if (periodS === undefined || rep.quota >= 1) return now + at;
+    // the quota the replica gets for this batch: its own, or tokend's share of the device's window
+    const claimed = rep.quota + devices.busyQuota(rep);
+    batches++;
+    if (claimed > 1 + 1e-9) oversubscribed++;
+    const quota = deviceQuota && claimed > 1 ? rep.quota / claimed : rep.quota;
+    const at = (cap.latencyMs(model, k, rep.smShare, quota) * slow) / 1000;
+    if (periodS === undefined || quota >= 1) return now + at;
     const full = (cap.latencyMs(model, k, rep.smShare, 1) * slow) / 1000;
     const ratio = full / at; // measured cap(q) ÷ cap(1)
-    return cfsFinish(now, full, Number.isFinite(ratio) && ratio > 0 ? ratio : rep.quota, periodS, rep.cfs);
+    return cfsFinish(now, full, Number.isFinite(ratio) && ratio > 0 ? ratio : quota, periodS, rep.cfs);
   };
 
   const complete = (ev: Ev) => {
@@ -243,6 +253,7 @@ export function simulate(fns: SimFunction[], o: SimOptions): SimResult {
       where.set(rep.id, gpu);
       f.replicas.push(rep);
       devices.place(rep, now);
+      placedBySmShare[rep.smShare] = (placedBySmShare[rep.smShare] ?? 0) + 1;
       if (!warm) f.r.coldStarts++;
       heap.push({ t: rep.readyAt, fn: f, rep, ready: true });
     });
@@ -349,6 +360,9 @@ export function simulate(fns: SimFunction[], o: SimOptions): SimResult {
     cost: sum((r) => r.cost),
     deviceSeconds: devices.seconds,
     deviceCost: devices.seconds * price,
+    placedBySmShare,
+    batches,
+    oversubscribedBatches: oversubscribed,
     decideMsPerTick: decideMs / (ticks + 1),
   };
 }

@@ -56,6 +56,21 @@ export interface SimOptions {
    */
   cfsPeriodMs?: number;
   /**
+   * Where a time quota is enforced. 'slot' (default; HAS-GPU's FaST-GShare rows): per SM partition,
+   * so replicas in different partitions of one device each get their whole quota at once.
+   * 'device' (the platform: tokend keeps one window per GPU, capacity one window of device time,
+   * and scales oversubscribed grants down together; native/tokend/policy.c): a batch starting on
+   * a replica runs at quota q·min(1, 1 / (q + Σ quota of the device's other busy replicas)),
+   * whatever their SM shares.
+   */
+  quotaScope?: 'slot' | 'device';
+  /**
+   * The largest batch a replica runs. 'planned' (default): the batch its placement was planned
+   * with. 'function' (the platform: the runtime batches dynamically up to MAX_BATCH_SIZE, set per
+   * function from mlfaas.batch.max, not per replica): the function's maxBatchSize.
+   */
+  replicaBatch?: 'planned' | 'function';
+  /**
    * The live loop's online correction (correction.ts): the policy sees the profile × a
    * per-function factor learnt each tick from the simulated latencies and throughputs, as live;
    * the ground truth stays the profile. Off by default.
@@ -100,6 +115,12 @@ export interface SimResult {
   deviceSeconds: number;
   /** deviceSeconds × the price. */
   deviceCost: number;
+  /** Replicas started, by SM share (e.g. "0.1"). */
+  placedBySmShare: Record<string, number>;
+  /** Batches run. */
+  batches: number;
+  /** Batches that started while their device's busy replicas' quotas summed over 1 (quotaScope 'device': run at a scaled-down quota). */
+  oversubscribedBatches: number;
   /** Mean wall time of one decision round over all functions, ms. */
   decideMsPerTick: number;
 }

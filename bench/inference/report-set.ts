@@ -16,7 +16,7 @@ import type { EnforcedDims } from '../../autoscaler/inference/enforcement';
 import { simulate } from '../../autoscaler/sim/engine';
 import { readTrace, type Trace } from '../../autoscaler/sim/traces';
 import type { SeedTotals } from './aggregate';
-import { type ClusterPart, setUpCluster } from './run';
+import { type ClusterPart, MECHANISM, setUpCluster } from './run';
 
 export const REPORT_MODELS = ['resnet50', 'convnext_tiny', 'mobilenet_v3_large', 'shufflenet_v2_x1_0', 'resnet152'];
 export const REPORT_SLOS = [1.5, 2, 2.5];
@@ -80,7 +80,7 @@ export function runReportingSet(dataDir: string, o: { coldStartS: number; enforc
     const { fns, capability, told, beta } = setUpCluster(parts, dataDir, { seed, enforced: o.enforced, toldProfiles: o.toldProfiles });
     const t: Record<string, { violations: number; requests: number; cost: number }> = {};
     for (const p of REPORT_POLICIES) {
-      const r = simulate(fns, { policy: p.policy, params: p.params, capability, told, interferenceBeta: beta, coldStartS: o.coldStartS, seed });
+      const r = simulate(fns, { policy: p.policy, params: p.params, capability, told, interferenceBeta: beta, coldStartS: o.coldStartS, seed, ...MECHANISM });
       t[p.label] = { violations: r.violations, requests: r.requests, cost: r.deviceCost };
       shareCost[p.label] += r.cost / REPORT_SEEDS.length;
     }

@@ -3,7 +3,7 @@ import type { ProfilePoint } from '../../autoscaler/inference/capability';
 import type { EnforcedDims } from '../../autoscaler/inference/enforcement';
 import { DILU_INTERFERENCE_BETA, InterferenceAwareCapability } from '../../autoscaler/inference/interference';
 import { Capability, PolicyParams } from '../../autoscaler/inference/types';
-import { SimFunction, SimResult, simulate } from '../../autoscaler/sim/engine';
+import { SimFunction, SimOptions, SimResult, simulate } from '../../autoscaler/sim/engine';
 import { readRapp } from '../../autoscaler/sim/latency-data';
 import { estimateProfileNoise } from '../../autoscaler/sim/profile-error';
 import { buildCluster, buildFunctions } from '../../autoscaler/sim/setup';
@@ -123,6 +123,20 @@ export function setUp(sc: Scenario, dataDir: string) {
   return setUpWith(dataDir, sc, (profileError) => buildFunctions(sc.trace, { dataDir, models: sc.models, sloMult: sc.sloMult, enforced: sc.enforced, profileError, toldProfiles: sc.toldProfiles }));
 }
 
+/**
+ * How the simulated GPU node enforces a replica's configuration (issue 22, item 6: the headline
+ * follows the mechanism). The platform enforces per replica a time quota (tokend, changed live) and
+ * an SM share (MPS, fixed at start: the policies' decisions cannot change it, so a new share is a new
+ * replica with its cold start), and nothing else: tokend meters every replica of a GPU against one
+ * window (quotaScope 'device', not HAS-GPU's per-SM-row quotas), and the runtime batches up to the
+ * function's MAX_BATCH_SIZE (replicaBatch 'function', not a per-replica planned batch).
+ * BENCH_QUOTA_SCOPE=slot and BENCH_REPLICA_BATCH=planned give the simulator before it.
+ */
+export const MECHANISM: Pick<SimOptions, 'quotaScope' | 'replicaBatch'> = {
+  quotaScope: process.env.BENCH_QUOTA_SCOPE === 'slot' ? 'slot' : 'device',
+  replicaBatch: process.env.BENCH_REPLICA_BATCH === 'planned' ? 'planned' : 'function',
+};
+
 /** The live SLO guard's settings (MLFAAS_SLO_GUARD_S and its hold), as the platform runs them unless set. */
 const SLO_GUARD = {
   ...(process.env.BENCH_SLO_GUARD_S ? { sloGuardS: Number(process.env.BENCH_SLO_GUARD_S) } : {}),
@@ -137,6 +151,6 @@ export function runScenario(sc: Scenario, dataDir: string, record = false): Run[
     workload: sc.workload,
     sloMult: sc.sloMult,
     label: p.label,
-    r: simulate(fns, { policy: p.policy, params: { ...p.params, ...sc.params?.[p.label] }, capability, told, interferenceBeta: beta, coldStartS: sc.coldStartS, seed: sc.seed ?? 42, record, ...SLO_GUARD }),
+    r: simulate(fns, { policy: p.policy, params: { ...p.params, ...sc.params?.[p.label] }, capability, told, interferenceBeta: beta, coldStartS: sc.coldStartS, seed: sc.seed ?? 42, record, ...MECHANISM, ...SLO_GUARD }),
   }));
 }

@@ -9,7 +9,7 @@
  * `npx tsx bench/inference/tune-static.ts` prints the sweep.
  */
 import { simulate } from '../../autoscaler/sim/engine';
-import { hasGpuParts, setUpCluster } from './run';
+import { hasGpuParts, MECHANISM, setUpCluster } from './run';
 
 export const HEADROOMS = [1, 0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3, 0.2, 0.1];
 
@@ -25,7 +25,7 @@ function runSet(dataDir: string, policy: string, params: Record<string, number>)
   let cost = 0;
   for (const w of ['rps', 'stress'] as const) {
     const { fns, capability, told, beta } = setUpCluster(hasGpuParts(dataDir, w), dataDir, { seed: 42 });
-    const r = simulate(fns, { policy, params, capability, told, interferenceBeta: beta, coldStartS: 20, seed: 42 });
+    const r = simulate(fns, { policy, params, capability, told, interferenceBeta: beta, coldStartS: 20, seed: 42, ...MECHANISM });
     v += r.violations;
     n += r.requests;
     cost += r.deviceCost;

@@ -1,0 +1,101 @@
+/**
+ * The reporting set's headline under each way the simulator may enforce a replica's configuration
+ * (issue 22, item 6): quotas per SM row (HAS-GPU's FaST-GShare) or per device (tokend's one window
+ * per GPU), a replica's batch as planned or the function's MAX_BATCH_SIZE (the runtime's dynamic
+ * batching). Also how often a batch started while its device's busy replicas claimed more than one
+ * window. `npx tsx bench/inference/mechanism.ts` (about 2 min per row on 2 cores) writes
+ * bench/results/inference-mechanism.md; with a row index, prints that row only.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { simulate } from '../../autoscaler/sim/engine';
+import type { SimOptions } from '../../autoscaler/sim/types';
+import { headline, type SeedTotals } from './aggregate';
+import { REPORT_POLICIES, REPORT_SEEDS, reportParts } from './report-set';
+import { setUpCluster } from './run';
+import { table } from '../lib/results';
+
+type Mechanism = Pick<SimOptions, 'quotaScope' | 'replicaBatch'>;
+
+export const MECHANISMS: Array<{ label: string; m: Mechanism }> = [
+  { label: 'slot quotas, planned batch (before)', m: { quotaScope: 'slot', replicaBatch: 'planned' } },
+  { label: 'slot quotas, function batch', m: { quotaScope: 'slot', replicaBatch: 'function' } },
+  { label: 'device quotas, planned batch', m: { quotaScope: 'device', replicaBatch: 'planned' } },
+  { label: 'device quotas, function batch (the platform)', m: { quotaScope: 'device', replicaBatch: 'function' } },
+];
+
+export interface MechanismRow {
+  label: string;
+  violationVsStatic: number;
+  costVsKpa: number;
+  kpaViolation: number;
+  /** Per policy: pooled violation rate, device cost (mean over seeds), share of batches on an oversubscribed device. */
+  policies: Record<string, { violationRate: number; cost: number; oversubscribed: number }>;
+}
+
+export function runMechanism(dataDir: string, m: Mechanism, label: string, coldStartS = 20): MechanismRow {
+  const parts = reportParts(dataDir);
+  const acc: Record<string, { v: number; n: number; cost: number; b: number; o: number }> = Object.fromEntries(REPORT_POLICIES.map((p) => [p.label, { v: 0, n: 0, cost: 0, b: 0, o: 0 }]));
+  const perSeed = REPORT_SEEDS.map((seed) => {
+    const { fns, capability, told, beta } = setUpCluster(parts, dataDir, { seed });
+    const t: Record<string, { violations: number; requests: number; cost: number }> = {};
+    for (const p of REPORT_POLICIES) {
+      const r = simulate(fns, { policy: p.policy, params: p.params, capability, told, interferenceBeta: beta, coldStartS, seed, ...m });
+      t[p.label] = { violations: r.violations, requests: r.requests, cost: r.deviceCost };
+      const a = acc[p.label];
+      a.v += r.violations;
+      a.n += r.requests;
+      a.cost += r.deviceCost / REPORT_SEEDS.length;
+      a.b += r.batches;
+      a.o += r.oversubscribedBatches;
+    }
+    return t as SeedTotals;
+  });
+  const hl = headline(perSeed);
+  const policies = Object.fromEntries(Object.entries(acc).map(([k, a]) => [k, { violationRate: a.v / Math.max(1, a.n), cost: a.cost, oversubscribed: a.o / Math.max(1, a.b) }]));
+  return { label, violationVsStatic: hl.violationVsStatic.mean, costVsKpa: hl.costVsKpa.mean, kpaViolation: hl.kpaViolation.mean, policies };
+}
+
+const pc = (x: number) => (100 * x).toFixed(2);
+
+export function mechanismReport(rows: readonly MechanismRow[]): string {
+  const head = table(
+    ['simulated enforcement', 'violation_ratio_vs_static', 'cost_ratio_vs_kpa', 'kpa_violation_ratio'],
+    rows.map((r) => [r.label, r.violationVsStatic.toFixed(2), r.costVsKpa.toFixed(2), r.kpaViolation.toFixed(2)]),
+  );
+  const labels = REPORT_POLICIES.map((p) => p.label);
+  const per = table(
+    ['simulated enforcement', ...labels.map((l) => `${l}: violations % / cost $ / oversubscribed %`)],
+    rows.map((r) => [r.label, ...labels.map((l) => `${pc(r.policies[l].violationRate)} / ${r.policies[l].cost.toFixed(2)} / ${pc(r.policies[l].oversubscribed)}`)]),
+  );
+  return `# The inference headline under each simulated enforcement
+
+Command: \`npx tsx bench/inference/mechanism.ts\` (issue 22, item 6). The reporting set of \`npm run bench:inference\` (same workloads, seeds, policies, interference and profile noise) with the time quota metered per SM row (HAS-GPU's FaST-GShare: replicas in different rows of a device each get their whole quota at once) or per device (the platform: tokend's one window per GPU; a batch runs at q / max(1, q + Σ quota of the device's other busy replicas)), and each replica batching up to the batch its placement was planned with or up to the function's MAX_BATCH_SIZE (the platform's runtime). In every row an SM share is fixed for a replica's life: a decision sets quotas, adds and removes replicas, so a new share is a new replica and its cold start. The last row is what \`npm run bench:inference\` now runs.
+
+Headline ratios (mean over ${REPORT_SEEDS.length} seeds):
+
+${head}
+
+Per policy, pooled over seeds: violation rate, device cost (mean per seed), and the share of batches that started while the busy replicas of their device claimed more than one window (Σ quota > 1; under per-device metering those run slower):
+
+${per}
+`;
+}
+
+if (require.main === module) {
+  const data = process.env.MLFAAS_DATA_DIR ?? '/work/shared/data';
+  if (process.argv[2] !== undefined) {
+    const { label, m } = MECHANISMS[Number(process.argv[2])];
+    console.log(JSON.stringify(runMechanism(data, m, label)));
+  } else {
+    const rows = MECHANISMS.map(({ label, m }) => {
+      const r = runMechanism(data, m, label);
+      process.stderr.write(`${JSON.stringify(r)}\n`);
+      return r;
+    });
+    const body = mechanismReport(rows);
+    mkdirSync(join(__dirname, '..', 'results'), { recursive: true });
+    writeFileSync(join(__dirname, '..', 'results', 'inference-mechanism.md'), body);
+    console.log(body);
+  }
+}
