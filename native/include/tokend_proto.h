@@ -7,7 +7,10 @@
  * fields are zero on send and ignored on receive, so fields can be added
  * without changing the size.
  *
- *   client -> tokend  HELLO    device, flags(TOKEND_F_SLO), a=proposed window hint (ignored)
+ *   client -> tokend  HELLO    device, flags(TOKEND_F_SLO), a=proposed window hint (ignored),
+ *                              b=the client's MPS SM share in parts per million (0: none, 1.0):
+ *                              its used_ns are device time x that share, and tokend scales
+ *                              its request and limit by it (HAS-GPU's SM-share-weighted time)
  *   tokend -> client  WELCOME  a=window_ns, b=client id, c=capacity_ns per window
  *   client -> tokend  ACQUIRE  a=used_ns since last ACQUIRE, b=want_ns,
  *                              c=launches since last ACQUIRE, d=kernel launch cycle ns,

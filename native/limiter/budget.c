@@ -15,7 +15,11 @@
  *
  * What a launch costs is the meter's business (meter.c): the device time its
  * kernel occupied, measured with CUDA events, so host time between launches
- * and the time a kernel waits for another context are never charged.
+ * and the time a kernel waits for another context are never charged. Under MPS
+ * the budget's unit is SM-share-weighted time (TL_SM_SHARE, told to tokend in
+ * HELLO): a process on a quarter of the SMs pays a quarter per ns, and tokend
+ * scales its quota by the same share, so replicas on disjoint SM shares run at
+ * the same time without taking each other's budget.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -147,6 +151,7 @@ static int connect_tokend(void) {
   if (connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0) goto err;
   tokend_msg_init(&m, TOKEND_HELLO, tl_cfg.device);
   m.flags = tl_cfg.slo ? TOKEND_F_SLO : 0;
+  m.b = tl_cfg.sm_share_ppm < 1000000 ? tl_cfg.sm_share_ppm : 0;
   g.fd = fd;
   if (send_msg(&m) != 0) { g.fd = -1; goto err; }
   atomic_fetch_add(&g.connects, 1);
@@ -275,12 +280,19 @@ static void wait_for_tokens(void) {
   atomic_fetch_add_explicit(&g.throttled_ns, tl_clock_now() - t0, memory_order_relaxed);
 }
 
+/* Device time in the budget's unit: times the SM share under MPS (1 without). */
+static inline int64_t occupancy(uint64_t ns) {
+  uint32_t ppm = tl_cfg.sm_share_ppm;
+  return ppm >= 1000000 ? (int64_t)ns : (int64_t)((ns * (uint64_t)ppm) / 1000000u);
+}
+
 void tl_budget_charge(uint64_t cost_ns, int graph) {
   if (__builtin_expect(!atomic_load_explicit(&g.started, memory_order_relaxed), 0)) tl_budget_start();
-  int64_t cost = cost_ns ? (int64_t)cost_ns : 1;
+  int64_t cost = cost_ns ? occupancy(cost_ns) : 1;
+  if (cost <= 0) cost = 1;
   if (__builtin_expect(atomic_fetch_sub_explicit(&g.tokens, cost, memory_order_relaxed) < cost, 0))
     wait_for_tokens();
-  t.cost += cost;
+  t.cost += (int64_t)cost_ns;
   if (graph) t.graphs++;
   else t.launches++;
   if (__builtin_expect(!t.registered, 0)) {
@@ -295,7 +307,8 @@ void tl_budget_true_up(uint64_t charged_ns, uint64_t actual_ns) {
   int64_t back = (int64_t)charged_ns - (int64_t)actual_ns;
   if (!back) return;
   t.cost -= back;
-  if (!atomic_load_explicit(&g.open, memory_order_relaxed)) atomic_fetch_add_explicit(&g.tokens, back, memory_order_relaxed);
+  int64_t units = back > 0 ? occupancy((uint64_t)back) : -occupancy((uint64_t)-back);
+  if (!atomic_load_explicit(&g.open, memory_order_relaxed)) atomic_fetch_add_explicit(&g.tokens, units, memory_order_relaxed);
 }
 
 /* In the child: no client thread, a fresh identity for tokend, no inherited budget. */

@@ -64,6 +64,17 @@ int tl_parse_config(struct tl_config *cfg, char *err, size_t errlen) {
   if ((v = getenv("TL_NS_PER_BLOCK")) && *v) {
     if (parse_u64(v, &cfg->ns_per_block, 0)) { snprintf(err, errlen, "TL_NS_PER_BLOCK=%s: want ns", v); goto err; }
   }
+  cfg->sm_share_ppm = 1000000;
+  if ((v = getenv("TL_SM_SHARE")) && *v) {
+    char *end = NULL;
+    double f = strtod(v, &end);
+    if (end == v || *end || !(f > 0 && f <= 1)) { snprintf(err, errlen, "TL_SM_SHARE=%s: want a fraction in (0, 1]", v); goto err; }
+    cfg->sm_share_ppm = (uint32_t)(f * 1e6 + 0.5);
+  } else if ((v = getenv("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE")) && *v) {
+    char *end = NULL;
+    double pct = strtod(v, &end);
+    if (end != v && !*end && pct > 0 && pct <= 100) cfg->sm_share_ppm = (uint32_t)(pct * 1e4 + 0.5);
+  }
   cfg->sample_every = 64;
   if ((v = getenv("TL_SAMPLE_EVERY")) && *v) {
     if (parse_u64(v, &n, 0) || n > 1000000) { snprintf(err, errlen, "TL_SAMPLE_EVERY=%s: want 0..1000000", v); goto err; }
@@ -122,13 +133,13 @@ void tl_init(void) {
   char err[160];
   if (tl_parse_config(&tl_cfg, err, sizeof err) != 0) {
     fprintf(stderr, "limiter: %s; limiter disabled\n", err);
-    tl_cfg = (struct tl_config){.timeout_ns = 200000000ull, .sample_every = 64};
+    tl_cfg = (struct tl_config){.timeout_ns = 200000000ull, .sample_every = 64, .sm_share_ppm = 1000000};
   }
   if (strcmp(tl_cfg.log_path, "stderr") == 0) g_logf = stderr;
   else if (tl_cfg.log_path[0]) g_logf = fopen(tl_cfg.log_path, "ae");
   atexit(write_stats);
   pthread_atfork(NULL, NULL, tl_budget_after_fork);
-  tl_log("init socket=%s device=%u slo=%d timeout_ms=%llu fail=%s mem_limit=%llu", tl_cfg.socket_path,
+  tl_log("init socket=%s device=%u slo=%d timeout_ms=%llu fail=%s mem_limit=%llu sm_share=%.4f", tl_cfg.socket_path,
          tl_cfg.device, tl_cfg.slo, (unsigned long long)(tl_cfg.timeout_ns / 1000000),
-         tl_cfg.fail == TL_FAIL_OPEN ? "open" : "closed", (unsigned long long)tl_cfg.mem_limit);
+         tl_cfg.fail == TL_FAIL_OPEN ? "open" : "closed", (unsigned long long)tl_cfg.mem_limit, tl_cfg.sm_share_ppm / 1e6);
 }

@@ -20,6 +20,10 @@
  *  TL_MEM_LIMIT       device memory cap, bytes with optional k/m/g suffix
  *  TL_NS_PER_BLOCK    fixed launch cost per thread block in ns; unset: each
  *                     kernel's cost is learnt from CUDA events (meter.c)
+ *  TL_SM_SHARE        the process's SM share under MPS, (0, 1]; default
+ *                     CUDA_MPS_ACTIVE_THREAD_PERCENTAGE / 100 when that is set,
+ *                     else 1. Its device time is charged times this share and
+ *                     tokend scales its quota by it (told in HELLO)
  *  TL_SAMPLE_EVERY    after a kernel's first launches, one launch in this many
  *                     (on average) is timed with events (default 64; 0: none)
  *  TL_LOG             "stderr" or a file path for swap/connect events
@@ -43,6 +47,7 @@ struct tl_config {
   uint64_t mem_limit;      /* bytes, 0 = none */
   uint64_t ns_per_block;   /* 0 = learn */
   unsigned sample_every;
+  uint32_t sm_share_ppm;   /* 1000000 = the whole device */
   char log_path[256];
   char stats_path[256];
 };

@@ -99,16 +99,20 @@ for _ in $(seq 100); do [ -S "$T/c" ] && break; sleep 0.05; done
 [ -S "$T/c" ] || { cat "$T/tokend.log"; echo "gpu: tokend did not start; nothing measured"; exit 1; }
 
 # ---- 1. the limiter's cost per launch call (host side: bursts of 256, synchronize between) ----
+# "with": the default configuration (each kernel's cost learnt from CUDA events around a sample of
+# its launches: two cuEventRecord calls per sampled launch); "fixed": TL_NS_PER_BLOCK=1, no events.
 if in_budget launch; then
-  base=(); with=()
+  base=(); with=(); fixed=()
   for i in 1 2 3; do  # interleaved, so a drifting host affects both alike
     base+=("$(timeout 120 env "${CUENV[@]}" STUB_KERNEL_US=1 "$BIN/probe" --mode empty --count $LAUNCHES | tee -a "$T/launch.json" | jget /dev/stdin perLaunchNs)")
     # shellcheck disable=SC2046
-    with+=("$(timeout 120 env "${CUENV[@]}" STUB_KERNEL_US=1 TL_NS_PER_BLOCK=1 $(lim launch$i) "$BIN/probe" --mode empty --count $LAUNCHES | tee -a "$T/launch.json" | jget /dev/stdin perLaunchNs)")
+    with+=("$(timeout 120 env "${CUENV[@]}" STUB_KERNEL_US=1 $(lim launch$i) "$BIN/probe" --mode empty --count $LAUNCHES | tee -a "$T/launch.json" | jget /dev/stdin perLaunchNs)")
+    # shellcheck disable=SC2046
+    fixed+=("$(timeout 120 env "${CUENV[@]}" STUB_KERNEL_US=1 TL_NS_PER_BLOCK=1 $(lim launchf$i) "$BIN/probe" --mode empty --count $LAUNCHES | tee -a "$T/launch.json" | jget /dev/stdin perLaunchNs)")
   done
-  b=$(printf '%s\n' "${base[@]}" | median3); w=$(printf '%s\n' "${with[@]}" | median3)
+  b=$(printf '%s\n' "${base[@]}" | median3); w=$(printf '%s\n' "${with[@]}" | median3); f=$(printf '%s\n' "${fixed[@]}" | median3)
   OVERHEAD=$(calc "$w - $b" "%.1f")
-  say "launch: ${b:-na} ns per call without the limiter, ${w:-na} ns with it (medians of 3 x $LAUNCHES): overhead $OVERHEAD ns"
+  say "launch: ${b:-na} ns per call without the limiter, ${w:-na} ns with it (medians of 3 x $LAUNCHES): overhead $OVERHEAD ns; with a fixed cost (no events) ${f:-na} ns"
 fi
 
 # ---- 2. shares of 1 ms spin kernels (window 20 ms), each process alone on the GPU first ----

@@ -109,10 +109,11 @@ static void stats(struct tokend *d, char *out, size_t outlen) {
     else snprintf(dev, sizeof dev, "gpu%u", c->device);
     o += (size_t)snprintf(out + o, outlen - o,
                           "%s{\"id\":%llu,\"pid\":%d,\"uid\":%d,\"cgroup\":\"%s\",\"device\":\"%s\",\"slo\":%s,"
-                          "\"request\":%g,\"limit\":%g,\"state\":\"%s\",\"lastGrantNs\":%llu,\"grantedNs\":%llu,"
+                          "\"request\":%g,\"limit\":%g,\"smShare\":%g,\"state\":\"%s\",\"lastGrantNs\":%llu,\"grantedNs\":%llu,"
                           "\"usedNs\":%llu,\"launches\":%llu}",
                           first ? "" : ",", (unsigned long long)c->id, (int)c->pid, (int)c->uid, cg, dev,
-                          c->slo ? "true" : "false", c->request, c->limit, tokend_state_name(c->ps.state),
+                          c->slo ? "true" : "false", c->request, c->limit, c->sm_share > 0 ? c->sm_share : 1,
+                          tokend_state_name(c->ps.state),
                           (unsigned long long)c->ps.last_grant_ns, (unsigned long long)c->total_granted_ns,
                           (unsigned long long)c->total_used_ns, (unsigned long long)c->total_launches);
     first = 0;

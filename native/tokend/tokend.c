@@ -116,8 +116,11 @@ void tokend_resolve_quota(struct tokend *d, struct tokend_client *c) {
     int rank = r->client_id ? 3 : r->pid ? 2 : 1;
     if (rank > best_rank) { best = i; best_rank = rank; }
   }
-  c->request = best >= 0 ? d->rules[best].request : d->default_request;
-  c->limit = best >= 0 ? d->rules[best].limit : d->default_limit;
+  /* Under MPS a client at SM share s runs on s of the device: its time counts s-weighted (HAS-GPU's
+   * occupancy), both what it reports and its quota, so a window's capacity holds Σ s_i q_i <= 1. */
+  double s = c->sm_share > 0 && c->sm_share <= 1 ? c->sm_share : 1;
+  c->request = (best >= 0 ? d->rules[best].request : d->default_request) * s;
+  c->limit = (best >= 0 ? d->rules[best].limit : d->default_limit) * s;
 }
 
 int tokend_send(struct tokend_client *c, uint16_t type, uint64_t a, uint64_t b, uint64_t c2, uint64_t d2) {
@@ -174,6 +177,7 @@ static void on_message(struct tokend *d, struct tokend_client *c, const struct t
     c->hello = 1;
     c->device = m->device;
     c->slo = (m->flags & TOKEND_F_SLO) != 0;
+    c->sm_share = m->b > 0 && m->b <= 1000000 ? (double)m->b / 1e6 : 1;
     c->last_seen_window = d->window_seq;
     tokend_resolve_quota(d, c);
     tokend_send(c, TOKEND_WELCOME, d->window_ns, c->id, tokend_params_for(d, c->device)->capacity_ns, 0);

@@ -77,7 +77,8 @@ struct tokend_client {
   uid_t uid;
   char cgroup[128];
   uint32_t device;
-  double request, limit;
+  double request, limit;          /* the matching rule's, times sm_share */
+  double sm_share;                /* HELLO.b: the client's MPS SM share (1: none), the unit of its time */
   struct tokend_pin rep;          /* accumulated since the last window */
   uint64_t last_seen_window;
   struct tokend_pstate ps;

@@ -105,4 +105,23 @@ d('limiter charges device time (stub driver, framework-like requests)', () => {
       expect(r.used[1]).toBeGreaterThanOrEqual(Math.min(0.65, 0.7 - r.idle - 0.03));
     }
   });
+
+  test('under MPS the budget is SM-share-weighted: two replicas at SM share 0.5 and quota 1 both run all the time', async () => {
+    // each process on its own timeline (MPS: disjoint SMs run at once); tokend scales request and limit
+    // by the share the limiter reports in HELLO, so Σ share × quota = 1 fits one device window
+    const mps = await gaps({ quotas: [1, 1], gapUs: 20, seconds: 2, env: { CUDA_MPS_ACTIVE_THREAD_PERCENTAGE: '50' } });
+    // the same two without a share (time-sliced accounting): Σ quota = 2, so tokend holds each to half
+    const sliced = await gaps({ quotas: [1, 1], gapUs: 20, seconds: 2 });
+    // three at share 0.5: Σ share × quota = 1.5, each scaled to 2/3
+    const three = await gaps({ quotas: [1, 1, 1], gapUs: 20, seconds: 2, env: { TL_SM_SHARE: '0.5' } });
+    const f = (r: typeof mps) => r.map((x) => x.share.toFixed(3)).join('/');
+    console.log(`SM share 0.5 × 2 at quota 1: ${f(mps)}; no share: ${f(sliced)}; SM share 0.5 × 3: ${f(three)}`);
+    for (const x of [...mps, ...sliced, ...three]) expect(Math.abs(x.chargeErrPct)).toBeLessThanOrEqual(5); // cost_ns stays device time
+    // upper bounds hold on any host; the lower ones when the host let the loops run
+    for (const x of sliced) expect(x.share).toBeLessThanOrEqual(0.5 + 0.03);
+    for (const x of three) expect(x.share).toBeLessThanOrEqual(2 / 3 + 0.03);
+    const free = Math.min(...mps.map((x) => x.share));
+    expect(free).toBeGreaterThan(Math.max(...sliced.map((x) => x.share)) + 0.2);
+    if (free >= 0.85) for (const x of three) expect(x.share).toBeGreaterThanOrEqual(2 / 3 - 0.05);
+  });
 });

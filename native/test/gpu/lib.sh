@@ -17,7 +17,7 @@ sget() { sed -n "s/^$2=//p" "$1" 2>/dev/null | head -n1; }
 stats_brief() {
   local f=$T/$1.stats k out=""
   [ -f "$f" ] || { echo "(no stats file)"; return; }
-  for k in launches throttled granted_ns charged_ns ns_per_block swapped unswapped failopen; do
+  for k in launches throttled granted_ns charged_ns cost_ns samples kernels ns_per_block swapped unswapped failopen; do
     out="$out $k=$(sget "$f" "$k")"
   done
   echo "${out# }"
