@@ -128,12 +128,15 @@ export class Collector {
       // full batch can exceed the SLO (image-classify: 8 at 381 ms against 200 ms), which the SLO
       // model reads as no capacity at all, and the hybrid added a replica beside every wake (bench:live).
       // The runtime batches dynamically up to mlfaas.batch.max, so under load it only does better.
-      const spot = { gpu, smShare: next?.smShare ?? r.smShare ?? 1, batchSize: next?.batchSize ?? 1 };
+      // The spot records the share the replica runs at where the provider reports one (MPS fixes it
+      // at start: one started at another share keeps it until its replacement, a new replica, comes),
+      // else the planned one.
+      const spot = { gpu, smShare: r.smShare ?? next?.smShare ?? 1, batchSize: next?.batchSize ?? 1 };
       await this.book.write(ref, r.id, spot);
       if (next && next.quota !== r.quota) initial.push({ replicaId: r.id, quota: next.quota });
       // a share is fixed at a replica's start: one started at another share is replaced at the planned one
       if (next && r.smShare !== undefined && mpsPercent(next.smShare) !== mpsPercent(r.smShare)) shares.push({ replicaId: r.id, smShare: next.smShare });
-      const placed = { id: r.id, fn: fnId, ready: r.state === 'ready', gpu: spot.gpu, smShare: r.smShare ?? spot.smShare, quota: r.quota, batchSize: spot.batchSize };
+      const placed = { id: r.id, fn: fnId, ready: r.state === 'ready', gpu: spot.gpu, smShare: spot.smShare, quota: r.quota, batchSize: spot.batchSize };
       everywhere.push(placed);
       out.push(placed);
     }

@@ -8,6 +8,7 @@ import type Redis from 'ioredis';
 import { Actuator } from '../../autoscaler/live/actuator';
 import { Collector } from '../../autoscaler/live/collector';
 import { enforcedDims, plannable } from '../../autoscaler/live/enforced';
+import { PlacementBook } from '../../autoscaler/live/placements';
 import { LiveAutoscaler } from '../../autoscaler/live/live-autoscaler';
 import type { Placement } from '../../autoscaler/inference/types';
 import { connectRedis } from '../../gateway/lib/redis-server';
@@ -129,6 +130,8 @@ describe('the live loop plans only over what is enforced', () => {
       const { items } = await new Collector(client, provider, ['cpu0'], pending).collect(Date.now());
       expect(items[0].shares).toEqual([{ replicaId: 'g-new-1', smShare: 0.5 }]);
       expect(items[0].replicas[0].smShare).toBe(1); // modelled at the share it runs at until replaced
+      // and booked at it: MPS cannot change a running replica's share (the next tick reads the book)
+      expect((await new PlacementBook(client).read(ref))['g-new-1']).toEqual(expect.objectContaining({ gpu: 'cpu0', smShare: 1 }));
       const out = await new Actuator(provider, new ScalingEvents(client), 'hybrid').initial(ref, items[0].replicas, items[0].initial, Date.now(), items[0].shares);
       expect(calls).toEqual(['sm-share g-new-1 0.5', 'quota g-new-1 0.5']);
       expect(out).toEqual([{ action: 'sm-share', replica: 'g-new-1', to: 0.5, ok: true }]);
