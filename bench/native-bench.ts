@@ -339,9 +339,10 @@ async function main(): Promise<void> {
       ...CONTENDED.map(contRow),
       contRow(LEARNT_SHARED),
       '',
-      'The last row is the same 0.7 / 0.3 pair with the cost learnt by the limiter (no TL_NS_PER_BLOCK): the learnt cost is the ' +
-        'union of in-flight intervals, which on a shared device includes the time a kernel waits behind the other process\'s ' +
-        'kernels, so both are overcharged and the device idles. Set TL_NS_PER_BLOCK (or a profiled cost) where replicas share a GPU.',
+      'The last row is the same 0.7 / 0.3 pair with the cost learnt by the limiter (no TL_NS_PER_BLOCK): each kernel\'s cost ' +
+        'from CUDA events, which the stub stamps when the device reaches them, so a process is charged its own kernels and not ' +
+        'the time it waited behind the other\'s (the previous limiter learnt from in-flight wall time and gave 0.57 / 0.17 here, ' +
+        'a quarter of the device idle).',
       '',
       '## 4. Time in the hooked launch call',
       '',
@@ -350,7 +351,7 @@ async function main(): Promise<void> {
         'p50 = median over the processes of each process\'s median, p99 = the worst process\'s p99. "stub alone" = the same ' +
         'processes and threads without the limiter (no quota). Overhead = limiter p50 − stub p50, per repetition. A synchronize ' +
         'loop launches from a cold cache after sleeping in the synchronize, so these are larger than the async figure of table 1; ' +
-        'the first launch after a synchronize also takes the limiter\'s in-flight lock. "waited p50" = the median over the processes ' +
+        'with a learnt cost a sampled launch also records two events. "waited p50" = the median over the processes ' +
         'that waited of their median waited call (with 16 threads it includes fast calls that overlapped another thread\'s wait).',
       '',
       '| scenario | quotas | limiter fast p50 (ns) | limiter fast p99 (ns) | stub alone p50 (ns) | stub alone p99 (ns) | overhead p50 (ns) | waited | waited p50 (µs) |',
@@ -363,7 +364,7 @@ async function main(): Promise<void> {
       '## 5. 16 threads of one process racing one budget',
       '',
       '16 threads, each with its own stream, on the process\'s own timeline, 1 ms kernels; "learnt cost": the limiter learns the ' +
-        `cost (the configuration of the end-to-end test that used 0.55 of the device at quota 0.5); "fixed cost": TL_NS_PER_BLOCK=${CONTEND_NS_PER_BLOCK}. ` +
+        `cost from events (with several threads, on launches into an idle stream); "fixed cost": TL_NS_PER_BLOCK=${CONTEND_NS_PER_BLOCK}. ` +
         'Error = used − quota (signed). "ns/block" = the limiter\'s cost estimate at exit (true: 125000).',
       '',
       '| quota | cost | used | abs error (pts) | used − quota (pts) | ns/block at exit |',

@@ -236,13 +236,13 @@ void tl_meter_begin(struct tl_launch *l, uintptr_t key, uint64_t units, int grap
   l->charged = l->units * per;
   l->stream = ptsz && stream == NULL ? CU_STREAM_PER_THREAD : stream;
   tl_budget_charge(l->charged, graph);
+  if (!can_sample()) return;
   if (__builtin_expect(l->stream != ts.last_stream || !ts.registered, 0)) { /* thread-local: which streams it uses */
     if (!ts.registered) { ts.registered = 1; atomic_fetch_add_explicit(&g_threads, 1, memory_order_relaxed); }
     else ts.streams = 2;
     if (!ts.streams) ts.streams = 1;
     ts.last_stream = l->stream;
   }
-  if (!can_sample()) return;
   int first = k && atomic_load_explicit(&k->samples, memory_order_relaxed) < TL_FIRST_SAMPLES, want = first;
   if (!want && g_every) {
     if (ts.countdown == 0) ts.countdown = 1 + next_rand() % (2 * g_every);
