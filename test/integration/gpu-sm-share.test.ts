@@ -45,6 +45,7 @@ log="$CUDA_MPS_LOG_DIRECTORY/fake-control.log"
 in=""
 [ $# -eq 0 ] && read -r in
 echo "uid=$(id -u) args=$* stdin=$in pipe=$CUDA_MPS_PIPE_DIRECTORY" >> "$log"
+[ "$1" = -d ] && touch /dev/shm/fake-mps-daemon
 `;
   writeFileSync(join(dir, 'nvidia-cuda-mps-control'), script, { mode: 0o755 });
   chmodSync(dir, 0o755); // the GPU uid runs it
@@ -104,6 +105,8 @@ maybe('SM shares on a stub GPU node with a stand-in MPS control program', () => 
     const dirs = mpsDirs(p.dataDir);
     const log = readFileSync(join(dirs.log, 'fake-control.log'), 'utf8');
     expect(log).toContain(`uid=${sandboxed ? GPU_UID : process.getuid!()} args=-d stdin= pipe=${dirs.pipe}`);
+    // sandboxed: the daemon's /dev/shm is the shared MPS directory its sandboxed clients get too
+    if (sandboxed) expect(existsSync(join(dirs.shm!, 'fake-mps-daemon'))).toBe(true);
     const e = p.gw.provider.enforcement();
     expect(e.gpu).toEqual(expect.objectContaining({ smShare: 'mps', timeQuota: 'limiter', memory: 'none' }));
     expect(e.summary).toMatch(/SM share by MPS, fixed at start/);
@@ -131,6 +134,8 @@ maybe('SM shares on a stub GPU node with a stand-in MPS control program', () => 
     expect(ma).toMatch(/secrets\/openfaas-fn\/share-a \/var\/openfaas\/secrets /);
     expect(ma).not.toMatch(/share-b/);
     expect(mounts(rb[0].pid!)).not.toMatch(/share-a/);
+    // MPS clients share memory with the server through /dev/shm: theirs is the daemon's directory
+    for (const pid of [ra[0].pid!, rb[0].pid!]) expect(mounts(pid)).toMatch(/mps-[0-9a-f]{8}\/shm \/dev\/shm /);
     // and the files are the GPU uid's (the uid that reads them), unreadable to any other
     const dir = join(p.dataDir, 'secrets', ns, a.name);
     expect(uidOf(ra[0].pid!)).toBe(GPU_UID);

@@ -181,6 +181,16 @@ describe('MPS control daemon commands', () => {
       stop: { argv: ['/usr/bin/nvidia-cuda-mps-control'], env, input: 'quit\n' },
     });
   });
+
+  test('for sandboxed clients the daemon starts in a mount namespace whose /dev/shm is the shared MPS directory, then drops to the GPU uid', () => {
+    const dirs = mpsDirs('/var/lib/mlfaas', '/run/mlfaas');
+    expect(dirs.shm).toBe(dirs.pipe.replace(/pipe$/, 'shm'));
+    const ns = { unshare: '/usr/bin/unshare', sh: '/bin/sh', mount: '/bin/mount', setpriv: '/usr/bin/setpriv', runAs: { uid: 199999, gid: 199999 } };
+    const { start, stop } = mpsCommands('/usr/bin/nvidia-cuda-mps-control', dirs, ns);
+    expect(start.argv).toEqual(['/usr/bin/unshare', '--mount', '--propagation', 'private', '/bin/sh', '-c', '/bin/mount --bind "$0" /dev/shm && exec "$@"',
+      dirs.shm, '/usr/bin/setpriv', '--reuid', '199999', '--regid', '199999', '--clear-groups', '/usr/bin/nvidia-cuda-mps-control', '-d']);
+    expect(stop.argv).toEqual(['/usr/bin/nvidia-cuda-mps-control']); // quit reaches it through the pipe directory
+  });
 });
 
 describe('sandbox LD_PRELOAD', () => {

@@ -23,6 +23,13 @@ export interface MpsDirs {
   pipe: string;
   /** `CUDA_MPS_LOG_DIRECTORY`: control.log and server.log. */
   log: string;
+  /**
+   * The daemon's `/dev/shm`: the MPS server and its clients share memory through files there, so
+   * clients in their own mount namespaces must see the same directory at `/dev/shm` (NVIDIA's
+   * k8s-device-plugin and DRA driver mount one such directory into the daemon and every client).
+   * Absent: the host's `/dev/shm` (replicas that are not sandboxed).
+   */
+  shm?: string;
 }
 
 /**
@@ -32,7 +39,7 @@ export interface MpsDirs {
  */
 export function mpsDirs(dataDir: string, runRoot = existsSync('/run') ? '/run/mlfaas' : join(tmpdir(), 'mlfaas')): MpsDirs {
   const root = join(runRoot, `mps-${createHash('sha1').update(dataDir).digest('hex').slice(0, 8)}`);
-  return { pipe: join(root, 'pipe'), log: join(root, 'log') };
+  return { pipe: join(root, 'pipe'), log: join(root, 'log'), shm: join(root, 'shm') };
 }
 
 /** One command: argv, its environment additions, and its stdin. */
@@ -47,9 +54,41 @@ export interface Command {
  * MPS servers once their clients are gone, then exits). Both name the same directories: the
  * control program finds its daemon through `CUDA_MPS_PIPE_DIRECTORY`.
  */
-export function mpsCommands(bin: string, dirs: MpsDirs): { start: Command; stop: Command } {
+export function mpsCommands(bin: string, dirs: MpsDirs, ns?: MountNs): { start: Command; stop: Command } {
   const env = { CUDA_MPS_PIPE_DIRECTORY: dirs.pipe, CUDA_MPS_LOG_DIRECTORY: dirs.log };
-  return { start: { argv: [bin, '-d'], env }, stop: { argv: [bin], env, input: 'quit\n' } };
+  const stop = { argv: [bin], env, input: 'quit\n' };
+  if (!ns || !dirs.shm) return { start: { argv: [bin, '-d'], env }, stop };
+  // root makes a mount namespace where /dev/shm is `dirs.shm`, then drops to the GPU uid for the
+  // daemon (it forks and stays in that namespace; so do the servers it starts)
+  const drop = ns.runAs ? [ns.setpriv, '--reuid', String(ns.runAs.uid), '--regid', String(ns.runAs.gid), '--clear-groups'] : [];
+  return {
+    start: {
+      argv: [ns.unshare, '--mount', '--propagation', 'private', ns.sh, '-c', `${ns.mount} --bind "$0" /dev/shm && exec "$@"`, dirs.shm, ...drop, bin, '-d'],
+      env,
+    },
+    stop,
+  };
+}
+
+/** The programs that start the daemon in its own mount namespace (absolute paths: run as root). */
+export interface MountNs {
+  unshare: string;
+  sh: string;
+  mount: string;
+  setpriv: string;
+  runAs?: RunAs;
+}
+
+const firstOf = (...paths: string[]): string | undefined => paths.find((p) => existsSync(p));
+
+/** The mount-namespace programs when the platform runs as root and has them; else undefined. */
+export function mountNsTools(runAs?: RunAs): MountNs | undefined {
+  if (process.getuid?.() !== 0) return undefined;
+  const unshare = firstOf('/usr/bin/unshare', '/bin/unshare');
+  const sh = firstOf('/bin/sh', '/usr/bin/sh');
+  const mount = firstOf('/bin/mount', '/usr/bin/mount');
+  const setpriv = firstOf('/usr/bin/setpriv', '/bin/setpriv');
+  return unshare && sh && mount && setpriv ? { unshare, sh, mount, setpriv, runAs } : undefined;
 }
 
 /** The uid and gid the daemon runs as (absent: the platform's own). */
@@ -90,13 +129,16 @@ export class MpsDaemon {
     const runRoot = dirname(dirname(dirs.pipe)); // /run/mlfaas: traversable (the GPU uid reaches its own folder below)
     mkdirSync(runRoot, { recursive: true, mode: 0o755 });
     chmodSync(runRoot, 0o755);
-    for (const d of [dirname(dirs.pipe), dirs.pipe, dirs.log]) {
+    const ns = runAs ? mountNsTools(runAs) : undefined; // sandboxed replicas need the daemon's /dev/shm bound in
+    const use = ns ? dirs : { pipe: dirs.pipe, log: dirs.log };
+    for (const d of [dirname(dirs.pipe), dirs.pipe, dirs.log, ...(use.shm ? [use.shm] : [])]) {
       mkdirSync(d, { recursive: true, mode });
       chmodSync(d, mode);
       if (runAs) chownSync(d, runAs.uid, runAs.gid);
     }
-    const cmds = mpsCommands(bin, dirs);
-    const r = runCommand(cmds.start, runAs);
+    const cmds = mpsCommands(bin, use, ns);
+    const r = runCommand(cmds.start, ns ? undefined : runAs); // in a mount namespace, setpriv drops to the uid
+    dirs = use;
     return r.ok ? { daemon: new MpsDaemon(dirs, cmds, runAs), why: '' } : { why: r.why };
   }
 

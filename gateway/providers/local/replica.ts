@@ -228,7 +228,12 @@ export class Replica {
     }
     for (const b of gpu?.binds ?? []) if (!binds.some((x) => x.dst === b.dst)) binds.push(b);
     const mps = gpu?.env.CUDA_MPS_PIPE_DIRECTORY;
-    if (mps && existsSync(mps)) binds.push({ src: mps, dst: mps, readOnly: false }); // the same path inside
+    if (mps && existsSync(mps)) {
+      binds.push({ src: mps, dst: mps, readOnly: false }); // the same path inside
+      // the MPS daemon's /dev/shm (mps.ts): client and server share memory through it
+      const shm = join(dirname(mps), 'shm');
+      if (existsSync(shm)) binds.push({ src: shm, dst: '/dev/shm', readOnly: false });
+    }
     Object.assign(env, extra, gpu?.env, platform, {
       HOME: SANDBOX_PATHS.run,
       MLFAAS_SOCKET: inside,
