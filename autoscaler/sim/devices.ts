@@ -50,6 +50,19 @@ export class DeviceLedger<R extends Held> {
     return q;
   }
 
+  /**
+   * The quota rep's batch starting now runs at under `scope`, and what the device's busy replicas
+   * (rep included) claim of its window in device time (Σ quota) and in SM-share-weighted units
+   * (Σ smShare·quota). 'slot': rep's own quota. 'device' (tokend without MPS): q·min(1, 1/Σ quota).
+   * 'occupancy' (tokend under MPS, the limiter charging device time × smShare): q·min(1, 1/Σ s·q).
+   */
+  grant(rep: R, scope: 'slot' | 'device' | 'occupancy' = 'slot'): { quota: number; claimed: number; occupied: number } {
+    const claimed = rep.quota + this.busyQuota(rep);
+    const occupied = rep.smShare * rep.quota + this.busyNeighbours(rep);
+    const load = scope === 'device' ? claimed : scope === 'occupancy' ? occupied : 1;
+    return { quota: load > 1 ? rep.quota / load : rep.quota, claimed, occupied };
+  }
+
   /** Σ smShare·quota of rep's device neighbours busy now. */
   busyNeighbours(rep: R): number {
     let u = 0;

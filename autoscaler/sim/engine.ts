@@ -84,10 +84,11 @@ export function simulate(fns: SimFunction[], o: SimOptions): SimResult {
   const told: Capability = corrected ?? profile;
   const beta = o.interferenceBeta ?? 0;
   const periodS = o.cfsPeriodMs !== undefined ? o.cfsPeriodMs / 1000 : undefined;
-  const deviceQuota = o.quotaScope === 'device';
+  const scope = o.quotaScope ?? 'slot';
   const functionBatch = o.replicaBatch === 'function';
   let batches = 0;
   let oversubscribed = 0;
+  let overCapacity = 0;
   const placedBySmShare: Record<string, number> = {};
   const heap = new Heap<Ev>((a, b) => a.t < b.t); // earliest event first
   const cluster: ClusterView = { gpus: [], canAddGpu: true };
@@ -148,10 +149,11 @@ export function simulate(fns: SimFunction[], o: SimOptions): SimResult {
   const finish = (model: string, k: number, rep: Replica, now: number): number => {
     const slow = beta > 0 ? slowdown(beta, devices.busyNeighbours(rep)) : 1;
     // the quota the replica gets for this batch: its own, or tokend's share of the device's window
-    const claimed = rep.quota + devices.busyQuota(rep);
+    // ('device': Σ quota of the busy replicas, time-sliced; 'occupancy': Σ smShare·quota, MPS)
+    const { quota, claimed, occupied } = devices.grant(rep, scope);
     batches++;
     if (claimed > 1 + 1e-9) oversubscribed++;
-    const quota = deviceQuota && claimed > 1 ? rep.quota / claimed : rep.quota;
+    if (occupied > 1 + 1e-9) overCapacity++;
     const at = (cap.latencyMs(model, k, rep.smShare, quota) * slow) / 1000;
     if (periodS === undefined || quota >= 1) return now + at;
     const full = (cap.latencyMs(model, k, rep.smShare, 1) * slow) / 1000;
@@ -363,6 +365,7 @@ export function simulate(fns: SimFunction[], o: SimOptions): SimResult {
     placedBySmShare,
     batches,
     oversubscribedBatches: oversubscribed,
+    overCapacityBatches: overCapacity,
     decideMsPerTick: decideMs / (ticks + 1),
   };
 }

@@ -61,9 +61,14 @@ export interface SimOptions {
    * 'device' (the platform: tokend keeps one window per GPU, capacity one window of device time,
    * and scales oversubscribed grants down together; native/tokend/policy.c): a batch starting on
    * a replica runs at quota q·min(1, 1 / (q + Σ quota of the device's other busy replicas)),
-   * whatever their SM shares.
+   * whatever their SM shares (a GPU without MPS: every replica time-slices the whole device).
+   * 'occupancy' (the platform on an MPS node: the limiter charges a replica started at SM share s
+   * device time × s, its tokend request = limit = q·s in those units, and tokend scales a device's
+   * grants down together only when Σ s·q of its busy replicas exceeds one window): a batch runs at
+   * quota q·min(1, 1 / (s·q + Σ smShare·quota of the device's other busy replicas)).
+   * In 'device' and 'occupancy' the scale is fixed when the batch starts.
    */
-  quotaScope?: 'slot' | 'device';
+  quotaScope?: 'slot' | 'device' | 'occupancy';
   /**
    * The largest batch a replica runs. 'planned' (default): the batch its placement was planned
    * with. 'function' (the platform: the runtime batches dynamically up to MAX_BATCH_SIZE, set per
@@ -121,6 +126,8 @@ export interface SimResult {
   batches: number;
   /** Batches that started while their device's busy replicas' quotas summed over 1 (quotaScope 'device': run at a scaled-down quota). */
   oversubscribedBatches: number;
+  /** Batches that started while Σ smShare·quota of their device's busy replicas exceeded 1 (quotaScope 'occupancy': run at a scaled-down quota). */
+  overCapacityBatches: number;
   /** Mean wall time of one decision round over all functions, ms. */
   decideMsPerTick: number;
 }
