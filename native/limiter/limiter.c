@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include "limiter.h"
 #include "tl_clock.h"
@@ -33,6 +34,17 @@ static int parse_u64(const char *s, uint64_t *out, int allow_suffix) {
   if (*end) return -1;
   *out = v;
   return 0;
+}
+
+/* Whether this process will be an MPS client: the driver connects to the control daemon's socket in
+ * CUDA_MPS_PIPE_DIRECTORY (default /tmp/nvidia-mps) at initialisation and runs without MPS when it
+ * is not there; only then does CUDA_MPS_ACTIVE_THREAD_PERCENTAGE limit the process's SMs. */
+static int mps_daemon_running(void) {
+  const char *dir = getenv("CUDA_MPS_PIPE_DIRECTORY");
+  char path[512];
+  struct stat st;
+  snprintf(path, sizeof path, "%s/control", dir && *dir ? dir : "/tmp/nvidia-mps");
+  return stat(path, &st) == 0 && S_ISSOCK(st.st_mode);
 }
 
 /* Defaults, then the environment, then validation; errors name the variable. */
@@ -70,7 +82,7 @@ int tl_parse_config(struct tl_config *cfg, char *err, size_t errlen) {
     double f = strtod(v, &end);
     if (end == v || *end || !(f > 0 && f <= 1)) { snprintf(err, errlen, "TL_SM_SHARE=%s: want a fraction in (0, 1]", v); goto err; }
     cfg->sm_share_ppm = (uint32_t)(f * 1e6 + 0.5);
-  } else if ((v = getenv("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE")) && *v) {
+  } else if ((v = getenv("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE")) && *v && mps_daemon_running()) {
     char *end = NULL;
     double pct = strtod(v, &end);
     if (end != v && !*end && pct > 0 && pct <= 100) cfg->sm_share_ppm = (uint32_t)(pct * 1e4 + 0.5);

@@ -21,9 +21,11 @@
  *  TL_NS_PER_BLOCK    fixed launch cost per thread block in ns; unset: each
  *                     kernel's cost is learnt from CUDA events (meter.c)
  *  TL_SM_SHARE        the process's SM share under MPS, (0, 1]; default
- *                     CUDA_MPS_ACTIVE_THREAD_PERCENTAGE / 100 when that is set,
- *                     else 1. Its device time is charged times this share and
- *                     tokend scales its quota by it (told in HELLO)
+ *                     CUDA_MPS_ACTIVE_THREAD_PERCENTAGE / 100 when the MPS
+ *                     control daemon's socket is in CUDA_MPS_PIPE_DIRECTORY
+ *                     (default /tmp/nvidia-mps: the driver then makes the
+ *                     process an MPS client), else 1. Its device time is charged
+ *                     times this share and tokend scales its quota by it (HELLO)
  *  TL_SAMPLE_EVERY    after a kernel's first launches, one launch in this many
  *                     (on average) is timed with events (default 64; 0: none)
  *  TL_LOG             "stderr" or a file path for swap/connect events

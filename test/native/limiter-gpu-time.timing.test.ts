@@ -109,7 +109,7 @@ d('limiter charges device time (stub driver, framework-like requests)', () => {
   test('under MPS the budget is SM-share-weighted: two replicas at SM share 0.5 and quota 1 both run all the time', async () => {
     // each process on its own timeline (MPS: disjoint SMs run at once); tokend scales request and limit
     // by the share the limiter reports in HELLO, so Σ share × quota = 1 fits one device window
-    const mps = await gaps({ quotas: [1, 1], gapUs: 20, seconds: 2, env: { CUDA_MPS_ACTIVE_THREAD_PERCENTAGE: '50' } });
+    const mps = await gaps({ quotas: [1, 1], gapUs: 20, seconds: 2, env: { TL_SM_SHARE: '0.5' } });
     // the same two without a share (time-sliced accounting): Σ quota = 2, so tokend holds each to half
     const sliced = await gaps({ quotas: [1, 1], gapUs: 20, seconds: 2 });
     // three at share 0.5: Σ share × quota = 1.5, each scaled to 2/3

@@ -4,7 +4,8 @@
  * memory cap, and the C unit tests of tokend's policy.
  */
 import { execFileSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import * as net from 'node:net';
 import * as path from 'node:path';
 import { buildDir, haveCuda, limiterEnv, limiterSo, make, readStats, run, stubDir, tmp } from './helpers';
 
@@ -159,6 +160,23 @@ int call_next(void) { int (*f)(void) = (int (*)(void))dlsym(RTLD_NEXT, "probe_fn
     expect(m.freeAfterBytes).toBe(10 << 20); // frees returned what they reserved
     const ctl = await run(path.join(buildDir, 'prog_launch'), ['--mem-test', '20'], { LD_LIBRARY_PATH: stubDir });
     expect(ctl.json[0].allocatedMiB).toBe(20);
+  });
+
+  test('the SM share counts only where the MPS control daemon is running (its control socket in the pipe directory)', async () => {
+    const t = tmp();
+    const pipe = path.join(t.dir, 'pipe');
+    mkdirSync(pipe);
+    const share = async (env: Record<string, string>) => {
+      const r = await run(path.join(buildDir, 'prog_launch'), ['--seconds', '0.05'], limiterEnv({ TL_LOG: 'stderr', CUDA_MPS_ACTIVE_THREAD_PERCENTAGE: '40', ...env }));
+      return /sm_share=([0-9.]+)/.exec(r.stderr)?.[1];
+    };
+    expect(await share({ CUDA_MPS_PIPE_DIRECTORY: pipe })).toBe('1.0000'); // no daemon: the driver runs the process without MPS
+    const srv = net.createServer().listen(path.join(pipe, 'control'));
+    await new Promise((r) => srv.once('listening', r));
+    expect(await share({ CUDA_MPS_PIPE_DIRECTORY: pipe })).toBe('0.4000');
+    expect(await share({ CUDA_MPS_PIPE_DIRECTORY: pipe, TL_SM_SHARE: '0.25' })).toBe('0.2500'); // explicit override
+    srv.close();
+    t.cleanup();
   });
 
   test.each([{ api: 'pool' }, { api: 'vmm' }])('memory cap holds for $api allocations (cuMemAllocFromPoolAsync, cuMemCreate)', async ({ api }) => {

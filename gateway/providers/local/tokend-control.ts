@@ -36,8 +36,11 @@ export interface TokendClientStats {
   cgroup: string;
   device: string;
   slo: boolean;
+  /** the quota's request and limit in the client's unit: times its SM share (below) */
   request: number;
   limit: number;
+  /** the MPS SM share the client reported (1: none); its time and quota count this much of the device */
+  smShare: number;
   /** Dilu Algorithm 2 state of the client's last window */
   state: 'NONE' | 'CONTENTION' | 'RECOVERY' | 'EMERGENCY';
   /** grant of the last window, ns */
