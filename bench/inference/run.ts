@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import type { ProfilePoint } from '../../autoscaler/inference/capability';
-import type { EnforcedDims } from '../../autoscaler/inference/enforcement';
+import { ALL_DIMS, type EnforcedDims, parseEnforcedDims } from '../../autoscaler/inference/enforcement';
 import { DILU_INTERFERENCE_BETA, InterferenceAwareCapability } from '../../autoscaler/inference/interference';
 import { Capability, PolicyParams } from '../../autoscaler/inference/types';
 import { SimFunction, SimOptions, SimResult, simulate } from '../../autoscaler/sim/engine';
@@ -124,16 +124,39 @@ export function setUp(sc: Scenario, dataDir: string) {
 }
 
 /**
+ * The quota scope the platform gives a GPU node that enforces `dims`: with the spatial share (MPS),
+ * 'occupancy': the limiter charges a replica started at SM share s device time × s, its tokend
+ * quota q is request = limit = q·s in those units, and tokend scales a device's grants down together
+ * only when Σ s·q of its busy replicas exceeds one window (HAS-GPU's occupancy measure); without it
+ * (no MPS, s = 1 for everyone: pure time-slicing), 'device': Σ q ≤ 1 per GPU.
+ */
+export function platformQuotaScope(dims: EnforcedDims = ALL_DIMS): 'device' | 'occupancy' {
+  return dims.spatial ? 'occupancy' : 'device';
+}
+
+const QUOTA_SCOPES = ['slot', 'device', 'occupancy'] as const;
+function quotaScopeFromEnv(): NonNullable<SimOptions['quotaScope']> {
+  const v = process.env.BENCH_QUOTA_SCOPE;
+  if (v) {
+    if (!(QUOTA_SCOPES as readonly string[]).includes(v)) throw new Error(`BENCH_QUOTA_SCOPE=${v}: one of ${QUOTA_SCOPES.join(', ')}`);
+    return v as NonNullable<SimOptions['quotaScope']>;
+  }
+  return platformQuotaScope(process.env.BENCH_ENFORCED ? parseEnforcedDims(process.env.BENCH_ENFORCED) : ALL_DIMS);
+}
+
+/**
  * How the simulated GPU node enforces a replica's configuration (issue 22, item 6: the headline
  * follows the mechanism). The platform enforces per replica a time quota (tokend, changed live) and
  * an SM share (MPS, fixed at start: the policies' decisions cannot change it, so a new share is a new
- * replica with its cold start), and nothing else: tokend meters every replica of a GPU against one
- * window (quotaScope 'device', not HAS-GPU's per-SM-row quotas), and the runtime batches up to the
- * function's MAX_BATCH_SIZE (replicaBatch 'function', not a per-replica planned batch).
- * BENCH_QUOTA_SCOPE=slot and BENCH_REPLICA_BATCH=planned give the simulator before it.
+ * replica with its cold start), and nothing else: tokend meters a GPU's replicas against one window
+ * in SM-share-weighted units under MPS (quotaScope 'occupancy', the default enforced dims
+ * spatial+temporal) or in plain device time without it (quotaScope 'device', BENCH_ENFORCED without
+ * spatial), not HAS-GPU's per-SM-row quotas; and the runtime batches up to the function's
+ * MAX_BATCH_SIZE (replicaBatch 'function', not a per-replica planned batch).
+ * BENCH_QUOTA_SCOPE=slot|device|occupancy and BENCH_REPLICA_BATCH=planned override them.
  */
 export const MECHANISM: Pick<SimOptions, 'quotaScope' | 'replicaBatch'> = {
-  quotaScope: process.env.BENCH_QUOTA_SCOPE === 'slot' ? 'slot' : 'device',
+  quotaScope: quotaScopeFromEnv(),
   replicaBatch: process.env.BENCH_REPLICA_BATCH === 'planned' ? 'planned' : 'function',
 };
 
