@@ -22,7 +22,7 @@ export const MECHANISMS: Array<{ label: string; m: Mechanism }> = [
   { label: 'slot quotas, planned batch (before)', m: { quotaScope: 'slot', replicaBatch: 'planned' } },
   { label: 'slot quotas, function batch', m: { quotaScope: 'slot', replicaBatch: 'function' } },
   { label: 'device quotas, planned batch', m: { quotaScope: 'device', replicaBatch: 'planned' } },
-  { label: 'device quotas, function batch (the platform without MPS)', m: { quotaScope: 'device', replicaBatch: 'function' } },
+  { label: 'device quotas, function batch (SM-share plans metered in plain device time: what MPS-less tokend would do to them; the live loop plans s = 1 there)', m: { quotaScope: 'device', replicaBatch: 'function' } },
   { label: 'occupancy quotas, planned batch', m: { quotaScope: 'occupancy', replicaBatch: 'planned' } },
   { label: 'occupancy quotas, function batch (the platform with MPS)', m: { quotaScope: 'occupancy', replicaBatch: 'function' } },
 ];
