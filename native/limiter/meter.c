@@ -136,13 +136,15 @@ static uint32_t next_rand(void) {
  * short by the timer's resolution. */
 static uint64_t robust_cost(struct tl_kcost *k, uint32_t n) {
   uint64_t v[TL_RECENT];
-  uint32_t m = n < TL_RECENT ? n : TL_RECENT;
-  for (uint32_t i = 0; i < m; i++) {
-    uint64_t x = atomic_load_explicit(&k->recent[i], memory_order_relaxed), j = i;
+  uint32_t m = 0, slots = n < TL_RECENT ? n : TL_RECENT;
+  for (uint32_t i = 0; i < slots; i++) {
+    uint64_t x = atomic_load_explicit(&k->recent[i], memory_order_relaxed), j = m;
+    if (!x) continue; /* a slot another thread has claimed but not written yet */
     for (; j > 0 && v[j - 1] > x; j--) v[j] = v[j - 1];
     v[j] = x;
+    m++;
   }
-  return v[(m - 1) / 4];
+  return m ? v[(m - 1) / 4] : 0;
 }
 
 static void learn(_Atomic uint64_t *est, uint64_t sample, int first, unsigned shift) {
@@ -170,8 +172,8 @@ void tl_meter_harvest(void) {
       if (s->k) {
         uint32_t n = atomic_fetch_add_explicit(&s->k->samples, 1, memory_order_relaxed);
         atomic_store_explicit(&s->k->recent[n % TL_RECENT], est, memory_order_relaxed);
-        est = robust_cost(s->k, n + 1);
-        atomic_store_explicit(&s->k->ns_per_unit, est, memory_order_relaxed);
+        uint64_t c = robust_cost(s->k, n + 1);
+        if (c) atomic_store_explicit(&s->k->ns_per_unit, est = c, memory_order_relaxed);
       }
       uint64_t before = atomic_fetch_add_explicit(&g_samples, 1, memory_order_relaxed);
       learn(s->graph ? &g_avg_graph : &g_avg_block, est, before == 0, 3); /* the first replaces the guess */
