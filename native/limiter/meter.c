@@ -2,8 +2,8 @@
  *
  * A launch is charged at issue (the budget must hold a launch back before it
  * runs) the device time its kernel took before: a table keyed by the kernel
- * (CUfunction / CUkernel) or graph (CUgraphExec) holds the learnt cost per
- * thread block (per graph launch). Costs are learnt by bracketing a sample of
+ * (CUfunction / CUkernel) and its grid size, or by the graph (CUgraphExec),
+ * holds the learnt cost per thread block (per graph launch). Costs are learnt by bracketing a sample of
  * launches with two CUDA events on the launch's own stream (one recorded just
  * before, one just after) and reading cuEventElapsedTime once both completed.
  * The events are stamped by the device when it reaches them, so the interval is
@@ -24,14 +24,15 @@
  * graph). A kernel never sampled yet is charged the process-wide average cost
  * per block (or per graph).
  *
- * Costs per block are kept per kernel because one kernel's blocks cost about
- * the same from launch to launch while different kernels' differ by orders of
- * magnitude. The cost is a low quantile of the kernel's last 8 samples
- * (robust_cost): a sample can only be too long (the kernel waited behind the
- * process's other streams, another context's time slice, or the launch), so
- * the low side is the kernel's own time. The price: a kernel whose cost per
- * block varies with its arguments is charged toward its cheaper launches
- * (its sampled launches are charged what they measured). Several streams of
+ * Costs per block are kept per kernel and grid size because one kernel's
+ * blocks in one launch shape cost about the same from launch to launch while
+ * different kernels' differ by orders of magnitude. The cost is the smallest
+ * of the entry's last 8 samples (robust_cost): a sample can only be too long
+ * (the kernel waited behind the process's other streams, another context's
+ * kernels, or the launch), so the low side is the kernel's own time. The
+ * price: a kernel whose cost per block varies with its arguments at one grid
+ * size is charged toward its cheaper launches (its sampled launches are
+ * charged what they measured, up to 1.5 x the cost). Several streams of
  * one process whose kernels run concurrently are charged the sum of their
  * kernels' times, more than the device time they occupied together: the
  * meter errs toward charging too much there, never too little.
@@ -129,11 +130,12 @@ static uint32_t next_rand(void) {
   return ts.rng;
 }
 
-/* A kernel's cost from its recent samples: the (n-1)/4-th smallest (of 8: the second smallest).
- * Waiting only ever adds to a sample: for kernels of other streams of the process queued before
- * it, for another context's time slice, for the launch to arrive at an idle device. So the low
- * side is where the kernel's own time is, and one more than the minimum tolerates a sample cut
- * short by the timer's resolution. */
+/* A kernel's cost from its recent samples: the smallest of the last 8. Waiting only ever adds to a
+ * sample: for kernels of other streams of the process queued before it, for another context's
+ * kernels on a time-sliced GPU (when both keep their queues full, most samples wait), for the
+ * launch to arrive at an idle device. So the low side is where the kernel's own time is, and one
+ * clean sample in 8 is enough. Keyed by kernel and grid size, a table entry's launches cost about
+ * the same, so the minimum is not far below their mean. */
 static uint64_t robust_cost(struct tl_kcost *k, uint32_t n) {
   uint64_t v[TL_RECENT];
   uint32_t m = 0, slots = n < TL_RECENT ? n : TL_RECENT;
@@ -144,7 +146,7 @@ static uint64_t robust_cost(struct tl_kcost *k, uint32_t n) {
     v[j] = x;
     m++;
   }
-  return m ? v[(m - 1) / 4] : 0;
+  return m ? v[0] : 0;
 }
 
 static void learn(_Atomic uint64_t *est, uint64_t sample, int first, unsigned shift) {
@@ -177,9 +179,9 @@ void tl_meter_harvest(void) {
       }
       uint64_t before = atomic_fetch_add_explicit(&g_samples, 1, memory_order_relaxed);
       learn(s->graph ? &g_avg_graph : &g_avg_block, est, before == 0, 3); /* the first replaces the guess */
-      /* the sampled launch is charged what it measured, unless that is more than twice its kernel's
-       * cost: then it mostly waited (for another context's slice, other streams), and the cost is charged */
-      uint64_t cap = 2 * est * s->units;
+      /* the sampled launch is charged what it measured, up to 1.5 x its kernel's cost: beyond that
+       * it mostly waited (for another context's kernels, other streams) */
+      uint64_t cap = est * s->units + (est * s->units) / 2;
       tl_budget_true_up(s->charged, ns > cap ? cap : ns);
     } else {
       atomic_fetch_add_explicit(&g_sample_drops, 1, memory_order_relaxed);
@@ -230,7 +232,8 @@ static int capturing(CUstream s) {
 }
 
 void tl_meter_begin(struct tl_launch *l, uintptr_t key, uint64_t units, int graph, CUstream stream, int ptsz) {
-  struct tl_kcost *k = g_fixed ? NULL : lookup(key);
+  /* one entry per kernel and grid size: a kernel's blocks cost alike within one shape of launch */
+  struct tl_kcost *k = g_fixed ? NULL : lookup(key ? key ^ (uintptr_t)(units * 0x9E3779B97F4A7C15ull) : 0);
   uint64_t per = g_fixed ? (graph ? atomic_load_explicit(&g_avg_graph, memory_order_relaxed) : g_fixed) : 0;
   if (!per && k) per = atomic_load_explicit(&k->ns_per_unit, memory_order_relaxed);
   if (!per) per = atomic_load_explicit(graph ? &g_avg_graph : &g_avg_block, memory_order_relaxed);
