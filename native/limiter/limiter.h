@@ -63,7 +63,7 @@ struct tl_stats {
   uint64_t mem_used, mem_denied; /* mem_used: gauge, bytes */
   uint64_t ns_per_block;         /* gauge: average cost of a block over the samples (the guess for a new kernel) */
   uint64_t cost_ns;              /* device time charged by all launches, sampled ones at their measured time */
-  uint64_t samples, sample_drops, kernels; /* launches timed with events; samples lost; kernels with a cost */
+  uint64_t samples, sample_drops, kernels; /* launches timed with events; samples lost; (kernel, grid size) entries with a cost */
 };
 
 /* internal API between hooks.c, budget.c and memlimit.c (hidden symbols) */

@@ -83,8 +83,8 @@ struct sample {
 static _Atomic int g_threads; /* threads that launched */
 
 static __thread struct {
-  CUstream last_stream;
-  int registered, streams, deferred;
+  CUstream first_stream; /* the stream of the thread's first launch */
+  int registered, multi, deferred; /* multi: it has launched into another one since */
   struct sample pend[TL_PENDING];
   unsigned head, n;
   CUevent pool[2 * TL_PENDING];
@@ -217,7 +217,7 @@ static int events_ready(void) {
  * absorbs an unclean one). */
 #define TL_MAX_DEFERRED 16
 static int clean_now(CUstream s) {
-  if (atomic_load_explicit(&g_threads, memory_order_relaxed) <= 1 && ts.streams <= 1) return 1;
+  if (atomic_load_explicit(&g_threads, memory_order_relaxed) <= 1 && !ts.multi) return 1;
   if (!g_ev.stream_query || g_ev.stream_query(s) == CUDA_SUCCESS || ++ts.deferred > TL_MAX_DEFERRED) {
     ts.deferred = 0;
     return 1;
@@ -242,12 +242,11 @@ void tl_meter_begin(struct tl_launch *l, uintptr_t key, uint64_t units, int grap
   l->stream = ptsz && stream == NULL ? CU_STREAM_PER_THREAD : stream;
   tl_budget_charge(l->charged, graph);
   if (!can_sample()) return;
-  if (__builtin_expect(l->stream != ts.last_stream || !ts.registered, 0)) { /* thread-local: which streams it uses */
-    if (!ts.registered) { ts.registered = 1; atomic_fetch_add_explicit(&g_threads, 1, memory_order_relaxed); }
-    else ts.streams = 2;
-    if (!ts.streams) ts.streams = 1;
-    ts.last_stream = l->stream;
-  }
+  if (__builtin_expect(!ts.registered, 0)) { /* which threads and streams launch: clean_now */
+    ts.registered = 1;
+    ts.first_stream = l->stream;
+    atomic_fetch_add_explicit(&g_threads, 1, memory_order_relaxed);
+  } else if (l->stream != ts.first_stream) ts.multi = 1;
   int first = k && atomic_load_explicit(&k->samples, memory_order_relaxed) < TL_FIRST_SAMPLES, want = first;
   if (!want && g_every) {
     if (ts.countdown == 0) ts.countdown = 1 + next_rand() % (2 * g_every);

@@ -20,6 +20,8 @@
 #define _GNU_SOURCE
 #include <cuda.h>
 
+#include "prog_util.h"
+
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -38,13 +40,7 @@ static CUcontext g_ctx; /* current on every launching thread, as the driver API 
 static void (*g_stats)(struct tl_stats *);
 static unsigned long long g_t0;
 
-static unsigned long long now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec;
-}
 
-#define CK(x) do { CUresult r_ = (x); if (r_ != CUDA_SUCCESS) { fprintf(stderr, "%s: %d\n", #x, (int)r_); exit(3); } } while (0)
 
 struct vec { unsigned long long *v; size_t n, cap; };
 static void push(struct vec *a, unsigned long long x) {
@@ -124,13 +120,7 @@ int main(int argc, char **argv) {
   if (g_threads < 1) g_threads = 1;
   if (g_threads > 256) g_threads = 256;
   g_stats = (void (*)(struct tl_stats *))dlsym(RTLD_DEFAULT, "tl_get_stats");
-  CUdevice dev;
-  CUcontext ctx;
-  CK(cuInit(0));
-  CK(cuDeviceGet(&dev, 0));
-  CK(cuDevicePrimaryCtxRetain(&ctx, dev));
-  CK(cuCtxSetCurrent(ctx));
-  g_ctx = ctx;
+  g_ctx = primary_context();
   char name[32];
   snprintf(name, sizeof name, "k_%uus", g_us);
   CK(cuModuleGetFunction(&g_fn, NULL, name));

@@ -19,6 +19,8 @@
 #define _GNU_SOURCE
 #include <cuda.h>
 
+#include "prog_util.h"
+
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,14 +29,8 @@
 
 #include "limiter.h"
 
-#define CK(x) do { CUresult r_ = (x); if (r_ != CUDA_SUCCESS) { fprintf(stderr, "%s: %d\n", #x, (int)r_); exit(3); } } while (0)
 #define MAXS 16
 
-static unsigned long long now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec;
-}
 
 static void spin_us(unsigned us) {
   unsigned long long end = now_ns() + us * 1000ull;
@@ -75,12 +71,7 @@ int main(int argc, char **argv) {
   if (nstreams > MAXS) nstreams = MAXS;
   if (per < 1) per = 1;
   g_stats = (void (*)(struct tl_stats *))dlsym(RTLD_DEFAULT, "tl_get_stats");
-  CUdevice dev;
-  CUcontext ctx;
-  CK(cuInit(0));
-  CK(cuDeviceGet(&dev, 0));
-  CK(cuDevicePrimaryCtxRetain(&ctx, dev));
-  CK(cuCtxSetCurrent(ctx));
+  primary_context();
   /* the three kernels of --mix (without it, all three are the base kernel) */
   unsigned dur[3] = {mix ? us / 2 : us, us, mix ? 2 * us : us}, blocks[3] = {mix ? 4 : 8, 8, mix ? 32 : 8};
   CUfunction fn[3];

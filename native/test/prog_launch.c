@@ -14,6 +14,8 @@
  * Output: one JSON line per process. */
 #include <cuda.h>
 
+#include "prog_util.h"
+
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,13 +31,7 @@ static unsigned long long g_count;
 static CUfunction g_fn;
 static CUcontext g_ctx; /* current on every launching thread, as the driver API requires */
 
-static unsigned long long now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec;
-}
 
-#define CK(x) do { CUresult r_ = (x); if (r_ != CUDA_SUCCESS) { fprintf(stderr, "%s: %d\n", #x, (int)r_); exit(3); } } while (0)
 
 struct worker { unsigned long long kernels, *trace; size_t ntrace, cap; unsigned long long elapsed; };
 
@@ -151,13 +147,7 @@ int main(int argc, char **argv) {
     else if (strcmp(a, "--mem-api") == 0) g_mem_api = v;
     else { fprintf(stderr, "unknown option %s\n", a); return 2; }
   }
-  CUdevice dev;
-  CUcontext ctx;
-  CK(cuInit(0));
-  CK(cuDeviceGet(&dev, 0));
-  CK(cuDevicePrimaryCtxRetain(&ctx, dev));
-  CK(cuCtxSetCurrent(ctx));
-  g_ctx = ctx;
+  g_ctx = primary_context();
   if (mem_mib) { mem_test(mem_mib); return 0; }
   char name[32];
   snprintf(name, sizeof name, "k_%uus", g_us);
