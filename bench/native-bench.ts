@@ -23,8 +23,8 @@ import { busyFraction, firstReachNs, reactionNs, steadyShares } from './native/a
 import { CONTEND_BLOCKS, CONTEND_KERNEL_US, CONTEND_NS_PER_BLOCK, type ContendResult, runContention } from './native/contention';
 import { type GpuTimeRep, measureGpuTime, summarizeGpuTime } from './native/gpu-time-report';
 import { fmt, median, type Summary, summarize } from './native/stats';
-import { createTokendControl } from '../gateway/providers/local/tokend-control';
-import { startTokend } from '../gateway/providers/local/tokend-process';
+import { createTokendControl } from '../node-runtime/tokend-control';
+import { startTokend } from '../node-runtime/tokend-process';
 
 const root = path.resolve(__dirname, '..');
 const build = path.join(root, 'native', 'build');

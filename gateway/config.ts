@@ -3,7 +3,7 @@ import { join, resolve } from 'node:path';
 import { parseAllowList } from './async/callback-policy';
 import { memoryQuantityBytes } from './lib/quantity';
 import { connectionFromEnv, type KubeConnection } from './providers/kubernetes/kube-connection';
-import { GpuSetting, parseGpuSetting } from './providers/local/gpus';
+import { GpuSetting, parseGpuSetting } from '../node-runtime/gpus';
 
 /** Repository root (where package.json, templates/ and native/ live). */
 export const REPO_ROOT = resolve(__dirname, '..');
@@ -102,7 +102,7 @@ export interface Config {
   /**
    * `MLFAAS_FUNCTION_EGRESS`: where a confined function's network reaches: `none`, its own
    * loopback only; `internet`, public addresses too (never the host, other replicas, private or
-   * link-local ranges; see `providers/local/egress.ts`).
+   * link-local ranges; see `node-runtime/egress.ts`).
    */
   functionEgress: 'none' | 'internet';
   /** Start the native tokend (when built) and gate replicas' device time through it. */

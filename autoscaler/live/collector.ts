@@ -5,7 +5,7 @@ import type { FunctionProvider, FunctionStatus } from '../../gateway/providers/f
 import { MlSpec, parseMlSpec } from '../../gateway/registry/function-spec';
 import { ManualPin, readPin } from '../../gateway/registry/manual-scale';
 import type { ClusterView, Placement, QuotaChange } from '../inference/types';
-import { mpsPercent } from '../../gateway/providers/local/gpu-replica';
+import { mpsPercent } from '../../node-runtime/gpu-replica';
 import { clusterView, Counters, defaultDevice, PlacedReplica } from './observation';
 import { PlacementBook } from './placements';
 

@@ -4,11 +4,11 @@ import { cpus } from 'node:os';
 import { join, resolve } from 'node:path';
 import type Redis from 'ioredis';
 import { request } from 'undici';
-import { coresOfDevice } from '../../gateway/providers/local/cpu-values';
+import { coresOfDevice } from '../../node-runtime/cpu-values';
 import { connectRedis, startEmbeddedRedis } from '../../gateway/lib/redis-server';
 import { DEFAULT_NAMESPACE, refKey } from '../../gateway/lib/names';
 import { keys, replicaSettingsKey } from '../../gateway/registry/keys';
-import type { CapabilityProfile } from '../../gateway/providers/local/profiler';
+import type { CapabilityProfile } from '../../node-runtime/profiler';
 import type { Sample } from './cost';
 
 const ROOT = resolve(__dirname, '..', '..');

@@ -6,7 +6,7 @@
  */
 import { request } from 'undici';
 import { DEFAULT_NAMESPACE } from '../../gateway/lib/names';
-import { profileReplica } from '../../gateway/providers/local/profiler';
+import { profileReplica } from '../../node-runtime/profiler';
 import { keys } from '../../gateway/registry/keys';
 import { startPlatform } from './platform';
 

@@ -1,7 +1,7 @@
 import { cpus } from 'node:os';
 import { simulate, SimResult } from '../../autoscaler/sim/engine';
 import { ProfileCapability } from '../../autoscaler/inference/capability';
-import { CFS_PERIOD_US } from '../../gateway/providers/local/cpu-values';
+import { CFS_PERIOD_US } from '../../node-runtime/cpu-values';
 import { FUNCTIONS, ZERO_S } from './platform';
 
 /**

@@ -12,8 +12,8 @@ import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { steadyShares } from './analysis';
-import { createTokendControl } from '../../gateway/providers/local/tokend-control';
-import { startTokend } from '../../gateway/providers/local/tokend-process';
+import { createTokendControl } from '../../node-runtime/tokend-control';
+import { startTokend } from '../../node-runtime/tokend-process';
 
 export const CONTEND_KERNEL_US = 1000;
 export const CONTEND_BLOCKS = 8;

@@ -8,8 +8,8 @@
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { createTokendControl } from '../../gateway/providers/local/tokend-control';
-import { startTokend } from '../../gateway/providers/local/tokend-process';
+import { createTokendControl } from '../../node-runtime/tokend-control';
+import { startTokend } from '../../node-runtime/tokend-process';
 
 export interface GapsOptions {
   /** native/build */

@@ -7,7 +7,7 @@
  */
 import { request } from 'undici';
 import { DEFAULT_NAMESPACE } from '../../gateway/lib/names';
-import type { CapabilityProfile } from '../../gateway/providers/local/profiler';
+import type { CapabilityProfile } from '../../node-runtime/profiler';
 import { keys } from '../../gateway/registry/keys';
 import { FUNCTIONS, Platform, profileNow, startPlatform } from '../live/platform';
 

@@ -17,9 +17,9 @@ import { basename, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { featureVector, onnxFileFeatures } from '../../autoscaler/rapp/onnx-features';
 import { REPO_ROOT } from '../../gateway/config';
-import { Cgroups } from '../../gateway/providers/local/cgroups';
-import { cfsQuotaUs } from '../../gateway/providers/local/cpu-values';
-import { profileReplica } from '../../gateway/providers/local/profiler';
+import { Cgroups } from '../../node-runtime/cgroups';
+import { cfsQuotaUs } from '../../node-runtime/cpu-values';
+import { profileReplica } from '../../node-runtime/profiler';
 
 const CORES = [1, 2];
 const QUOTAS = [1, 0.5, 0.25];

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import type { ProfileSample } from '../../autoscaler/training/profile';
 import { ErrorCode, PlatformError } from '../errors';
-import { exited, HarnessLine, HarnessSandbox, spawnHarness } from './harness';
+import { exited, HarnessLine, HarnessSandbox, spawnHarness } from '../../node-runtime/harness';
 
 export interface ModelProfile {
   /** Iterations/s at 1 and 2 workers, from the wall time of a whole epoch as a job runs it. */

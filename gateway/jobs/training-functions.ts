@@ -6,10 +6,10 @@ import type { ImageStore } from '../providers/local/image-store';
 import type { Isolation } from '../providers/local/replica';
 import { datasetStoreDir, resolveDataset } from './dataset-store';
 import type { RunnerHooks } from '../../autoscaler/live/training-jobs';
-import type { HarnessSandbox } from './harness';
+import type { HarnessSandbox } from '../../node-runtime/harness';
 import type { JobRecord } from './job-record';
 import { JobRequest } from './job-request';
-import { JobRunner } from './job-runner';
+import { JobRunner } from '../../node-runtime/job-runner';
 import { localHarness, ModelProfile, profileModel } from './profile-run';
 import { cachedProfile, LocatedFunction, profileEnv, trainingFunction, TrainingSource } from './training-source';
 

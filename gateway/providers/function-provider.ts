@@ -2,7 +2,7 @@ import type { ChangeListener } from '../registry/change-feed';
 import type { FunctionSpec } from '../registry/function-spec';
 import type { ReplicaInfo } from '../registry/registry';
 import type { FunctionRef } from '../lib/names';
-import type { CapabilityProfile } from './local/profiler';
+import type { CapabilityProfile } from './capability-profile';
 
 /** `/system/info`'s provider block (OpenFaaS `ProviderInfo`). */
 export interface ProviderInfo {

@@ -21,8 +21,8 @@ import { join } from 'node:path';
 import { LiveAutoscaler } from '../../autoscaler/live/live-autoscaler';
 import { buildFunction } from '../../gateway/cli/build';
 import { readStack } from '../../gateway/cli/stack';
-import { CapabilityProfile, profileKey } from '../../gateway/providers/local/profiler';
-import { tokendBinaryPath } from '../../gateway/providers/local/tokend-process';
+import { CapabilityProfile, profileKey } from '../../node-runtime/profiler';
+import { tokendBinaryPath } from '../../node-runtime/tokend-process';
 import { ScalingEvent } from '../../gateway/registry/scaling-events';
 import { eventually, testGateway, testRedis, TestPlatform } from '../helpers/platform';
 

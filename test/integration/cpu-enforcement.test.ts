@@ -7,9 +7,9 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PlacementBook } from '../../autoscaler/live/placements';
-import { Cgroups } from '../../gateway/providers/local/cgroups';
-import { sandboxUnavailable } from '../../gateway/providers/local/sandbox';
-import { CFS_PERIOD_US } from '../../gateway/providers/local/cpu-values';
+import { Cgroups } from '../../node-runtime/cgroups';
+import { sandboxUnavailable } from '../../node-runtime/sandbox';
+import { CFS_PERIOD_US } from '../../node-runtime/cpu-values';
 import { eventually, testGateway, testRedis, TestPlatform } from '../helpers/platform';
 
 const cg = sandboxUnavailable() ? undefined : Cgroups.detect();

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connectRedis } from '../../gateway/lib/redis-server';
 import { ImageStore } from '../../gateway/providers/local/image-store';
-import { type CapabilityProfile, profileKey } from '../../gateway/providers/local/profiler';
+import { type CapabilityProfile, profileKey } from '../../node-runtime/profiler';
 import { aFunction } from '../helpers/fixtures';
 import { gatewayProcess } from '../helpers/gateway-process';
 import { seedEchoHttp } from '../helpers/images';

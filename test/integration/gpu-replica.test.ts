@@ -19,10 +19,10 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Agent, request } from 'undici';
-import { createTokendControl, TokendControl } from '../../gateway/providers/local/tokend-control';
-import { tokendBinaryPath } from '../../gateway/providers/local/tokend-process';
-import { limiterLibraryPath } from '../../gateway/providers/local/gpu-node';
-import { SANDBOX_PATHS, sandboxUnavailable } from '../../gateway/providers/local/sandbox';
+import { createTokendControl, TokendControl } from '../../node-runtime/tokend-control';
+import { tokendBinaryPath } from '../../node-runtime/tokend-process';
+import { limiterLibraryPath } from '../../node-runtime/gpu-node';
+import { SANDBOX_PATHS, sandboxUnavailable } from '../../node-runtime/sandbox';
 import { haveCuda, make, stubDir } from '../native/helpers';
 import { eventually, testGateway, testRedis, TestPlatform } from '../helpers/platform';
 

@@ -14,10 +14,10 @@ import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { Agent, request } from 'undici';
-import { GPU_UID } from '../../gateway/providers/local/function-users';
-import { mpsDirs } from '../../gateway/providers/local/mps';
-import { sandboxUnavailable } from '../../gateway/providers/local/sandbox';
-import { tokendBinaryPath } from '../../gateway/providers/local/tokend-process';
+import { GPU_UID } from '../../node-runtime/function-users';
+import { mpsDirs } from '../../node-runtime/mps';
+import { sandboxUnavailable } from '../../node-runtime/sandbox';
+import { tokendBinaryPath } from '../../node-runtime/tokend-process';
 import type { Enforcement } from '../../gateway/providers/function-provider';
 import { haveCuda, make, stubDir } from '../native/helpers';
 import { eventually, testGateway, testRedis, TestPlatform } from '../helpers/platform';

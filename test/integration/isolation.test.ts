@@ -7,10 +7,10 @@
  */
 import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, utimesSync, writeFileSync } from 'node:fs';
-import { Cgroups } from '../../gateway/providers/local/cgroups';
+import { Cgroups } from '../../node-runtime/cgroups';
 import { join } from 'node:path';
-import { FUNCTION_UID_BASE } from '../../gateway/providers/local/function-users';
-import { sandboxUnavailable } from '../../gateway/providers/local/sandbox';
+import { FUNCTION_UID_BASE } from '../../node-runtime/function-users';
+import { sandboxUnavailable } from '../../node-runtime/sandbox';
 import { eventually, testGateway, testRedis, TestPlatform } from '../helpers/platform';
 
 const why = sandboxUnavailable();

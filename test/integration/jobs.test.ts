@@ -3,8 +3,8 @@
  * data-parallel training of the digits MLP, elastic re-allocation through checkpoints, SSE
  * progress, cancel, and resuming after the whole platform restarts.
  */
-import { FUNCTION_UID_BASE } from '../../gateway/providers/local/function-users';
-import { sandboxUnavailable } from '../../gateway/providers/local/sandbox';
+import { FUNCTION_UID_BASE } from '../../node-runtime/function-users';
+import { sandboxUnavailable } from '../../node-runtime/sandbox';
 import { spawn } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';

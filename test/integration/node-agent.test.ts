@@ -13,8 +13,8 @@ import { KubernetesProvider } from '../../gateway/providers/kubernetes/kubernete
 import { NODE_LIB_DIR, NODE_MPS_DIR, NODE_TOKEND_DIR, SM_PERCENT_ANNOTATION } from '../../gateway/providers/kubernetes/manifests';
 import { cfsQuotaFor, findPodCgroup, NodeAgent, podPids, procEnviron } from '../../gateway/providers/kubernetes/node-agent';
 import { type NodeGpu, startNodeGpu } from '../../gateway/providers/kubernetes/node-gpu';
-import { discoverGpus } from '../../gateway/providers/local/gpus';
-import { createTokendControl } from '../../gateway/providers/local/tokend-control';
+import { discoverGpus } from '../../node-runtime/gpus';
+import { createTokendControl } from '../../node-runtime/tokend-control';
 import { buildDir, haveCuda, limiterSo, make, stubDir } from '../native/helpers';
 import { ImageStore } from '../../gateway/providers/local/image-store';
 import { parseDeployment } from '../../gateway/registry/function-spec';

@@ -9,8 +9,8 @@ import { join } from 'node:path';
 import { haveCpuModels } from '../../autoscaler/rapp/cpu-predictor';
 import { buildFunction } from '../../gateway/cli/build';
 import { readStack } from '../../gateway/cli/stack';
-import type { CapabilityProfile } from '../../gateway/providers/local/profiler';
-import { tokendBinaryPath } from '../../gateway/providers/local/tokend-process';
+import type { CapabilityProfile } from '../../node-runtime/profiler';
+import { tokendBinaryPath } from '../../node-runtime/tokend-process';
 import { eventually, testGateway, testRedis, TestPlatform } from '../helpers/platform';
 
 const ROOT = join(__dirname, '../..');

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { existsSync } from 'node:fs';
 import { buildFunction } from '../../gateway/cli/build';
 import { readStack } from '../../gateway/cli/stack';
-import { tokendBinaryPath } from '../../gateway/providers/local/tokend-process';
+import { tokendBinaryPath } from '../../node-runtime/tokend-process';
 import { eventually, testGateway, testRedis, TestPlatform } from '../helpers/platform';
 
 const ROOT = join(__dirname, '../..');

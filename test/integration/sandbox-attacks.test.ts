@@ -12,7 +12,7 @@ import { createServer, Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { REPO_ROOT } from '../../gateway/config';
-import { sandboxUnavailable } from '../../gateway/providers/local/sandbox';
+import { sandboxUnavailable } from '../../node-runtime/sandbox';
 import { gatewayProcess } from '../helpers/gateway-process';
 import { eventually, testGateway, testRedis, TestPlatform } from '../helpers/platform';
 

@@ -7,8 +7,8 @@
  */
 import { execFileSync, spawn, ChildProcess } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { egressUnavailable } from '../../gateway/providers/local/egress';
-import { sandboxUnavailable } from '../../gateway/providers/local/sandbox';
+import { egressUnavailable } from '../../node-runtime/egress';
+import { sandboxUnavailable } from '../../node-runtime/sandbox';
 import { eventually, testGateway, testRedis, TestPlatform } from '../helpers/platform';
 
 const why = sandboxUnavailable() ?? egressUnavailable();

@@ -9,9 +9,9 @@ import { join } from 'node:path';
 import { buildFunction } from '../../gateway/cli/build';
 import { readStack } from '../../gateway/cli/stack';
 import { isAlive } from '../../gateway/lib/process';
-import { createTokendControl } from '../../gateway/providers/local/tokend-control';
-import { tokendBinaryPath } from '../../gateway/providers/local/tokend-process';
-import { restartDelayMs, TOKEND_BACKOFF_MS } from '../../gateway/providers/local/tokend-supervisor';
+import { createTokendControl } from '../../node-runtime/tokend-control';
+import { tokendBinaryPath } from '../../node-runtime/tokend-process';
+import { restartDelayMs, TOKEND_BACKOFF_MS } from '../../node-runtime/tokend-supervisor';
 import { eventually, testGateway, testRedis } from '../helpers/platform';
 
 const ROOT = join(__dirname, '../..');

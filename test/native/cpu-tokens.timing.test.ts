@@ -1,12 +1,12 @@
 /**
  * The CPU device path: real Node processes running batches through
  * templates/ml-inference/tokens.js against a real tokend, quotas set through
- * gateway/providers/local/tokend-control.ts.
+ * node-runtime/tokend-control.ts.
  */
 import { spawnSync } from 'node:child_process';
 import * as path from 'node:path';
-import { createTokendControl, TokendControlError } from '../../gateway/providers/local/tokend-control';
-import { startTokend, type TokendProcess } from '../../gateway/providers/local/tokend-process';
+import { createTokendControl, TokendControlError } from '../../node-runtime/tokend-control';
+import { startTokend, type TokendProcess } from '../../node-runtime/tokend-process';
 import { calibrated, make, run, sleep, start, tmp } from './helpers';
 
 /** The shape tokens.js documents in JSDoc (it is plain CommonJS, copied into images). */

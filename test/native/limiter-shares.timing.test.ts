@@ -21,8 +21,8 @@
  */
 import * as path from 'node:path';
 import { busyFraction, firstReachNs, reactionNs, steadyShares } from '../../bench/native/analysis';
-import { createTokendControl } from '../../gateway/providers/local/tokend-control';
-import { startTokend, type TokendProcess } from '../../gateway/providers/local/tokend-process';
+import { createTokendControl } from '../../node-runtime/tokend-control';
+import { startTokend, type TokendProcess } from '../../node-runtime/tokend-process';
 import { buildDir, calibrated, haveCuda, INTERFERENCE, limiterEnv, make, monoNs, readStats, readTrace, sleep, start, tmp } from './helpers';
 
 const d = haveCuda ? describe : describe.skip;

@@ -10,7 +10,7 @@ import { request } from 'node:http';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SANDBOX_BIN, sandboxUnavailable, SYSTEM_PATHS } from '../../gateway/providers/local/sandbox';
+import { SANDBOX_BIN, sandboxUnavailable, SYSTEM_PATHS } from '../../node-runtime/sandbox';
 import { eventually } from '../helpers/platform';
 
 const why = sandboxUnavailable();

@@ -6,7 +6,7 @@
 import { spawnSync } from 'node:child_process';
 import * as net from 'node:net';
 import * as path from 'node:path';
-import { createTokendControl } from '../../gateway/providers/local/tokend-control';
+import { createTokendControl } from '../../node-runtime/tokend-control';
 import { buildDir, haveCuda, limiterEnv, make, run, sleep, start, tmp } from './helpers';
 
 const haveValgrind = spawnSync('sh', ['-c', 'command -v valgrind']).status === 0;

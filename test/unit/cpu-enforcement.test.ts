@@ -5,9 +5,9 @@
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Cgroups } from '../../gateway/providers/local/cgroups';
-import { cgroupCpuEnforcer, enforcementOf, tokendCpuEnforcer } from '../../gateway/providers/local/cpu-enforcer';
-import { CFS_PERIOD_US, cfsQuotaUs, coresOfDevice, cpuFiles, cpuMaxLine, cpusetList, parseCpuList, usageUs } from '../../gateway/providers/local/cpu-values';
+import { Cgroups } from '../../node-runtime/cgroups';
+import { cgroupCpuEnforcer, enforcementOf, tokendCpuEnforcer } from '../../node-runtime/cpu-enforcer';
+import { CFS_PERIOD_US, cfsQuotaUs, coresOfDevice, cpuFiles, cpuMaxLine, cpusetList, parseCpuList, usageUs } from '../../node-runtime/cpu-values';
 
 describe('cpu values', () => {
   test('CFS quota is quota × cores × period, capped by limits.cpu, at least 1 ms', () => {

@@ -5,7 +5,7 @@
  * test/integration/predicted-profile.test.ts).
  */
 import { profileAtDeploy, ProfileStage } from '../../gateway/providers/local/deploy-profile';
-import type { ProfilePoint } from '../../gateway/providers/local/profiler';
+import type { ProfilePoint } from '../../node-runtime/profiler';
 
 const pt = (batch: number, quota: number, latencyMs: number): ProfilePoint => ({ batch, quota, smShare: 1, latencyMs, throughput: (1000 * batch) / latencyMs });
 

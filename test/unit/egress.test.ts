@@ -1,4 +1,4 @@
-import { BLOCKED_V4, egressRuleset, slotAddresses } from '../../gateway/providers/local/egress';
+import { BLOCKED_V4, egressRuleset, slotAddresses } from '../../node-runtime/egress';
 
 describe('egress (MLFAAS_FUNCTION_EGRESS=internet), pure parts', () => {
   test('slots are /30s of 10.200.0.0/16: host side .1, replica .2', () => {

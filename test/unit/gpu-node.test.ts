@@ -5,11 +5,11 @@
  */
 import { join } from 'node:path';
 import { loadConfig, REPO_ROOT } from '../../gateway/config';
-import { describeGpus, GpuNodeSetup, GpuReplicas, gpuReplicaEnv, pickGpu, TL_TIMEOUT_MS } from '../../gateway/providers/local/gpu-replica';
-import { discoverGpus, Gpu, GpuNode, NVIDIA_SMI_ARGS, parseGpuSetting, parseNvidiaSmi, STUB_DRIVER_DIR, stubGpus } from '../../gateway/providers/local/gpus';
-import { gpuQuotaPusher, mpsUnusable } from '../../gateway/providers/local/gpu-node';
-import { mpsCommands, mpsDirs } from '../../gateway/providers/local/mps';
-import { SANDBOX_PATHS, sandboxArgv } from '../../gateway/providers/local/sandbox';
+import { describeGpus, GpuNodeSetup, GpuReplicas, gpuReplicaEnv, pickGpu, TL_TIMEOUT_MS } from '../../node-runtime/gpu-replica';
+import { discoverGpus, Gpu, GpuNode, NVIDIA_SMI_ARGS, parseGpuSetting, parseNvidiaSmi, STUB_DRIVER_DIR, stubGpus } from '../../node-runtime/gpus';
+import { gpuQuotaPusher, mpsUnusable } from '../../node-runtime/gpu-node';
+import { mpsCommands, mpsDirs } from '../../node-runtime/mps';
+import { SANDBOX_PATHS, sandboxArgv } from '../../node-runtime/sandbox';
 import { parseDeployment, parseMlSpec } from '../../gateway/registry/function-spec';
 
 /** As an H100 node's `nvidia-smi --query-gpu=index,uuid,name,memory.total --format=csv,noheader` prints it. */

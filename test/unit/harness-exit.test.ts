@@ -5,7 +5,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { exited, HarnessLine, spawnHarness } from '../../gateway/jobs/harness';
+import { exited, HarnessLine, spawnHarness } from '../../node-runtime/harness';
 
 describe('spawnHarness / exited', () => {
   const dir = mkdtempSync(join(tmpdir(), 'mlfaas-harness-exit-'));

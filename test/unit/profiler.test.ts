@@ -1,4 +1,4 @@
-import { batchGrid, monotone, ProfilePoint } from '../../gateway/providers/local/profiler';
+import { batchGrid, monotone, ProfilePoint } from '../../node-runtime/profiler';
 
 const pt = (batch: number, quota: number, latencyMs: number): ProfilePoint => ({ batch, quota, smShare: 1, latencyMs, throughput: (batch / latencyMs) * 1000 });
 
@@ -24,7 +24,7 @@ describe('profiler', () => {
 describe('profileReplica (end to end through the replica HTTP path)', () => {
   it('sends real JSON bodies of the model input with `batch` concurrent clients and measures requests', async () => {
     const http = await import('node:http');
-    const { profileReplica } = await import('../../gateway/providers/local/profiler');
+    const { profileReplica } = await import('../../node-runtime/profiler');
     let inflight = 0;
     let maxInflight = 0;
     const bodies: string[] = [];

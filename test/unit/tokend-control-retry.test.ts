@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, Server, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createTokendControl } from '../../gateway/providers/local/tokend-control';
+import { createTokendControl } from '../../node-runtime/tokend-control';
 
 describe('tokend control client', () => {
   let dir: string;

@@ -13,7 +13,7 @@ import { type HarnessStarter, type ModelProfile, profileModel } from '../../jobs
 import type { TrainingCapacity, TrainingNodes } from '../../jobs/training-capacity';
 import { cachedProfile, type LocatedFunction, profileEnv, trainingFunction, type TrainingSource } from '../../jobs/training-source';
 import { checkDatasetName } from '../../lib/training-names';
-import { cpuCores } from '../local/cgroups';
+import { cpuCores } from '../../../node-runtime/cgroups';
 import type { FunctionProvider } from '../function-provider';
 import { VC_LABEL } from './manifests';
 import { startPodHarness } from './pod-harness';

@@ -18,7 +18,7 @@
  */
 import type { FunctionSpec } from '../../registry/function-spec';
 import type { FunctionStatus } from '../function-provider';
-import { mpsPercent } from '../local/gpu-replica';
+import { mpsPercent } from '../../../node-runtime/gpu-replica';
 
 export const FN_LABEL = 'faas_function';
 export const SPEC_ANNOTATION = 'mlfaas.io/spec';

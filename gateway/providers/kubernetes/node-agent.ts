@@ -20,8 +20,8 @@ import type { AddressInfo } from 'node:net';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { Counter, Gauge, Registry } from 'prom-client';
-import { cpuCores } from '../local/cgroups';
-import { CFS_PERIOD_US, cpuFiles, cpuMaxLine, usageUs } from '../local/cpu-values';
+import { cpuCores } from '../../../node-runtime/cgroups';
+import { CFS_PERIOD_US, cpuFiles, cpuMaxLine, usageUs } from '../../../node-runtime/cpu-values';
 import { CPU_BASE_ANNOTATION, FN_LABEL, GPU_SHARE_ANNOTATION, SM_PERCENT_ANNOTATION } from './manifests';
 
 /** The GPU a fractional-GPU pod's quota is on (tokend's `gpuN`; default 0). */

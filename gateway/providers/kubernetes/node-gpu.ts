@@ -9,12 +9,12 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
-import { gpuQuotaPusher, mpsUnusable } from '../local/gpu-node';
-import { type GpuNode, onPath } from '../local/gpus';
-import { MPS_CONTROL, MpsDaemon } from '../local/mps';
-import { createTokendControl } from '../local/tokend-control';
-import { tokendBinaryPath } from '../local/tokend-process';
-import { TokendSupervisor } from '../local/tokend-supervisor';
+import { gpuQuotaPusher, mpsUnusable } from '../../../node-runtime/gpu-node';
+import { type GpuNode, onPath } from '../../../node-runtime/gpus';
+import { MPS_CONTROL, MpsDaemon } from '../../../node-runtime/mps';
+import { createTokendControl } from '../../../node-runtime/tokend-control';
+import { tokendBinaryPath } from '../../../node-runtime/tokend-process';
+import { TokendSupervisor } from '../../../node-runtime/tokend-supervisor';
 
 export interface NodeGpu {
   /** A process's quota on tokend's window of GPU `device`. */

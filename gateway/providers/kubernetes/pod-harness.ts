@@ -6,7 +6,7 @@
  */
 import { type CoreV1Api, type KubeConfig, Log, type V1Pod } from '@kubernetes/client-node';
 import { Writable } from 'node:stream';
-import { type HarnessLine, routeLine } from '../../jobs/harness';
+import { type HarnessLine, routeLine } from '../../../node-runtime/harness';
 import type { HarnessHandle } from '../../jobs/profile-run';
 import { unless } from './api-errors';
 

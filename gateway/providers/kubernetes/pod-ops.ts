@@ -6,7 +6,7 @@ import { type CoreV1Api, type KubeConfig, Log, type V1Pod } from '@kubernetes/cl
 import { Writable } from 'node:stream';
 import type { FunctionRef } from '../../lib/names';
 import type { LogLine, LogQuery } from '../function-provider';
-import { cpuCores } from '../local/cgroups';
+import { cpuCores } from '../../../node-runtime/cgroups';
 import { CPU_BASE_ANNOTATION } from './manifests';
 
 /** The CPU limit for `quota` of the function's declared CPU limit, or undefined without one. */

@@ -9,8 +9,8 @@ import { type Config, REPO_ROOT } from '../../config';
 import type { FunctionProvider } from '../function-provider';
 import type { TrainingCapacity } from '../../jobs/training-capacity';
 import type { TrainingSource } from '../../jobs/training-source';
-import { discoverGpus } from '../local/gpus';
-import { readProfile } from '../local/profiler';
+import { discoverGpus } from '../../../node-runtime/gpus';
+import { readProfile } from '../../../node-runtime/profiler';
 import type { LeaderLease } from './kube-lease';
 import type { NodeAgent } from './node-agent';
 

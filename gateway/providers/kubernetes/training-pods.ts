@@ -8,10 +8,10 @@
  */
 import type { CoreV1Api, KubeConfig, V1Pod } from '@kubernetes/client-node';
 import type { JobProcess, RunnerHooks, WorkerPlace } from '../../../autoscaler/live/training-jobs';
-import type { HarnessLine } from '../../jobs/harness';
+import type { HarnessLine } from '../../../node-runtime/harness';
 import type { JobRecord } from '../../jobs/job-record';
-import { jobEnv, toProgress } from '../../jobs/job-runner';
-import { RunLifecycle } from '../../jobs/run-lifecycle';
+import { jobEnv, toProgress } from '../../../node-runtime/job-runner';
+import { RunLifecycle } from '../../../node-runtime/run-lifecycle';
 import { VC_LABEL } from './manifests';
 import { type PodHarness, startPodHarness } from './pod-harness';
 

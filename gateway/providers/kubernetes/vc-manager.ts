@@ -11,7 +11,7 @@
  */
 import type { CoreV1Api, V1Node, V1Pod } from '@kubernetes/client-node';
 import { type ManagerDecision, manageLoans } from '../../../autoscaler/training/fapes/manager';
-import { cpuCores } from '../local/cgroups';
+import { cpuCores } from '../../../node-runtime/cgroups';
 import { FN_LABEL, VC_LABEL } from './manifests';
 import { JOB_LABEL } from './training-pods';
 import { moveNode, type MoveReport } from './virtual-clusters';

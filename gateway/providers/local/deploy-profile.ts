@@ -1,5 +1,5 @@
 import type { CpuPrediction } from './predict-cpu';
-import { CapabilityProfile, monotone, ProfilePoint } from './profiler';
+import { CapabilityProfile, monotone, ProfilePoint } from '../../../node-runtime/profiler';
 
 /** What a deploy-time profile stage stores (the agent adds the function, version, time and device). */
 export type ProfileStage = Pick<CapabilityProfile, 'points' | 'source' | 'measuredPoints'>;

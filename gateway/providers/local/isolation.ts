@@ -1,10 +1,10 @@
 import type Redis from 'ioredis';
 import { Config } from '../../config';
-import { Cgroups } from './cgroups';
-import { Egress } from './egress';
-import { functionUid } from './function-users';
+import { Cgroups } from '../../../node-runtime/cgroups';
+import { Egress } from '../../../node-runtime/egress';
+import { functionUid } from '../../../node-runtime/function-users';
 import { Isolation } from './replica';
-import { sandboxUnavailable } from './sandbox';
+import { sandboxUnavailable } from '../../../node-runtime/sandbox';
 
 const mib = (b: number) => `${Math.round(b / 1024 ** 2)} MiB`;
 

@@ -7,10 +7,10 @@ import { keys, replicaSettingsKey } from '../../registry/keys';
 import { FunctionRecord, Registry, ReplicaInfo } from '../../registry/registry';
 import { RedisSecretStore } from '../../registry/secrets';
 import { Enforcement, FunctionProvider, FunctionStatus, LogLine, LogQuery, ProviderInfo } from '../function-provider';
-import { enforcementOf } from './cpu-enforcer';
+import { enforcementOf } from '../../../node-runtime/cpu-enforcer';
 import { ImageStore } from './image-store';
 import { readLogs } from './log-reader';
-import { CapabilityProfile, profileKey, readProfile } from './profiler';
+import { CapabilityProfile, profileKey, readProfile } from '../../../node-runtime/profiler';
 
 /**
  * The local provider: functions, desired counts and secrets in Redis; replicas run as child

@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { existsSync, realpathSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { REPO_ROOT } from '../../config';
-import type { ProfilePoint } from './profiler';
+import type { ProfilePoint } from '../../../node-runtime/profiler';
 
 export interface CpuPrediction {
   points: ProfilePoint[];

@@ -11,11 +11,11 @@ import { FunctionSpec } from '../../registry/function-spec';
 import { ReplicaInfo, ReplicaState } from '../../registry/registry';
 import { KEPT_LINES, summarizeExit } from './exit-summary';
 import { freePort } from './free-port';
-import { Cgroups, cpuCores, memoryBytes } from './cgroups';
-import { Egress } from './egress';
-import { GpuReplicas } from './gpu-replica';
+import { Cgroups, cpuCores, memoryBytes } from '../../../node-runtime/cgroups';
+import { Egress } from '../../../node-runtime/egress';
+import { GpuReplicas } from '../../../node-runtime/gpu-replica';
 import { IMAGE_DIR_ENV, ImageManifest } from './image-store';
-import { gpuDevices, imageBinds, platformPath, privateTmpfs, SANDBOX_PATH_ENV, SANDBOX_PATHS, SANDBOX_PORT, SandboxPlan, sandboxArgv, sandboxedFunctionPid } from './sandbox';
+import { gpuDevices, imageBinds, platformPath, privateTmpfs, SANDBOX_PATH_ENV, SANDBOX_PATHS, SANDBOX_PORT, SandboxPlan, sandboxArgv, sandboxedFunctionPid } from '../../../node-runtime/sandbox';
 
 /** What a replica needs to know about its function, fixed for its lifetime. */
 export interface ReplicaPlan {

@@ -8,7 +8,7 @@
  * given (0.503 and 0.5 are the same 50 %).
  */
 import type { ReplicaState } from '../../registry/registry';
-import { mpsPercent } from './gpu-replica';
+import { mpsPercent } from '../../../node-runtime/gpu-replica';
 
 /** A running replica as the plan sees it. */
 export interface ShareHolder {

@@ -5,7 +5,7 @@
 import type Redis from 'ioredis';
 import { LiveAutoscaler, TickReport } from '../../../autoscaler/live/live-autoscaler';
 import type { FunctionProvider, FunctionStatus } from '../../../gateway/providers/function-provider';
-import type { CapabilityProfile } from '../../../gateway/providers/local/profiler';
+import type { CapabilityProfile } from '../../../node-runtime/profiler';
 import { connectRedis } from '../../../gateway/lib/redis-server';
 import { ScalingEvents } from '../../../gateway/registry/scaling-events';
 import { testRedis } from '../../helpers/platform';

@@ -13,7 +13,7 @@
  * surges every new pod before removing old ones.
  */
 import { createHash } from 'node:crypto';
-import { cpuCores, memoryBytes } from '../../../gateway/providers/local/cgroups';
+import { cpuCores, memoryBytes } from '../../../node-runtime/cgroups';
 import type { FakeKube } from './server';
 import { suffix } from './resources';
 import type { KObject, WatchEvent } from './store';

@@ -6,7 +6,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
-import { tiedToParent } from '../../lib/process';
+import { tiedToParent } from '../gateway/lib/process';
 
 export interface StartTokendOptions {
   /** directory for the sockets (tokend.sock, tokend-control.sock); must exist; keep the path short (< 100 bytes) */
@@ -47,7 +47,7 @@ export interface TokendProcess {
 
 /** native/build/tokend, resolved from this file's place in the repository. */
 export function tokendBinaryPath(): string {
-  return path.resolve(__dirname, '..', '..', '..', 'native', 'build', 'tokend');
+  return path.resolve(__dirname, '..', 'native', 'build', 'tokend');
 }
 
 function canConnect(p: string, probe?: string): Promise<boolean> {

@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmdirSync, statSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
-import { memoryQuantityBytes } from '../../lib/quantity';
+import { memoryQuantityBytes } from '../gateway/lib/quantity';
 import { CFS_PERIOD_US, cfsQuotaUs, cpuFiles, cpuMaxLine, cpusetList, parseCpuList, usageUs } from './cpu-values';
 import { canMakeDir } from './sandbox';
 

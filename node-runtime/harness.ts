@@ -2,15 +2,15 @@ import { ChildProcess, spawn } from 'node:child_process';
 import { chownSync, existsSync, lstatSync, readdirSync, realpathSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { createInterface } from 'node:readline';
-import { DefaultLimits, REPO_ROOT } from '../config';
-import { functionBaseEnv, tiedToParent } from '../lib/process';
-import { Cgroups } from '../providers/local/cgroups';
-import { imageBinds, platformPath, privateTmpfs, readableImage, SANDBOX_PATH_ENV, SANDBOX_PATHS, SandboxPlan, sandboxArgv } from '../providers/local/sandbox';
+import { DefaultLimits, REPO_ROOT } from '../gateway/config';
+import { functionBaseEnv, tiedToParent } from '../gateway/lib/process';
+import { Cgroups } from './cgroups';
+import { imageBinds, platformPath, privateTmpfs, readableImage, SANDBOX_PATH_ENV, SANDBOX_PATHS, SandboxPlan, sandboxArgv } from './sandbox';
 
 /** One JSON line of the ml-training harness (see templates/ml-training/README.md). */
 export type HarnessLine = { type: string } & Record<string, unknown>;
 
-/** How a training process is confined (as replicas are: see `providers/local/sandbox.ts`). */
+/** How a training process is confined (as replicas are: see `sandbox.ts`). */
 export interface HarnessSandbox {
   /** The training function's own uid. */
   uid: number;

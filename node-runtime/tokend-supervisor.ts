@@ -4,7 +4,7 @@
  * (a new tokend knows no rules; without them every replica would run unmetered). The loop itself
  * is `Supervisor` (lib/supervisor.ts).
  */
-import { backoffDelayMs, exitText, Supervisor } from '../../lib/supervisor';
+import { backoffDelayMs, exitText, Supervisor } from '../gateway/lib/supervisor';
 import { startTokend, StartTokendOptions, TokendProcess } from './tokend-process';
 
 /** Delay before the n-th consecutive restart (0-based), ms. */

@@ -32,7 +32,7 @@ export interface GpuNode {
 export const NVIDIA_SMI_ARGS = ['--query-gpu=index,uuid,name,memory.total', '--format=csv,noheader'];
 
 /** Where `make -C native test-progs` puts the stub driver. */
-export const STUB_DRIVER_DIR = resolve(__dirname, '..', '..', '..', 'native', 'build', 'stub');
+export const STUB_DRIVER_DIR = resolve(__dirname, '..', 'native', 'build', 'stub');
 
 /** Parses `MLFAAS_GPUS`; throws a message naming the variable on anything else. */
 export function parseGpuSetting(raw: string | undefined): GpuSetting {

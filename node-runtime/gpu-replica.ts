@@ -7,8 +7,8 @@
  * A function asks for a GPU with `mlfaas.gpu: "1"` (label or annotation, see function-spec.ts).
  */
 import { basename, dirname, join } from 'node:path';
-import { FunctionSpec } from '../../registry/function-spec';
-import type { GpuEnforcement } from '../function-provider';
+import { FunctionSpec } from '../gateway/registry/function-spec';
+import type { GpuEnforcement } from '../gateway/providers/function-provider';
 import { Gpu, GpuNode } from './gpus';
 import { BindMount, platformPath, SANDBOX_PATHS } from './sandbox';
 

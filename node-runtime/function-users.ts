@@ -1,6 +1,6 @@
 import type Redis from 'ioredis';
-import { FunctionRef, refKey } from '../../lib/names';
-import { keys } from '../../registry/keys';
+import { FunctionRef, refKey } from '../gateway/lib/names';
+import { keys } from '../gateway/registry/keys';
 
 /** First uid handed to functions: far above distributions' system and login users. */
 export const FUNCTION_UID_BASE = 200_000;

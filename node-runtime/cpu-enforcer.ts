@@ -1,4 +1,4 @@
-import type { Enforcement, GpuEnforcement } from '../function-provider';
+import type { Enforcement, GpuEnforcement } from '../gateway/providers/function-provider';
 import { Cgroups } from './cgroups';
 import { cfsQuotaUs } from './cpu-values';
 

@@ -1,6 +1,6 @@
 import { accessSync, chmodSync, constants, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmdirSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
-import { REPO_ROOT } from '../../config';
+import { REPO_ROOT } from '../gateway/config';
 import type { VethPlan } from './egress';
 
 /**

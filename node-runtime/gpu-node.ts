@@ -6,9 +6,9 @@
  */
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { isAlive } from '../../lib/process';
+import { isAlive } from '../gateway/lib/process';
 import { GpuNode, onPath } from './gpus';
-import type { GpuEnforcement } from '../function-provider';
+import type { GpuEnforcement } from '../gateway/providers/function-provider';
 import { GPU_UID } from './function-users';
 import { describeGpus, gpuEnforcement, GpuNodeSetup, GpuReplicas } from './gpu-replica';
 import { MPS_CONTROL, MpsDaemon } from './mps';
@@ -16,7 +16,7 @@ import { TokendControl } from './tokend-control';
 
 /** native/build/liblimiter.so (built by `make -C native` where cuda.h exists). */
 export function limiterLibraryPath(): string {
-  return resolve(__dirname, '..', '..', '..', 'native', 'build', 'liblimiter.so');
+  return resolve(__dirname, '..', 'native', 'build', 'liblimiter.so');
 }
 
 export interface GpuNodeRuntime {

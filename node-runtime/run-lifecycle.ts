@@ -1,5 +1,5 @@
-import type { RunnerEnd, WorkerPlace } from '../../autoscaler/live/training-jobs';
-import { samePlace } from './training-capacity';
+import type { RunnerEnd, WorkerPlace } from '../autoscaler/live/training-jobs';
+import { samePlace } from '../gateway/jobs/training-capacity';
 
 /**
  * A training run's allocations and end, whatever runs it (a local process: `JobRunner`; a pod:
