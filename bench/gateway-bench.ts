@@ -4,7 +4,7 @@
  * Starts the platform as a child process (`mlfaas up` with bench/gateway-stack.yml, its own
  * redis-server), then runs autocannon in this process against the replica directly and against
  * /function/<name>, same payload, same run: latency at 1 connection (added p50/p99) and
- * throughput at 64 connections (ratio). Prints a table, appends it to bench/RESULTS.md, and ends
+ * throughput at 64 connections (ratio). Prints a table, appends it to bench/results/gateway.md, and ends
  * with `gateway: p50_added_ms=<x> p99_added_ms=<y> throughput_ratio=<z>`.
  */
 import autocannon from 'autocannon';
@@ -117,7 +117,7 @@ async function main(): Promise<void> {
   const platform = await startPlatform(dataDir, port);
   const redis = connectRedis(join(dataDir, 'redis', 'redis.sock'));
   try {
-    const digits = await measure(FN, readFileSync(join(ROOT, 'digit.json'), 'utf8'), port, redis);
+    const digits = await measure(FN, readFileSync(join(ROOT, 'functions', 'digits-classify', 'digit.json'), 'utf8'), port, redis);
     const image = await measure('image-classify', '{"random":1}', port, redis);
     const t = table(
       ['function', 'target', 'p50 ms (1 conn)', 'p99 ms (1 conn)', 'req/s (64 conn)', 'ratio vs direct', 'p50 ms (64)', 'p99 ms (64)', 'errors+non-2xx'],
@@ -130,7 +130,7 @@ async function main(): Promise<void> {
     console.log(t);
     console.log(line(digits));
     console.log(line(image));
-    appendResults('Gateway overhead (bench:gateway)', `${env}\n\n${t}\n\n- ${line(digits)}\n- ${line(image)}`);
+    appendResults('gateway', 'Gateway overhead (bench:gateway)', `${env}\n\n${t}\n\n- ${line(digits)}\n- ${line(image)}`);
     console.log(`gateway: p50_added_ms=${digits.p50Added.toFixed(3)} p99_added_ms=${digits.p99Added.toFixed(3)} throughput_ratio=${digits.ratio.toFixed(3)}`);
   } finally {
     redis.disconnect();

@@ -11,7 +11,7 @@ Writes, deterministically (seed 0):
   functions/digits-classify/model.onnx        MLP 64-64-10, input [batch, 64] raw pixels, output
                                               [batch, 10] class probabilities (softmax in-graph)
   functions/digits-classify/labels.json       class names "0".."9"
-  digit.json                                  one held-out test example in the runtime's format
+  functions/digits-classify/digit.json        one held-out test example in the runtime's format
   functions/digits-classify/metrics.json      measured held-out accuracy and the split used
   functions/digits-classify/data/split.json   the held-out rows, so other code can re-measure
 """
@@ -114,7 +114,7 @@ def main():
         f.write("\n")
 
     example = int(test_idx[DIGIT_JSON_INDEX])
-    with open(os.path.join(ROOT, "digit.json"), "w") as f:
+    with open(os.path.join(HERE, "digit.json"), "w") as f:
         json.dump({"instances": [[int(v) for v in x[example]]]}, f)
         f.write("\n")
 

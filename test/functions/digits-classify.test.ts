@@ -28,7 +28,7 @@ describe('digits-classify data', () => {
   });
 
   test('digit.json is the held-out row named in metrics.json', () => {
-    const digit = JSON.parse(fs.readFileSync(path.join(repoRoot, 'digit.json'), 'utf8'));
+    const digit = JSON.parse(fs.readFileSync(path.join(repoRoot, 'functions', 'digits-classify', 'digit.json'), 'utf8'));
     const row = rows[metrics.digitJson.datasetRow];
     expect(digit.instances[0]).toEqual(row.slice(0, 64));
     expect(row[64]).toBe(metrics.digitJson.label);

@@ -52,7 +52,7 @@ maybe('restarts tokend after SIGKILL, logs it, counts it and re-applies the repl
     const control = createTokendControl(tokend.controlPath);
     // not placed: all cores at quota 0.5, i.e. half of tokend's whole-node CPU device
     const share = (0.5 * cpus().length) / cpus().length;
-    const body = readFileSync(join(ROOT, 'digit.json'));
+    const body = readFileSync(join(ROOT, 'functions', 'digits-classify', 'digit.json'));
     /** The replica's limit as tokend sees it, after one batch (the runtime connects on demand). */
     const limitSeen = async () => {
       await (await fetch(`${p.gw.url}/function/digits`, { method: 'POST', body })).arrayBuffer();

@@ -41,8 +41,8 @@ it('mlfaas up: builds and deploys stack.yml, serves real predictions, and Ctrl-C
     expect(list.map((f) => f.name).sort()).toEqual(['digits-classify', 'digits-train', 'image-classify']);
     expect(list.find((f) => f.name === 'digits-classify')).toEqual(expect.objectContaining({ replicas: 1, availableReplicas: 1 }));
     expect(list.find((f) => f.name === 'image-classify')!.replicas).toBe(0);
-    // curl -d @digit.json .../function/digits-classify
-    const res = await fetch(`${base}/function/digits-classify`, { method: 'POST', body: readFileSync(join(ROOT, 'digit.json')) });
+    // curl -d @functions/digits-classify/digit.json .../function/digits-classify
+    const res = await fetch(`${base}/function/digits-classify`, { method: 'POST', body: readFileSync(join(ROOT, 'functions', 'digits-classify', 'digit.json')) });
     expect(res.status).toBe(200);
     const pred = (await res.json()) as { predictions: Array<{ label: string; probability: number }> };
     expect(pred.predictions[0].label).toBe('7');

@@ -6,7 +6,7 @@ import {
   FunctionProcess, freePort, getJson, layoutImage, nodeModules, post, removeImage, repoRoot, startFunction, waitFor200,
 } from './image-layout';
 
-const digit = JSON.parse(fs.readFileSync(path.join(repoRoot, 'digit.json'), 'utf8'));
+const digit = JSON.parse(fs.readFileSync(path.join(repoRoot, 'functions', 'digits-classify', 'digit.json'), 'utf8'));
 const digitLabel = String(JSON.parse(
   fs.readFileSync(path.join(repoRoot, 'functions/digits-classify/metrics.json'), 'utf8'),
 ).digitJson.label);
