@@ -18,9 +18,12 @@ import { MAX_SM_PARTITIONS } from './cluster';
  * - Scale-down gap ΔR = α·C_f − R, as the authors' code does (the paper's C_f − R would leave the
  *   function at 100 % of its capability, above the α trigger, and oscillate).
  * - SLO awareness (ours; Algorithm 1 sizes by throughput alone and would otherwise pick quotas
- *   whose latency alone breaks the SLO). sloModel 'shared' (default since the hysteresis and the
- *   memoised copy search: violations ≤ 'mdc' on every bench suite, cheaper on 5 of 7 workloads,
- *   3,200-function tick 66 ms): the function's replicas as one queue (see `sharedQueueLatencyMs`).
+ *   whose latency alone breaks the SLO). sloModel 'shared' (the default): the function's replicas
+ *   as one queue (see `sharedQueueLatencyMs`). Against 'mdc' in bench/results/inference.md (tuning
+ *   set, seed 42, `hybrid` beside `hybrid-mdc`): fewer cold starts on all 7 workloads and a lower
+ *   share cost (s·q) on 6, but more violations on 6 of 7 (all but HAS-GPU stress) and a higher
+ *   device cost on 4 (lower on Dilu bursty, equal on Dilu periodic and sporadic); the 3,200-function
+ *   round there is a median 412.2 ms.
  *   'mdc': a replica's capability is the
  *   rate at which its M/D/1 latency at the SLO percentile stays within the SLO (Faro's estimator,
  *   queueing.ts, with one batch's latency as the service time — conservative: partly filled
@@ -53,7 +56,7 @@ export const HYBRID_DEFAULTS = {
    * in the tail: held to the functions' own p99 it measures 0.1 % violations at 6× the cost; p95
    * measures 1.06 % (≈ a p99 objective); 93 is the cheapest setting that keeps the HAS-GPU suite's
    * violations well under KPA's (z ≈ 1.5; 92: 1.25, 91: 0.97). Chosen on that suite — the
-   * benchmark prints the whole trade-off (bench/inference-results.md).
+   * benchmark prints the whole trade-off (bench/results/inference.md).
    */
   mdcPercentile: 93,
   latencyBudget: 0.5,
@@ -74,7 +77,7 @@ export const HYBRID_DEFAULTS = {
    * now + leadS, R + max(0, slope)·leadS, the slope a least-squares fit of the observed rate over the
    * last trendWindowS seconds (the Kalman filter is a random walk: no trend of its own). −1: the
    * cold-start delay the caller passes in PolicyDeps.coldStartS (0 when it passes none). Default 0
-   * (off): measured on the bench suites (bench/inference-results.md) the noisy per-second trend
+   * (off): measured on the bench suites (bench:inference, 2026-11-21, then logged in the since deleted bench/RESULTS.md) the noisy per-second trend
    * over-provisions (HAS-GPU rps cost ×2.2, Faro violations 0.07 → 3.4 % with −1), while the
    * hysteresis below alone brings Dilu periodic from 8.36 % to 2.94 %.
    */
@@ -91,7 +94,7 @@ export const HYBRID_DEFAULTS = {
    * sloModel 'shared' only (ours): when a replica becomes ready, the fleet's quotas step down (no
    * replica removed) to what fits R / downUtil, instead of waiting for R < β·C: the share raised to
    * carry a burst through the cold start is released once the burst has passed. On the bench suites
-   * it cuts cost 0.5-12 % with violations unchanged (bench/inference-results.md).
+   * it cuts cost 0.5-12 % with violations unchanged (bench:inference, 2026-11-21, then logged in the since deleted bench/RESULTS.md).
    */
   bridgeTrim: true,
   lazy: false,

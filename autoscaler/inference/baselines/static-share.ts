@@ -41,9 +41,15 @@ export function profiledShare(cap: Capability, spec: FunctionSpec, quotaStep = 0
  * chosen on the tuning set as the value with the fewest static-share violations, see
  * bench/results/inference.md). `perModel: false`: the fixed `smShare`/`quota`
  * (HAS-GPU's FaST-GShare YAMLs, validation/fast-gshare/yaml: SM 30 %, quota 0.5, batch 1, the same
- * for every model). The count follows ⌈R / (α · capability)⌉ with the hybrid's α (0.9)
- * and scale-down cool-down (10 s), so it differs from `hybrid` only in having no vertical scaling.
- * R is the last observed rate unless `predictor` says otherwise.
+ * for every model). The count follows ⌈R / (α · capability)⌉ with the hybrid's α (0.9), at
+ * least 1 replica, and a removal at most every 10 s (`cooldownS`). Besides having no vertical
+ * scaling it differs from `hybrid` in: the forecast (R is the last observed rate, `predictor`
+ * 'last-value' at quantile 0.5, not a Kalman filter's upper quantile); the SLO model (the share
+ * is chosen once by its batch-1 latency against `headroom` × the SLO and a replica's capability is
+ * its batch-1 throughput, where the hybrid models the replicas as one batching queue at the SLO
+ * percentile); batching (it plans batch `batchSize`, 1); hysteresis (no β trigger, no scale-down
+ * to a fleet fitting R/0.6, no bridge release, no scale to zero of its own); and the SLO guard
+ * (the live decider runs it for the hybrid only, baselines run as published).
  */
 export const STATIC_DEFAULTS = {
   perModel: true,
