@@ -75,7 +75,7 @@ export const ML_KEYS = {
 
 const DEFAULT_MAX_SCALE = 20;
 
-/** Upper bounds of the numeric ML fields (documented in the README's "Function fields" table). */
+/** Upper bounds of the numeric ML fields (documented in docs/reference.md, "Function fields users set"). */
 export const ML_BOUNDS = {
   /** `com.openfaas.scale.min` and `com.openfaas.scale.max`: replicas of one function. */
   scale: 1000,
@@ -86,7 +86,7 @@ export const ML_BOUNDS = {
 } as const;
 
 /**
- * Bounds of a deployment's other fields (documented in the README's "Bad input and limits").
+ * Bounds of a deployment's other fields (documented in docs/gateway.md, "Deploy validation").
  * Lengths are UTF-8 bytes.
  */
 export const DEPLOY_BOUNDS = {
