@@ -2,7 +2,7 @@ import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { parse } from 'yaml';
-import { ImageManifest, ImageStore } from '../providers/local/image-store';
+import { ImageManifest, ImageStore } from '../gateway/providers/local/image-store';
 import { StackFunction } from './stack';
 
 interface TemplateYml {

@@ -5,7 +5,7 @@
  */
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { REPO_ROOT } from '../config';
+import { REPO_ROOT } from '../gateway/config';
 import { authHeaders, GatewayTarget, readGatewayTargetInputs, resolveGatewayTarget, unreachableMessage } from './gateway-target';
 
 export const JOBS_USAGE = `Usage:

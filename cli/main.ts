@@ -1,17 +1,18 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { Config, loadConfig, REPO_ROOT } from '../config';
-import { startAutoscaler, startTrainingLoop } from '../../autoscaler/live/start';
-import { slotNounOf } from '../jobs/admission-answer';
-import { JobStore } from '../jobs/job-store';
-import { connectRedis } from '../lib/redis-server';
-import { ImageStore } from '../providers/local/image-store';
-import { kubeLeader, startKubernetesProvider, startKubeTraining, startNodeAgent } from '../providers/kubernetes/start';
-import { LocalProvider } from '../providers/local/local-provider';
-import { ChangeFeed } from '../registry/change-feed';
-import { Registry } from '../registry/registry';
-import { startGateway } from '../server';
+import { Config, loadConfig, REPO_ROOT } from '../gateway/config';
+import { startAutoscaler, startTrainingLoop } from '../autoscaler/live/start';
+import { slotNounOf } from '../gateway/jobs/admission-answer';
+import { JobStore } from '../gateway/jobs/job-store';
+import { connectRedis } from '../gateway/lib/redis-server';
+import { ImageStore } from '../gateway/providers/local/image-store';
+import { kubeLeader, startKubernetesProvider, startKubeTraining, startNodeAgent } from '../gateway/providers/kubernetes/start';
+import { LocalProvider } from '../gateway/providers/local/local-provider';
+import { ChangeFeed } from '../gateway/registry/change-feed';
+import { Registry } from '../gateway/registry/registry';
+import { manageLoans } from '../autoscaler/training/fapes/manager';
+import { startPlatformGateway } from './compose';
 import { buildFunction } from './build';
 import { readStack } from './stack';
 import { up, waitReady } from './up';
@@ -98,7 +99,7 @@ async function main(argv: string[]): Promise<number> {
     return cmd === undefined ? 2 : 0;
   }
   if (cmd === 'jobs') return (require('./jobs') as typeof import('./jobs')).jobsCommand(rest);
-  if (cmd === 'sim') return (require('../../autoscaler/sim/cli') as typeof import('../../autoscaler/sim/cli')).main(rest);
+  if (cmd === 'sim') return (require('../autoscaler/sim/cli') as typeof import('../autoscaler/sim/cli')).main(rest);
   if (!(cmd in COMMANDS)) {
     log(`unknown command "${cmd}"`);
     console.log(USAGE);
@@ -137,7 +138,7 @@ async function main(argv: string[]): Promise<number> {
         log('mlfaas gateway needs a shared Redis: --redis-url redis://127.0.0.1:6379 (or use `mlfaas up`)');
         return 2;
       }
-      const gw = await startGateway(cfg, cfg.redisUrl);
+      const gw = await startPlatformGateway(cfg, cfg.redisUrl);
       onSignals(() => gw.close());
       log(`gateway on ${gw.url} (agent: ${gw.agent ? 'yes' : 'no'})`);
       gw.notices.forEach(log);
@@ -173,7 +174,7 @@ async function main(argv: string[]): Promise<number> {
       const a = await startAutoscaler(cfg, redis, provider, kube ? await kubeLeader(cfg) : undefined);
       // on Kubernetes the training round loop runs here too: its jobs are pods, not children of an agent
       const training = kube ? await startKubeTraining(cfg, redis, provider) : undefined;
-      const loop = training && (await startTrainingLoop(cfg, redis, new JobStore(redis), training.source, slotNounOf(provider.info()), training.capacity, training.manageNodes));
+      const loop = training && (await startTrainingLoop(cfg, redis, new JobStore(redis), training.source, slotNounOf(provider.info()), training.capacity, () => training.manageNodes(manageLoans)));
       onSignals(async () => {
         await loop?.close();
         await a.close();

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { parse } from 'yaml';
-import { FunctionDeployment } from '../registry/function-spec';
+import { FunctionDeployment } from '../gateway/registry/function-spec';
 
 /** One function of a stack.yml, as faas-cli reads it. */
 export interface StackFunction {

@@ -1,14 +1,15 @@
 import { chmodSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { Config } from '../config';
-import { PlatformError, ErrorCode } from '../errors';
-import { bounded } from '../lib/bounded';
-import { acquireLock } from '../lib/instance-lock';
-import { EmbeddedRedis, startEmbeddedRedis } from '../lib/redis-server';
-import { ImageStore } from '../providers/local/image-store';
-import { parseDeployment } from '../registry/function-spec';
-import { Gateway, startGateway } from '../server';
-import { startAutoscaler } from '../../autoscaler/live/start';
+import { Config } from '../gateway/config';
+import { PlatformError, ErrorCode } from '../gateway/errors';
+import { bounded } from '../gateway/lib/bounded';
+import { acquireLock } from '../gateway/lib/instance-lock';
+import { EmbeddedRedis, startEmbeddedRedis } from '../gateway/lib/redis-server';
+import { ImageStore } from '../gateway/providers/local/image-store';
+import { parseDeployment } from '../gateway/registry/function-spec';
+import type { Gateway } from '../gateway/server';
+import { startPlatformGateway } from './compose';
+import { startAutoscaler } from '../autoscaler/live/start';
 import { buildFunction, templateFprocess } from './build';
 import { readStack, toDeployment } from './stack';
 
@@ -41,7 +42,7 @@ export async function up(cfg: Config, opts: UpOptions): Promise<Platform> {
       redis = await startEmbeddedRedis({ dir: cfg.dataDir, log: opts.log });
       opts.log(`redis-server (pid ${redis.pid}, supervised) on ${redis.socketPath}, AOF in ${join(cfg.dataDir, 'redis')}`);
     }
-    gateway = await startGateway(cfg, cfg.redisUrl ?? redis!.url, { embeddedRedis: redis });
+    gateway = await startPlatformGateway(cfg, cfg.redisUrl ?? redis!.url, { embeddedRedis: redis });
   } catch (e) {
     await redis?.stop();
     await lock.release();

@@ -128,7 +128,7 @@ export interface Config {
     intervalMs: number;
     /** SLO for functions that set no `mlfaas.slo.latency_ms`, ms. */
     defaultSloMs: number;
-    /** The SLO guard's window, s (autoscaler/live/slo-guard.ts). */
+    /** The SLO guard's window, s (the live autoscaler's SLO guard). */
     sloGuardS: number;
     /** How long the SLO guard's capacity is kept, s; undefined: the guard's own default (GUARD_HOLD_S). */
     sloGuardHoldS?: number;

@@ -41,8 +41,9 @@ import { jobRoutes } from './routes/jobs';
 import { FunctionRouter } from './proxy/router';
 import { ChangeFeed } from './registry/change-feed';
 import { Registry } from './registry/registry';
-import { startTrainingLoop } from '../autoscaler/live/start';
-import type { TrainingLoop } from '../autoscaler/live/training-loop';
+import type { CpuPredictor } from './ports/cpu-predictor';
+import type { RunningTrainingLoop, TrainingLoopStarter } from './ports/training-jobs';
+import type { TrainingScheduler } from './ports/training-scheduler';
 
 /** A running gateway (with its local provider, and the agent when enabled). */
 export interface Gateway {
@@ -59,7 +60,7 @@ export interface Gateway {
   /** The training jobs API (admission, cancel, the job store). */
   training: JobService;
   /** The training round loop, when this gateway runs the agent (the jobs' processes are its children). */
-  trainingLoop?: TrainingLoop;
+  trainingLoop?: RunningTrainingLoop;
   /** Lines for the start-up log: auth (a generated password, once), isolation. */
   notices: string[];
   close(): Promise<void>;
@@ -71,10 +72,16 @@ const platformLog = (line: string) => void process.stderr.write(`[mlfaas] ${line
 export interface GatewayOptions {
   /** The supervised embedded Redis behind `redisTarget`, when this process runs it: its restarts are counted. */
   embeddedRedis?: EmbeddedRedis;
+  /** The training scheduler the jobs API admits with (a port; the composition root `cli/compose.ts` injects it). */
+  scheduler: TrainingScheduler;
+  /** Starts the training round loop where this gateway runs the local agent (absent: no loop here). */
+  trainingLoop?: TrainingLoopStarter;
+  /** The CPU latency predictor the agent profiles with (absent: profiles are measured). */
+  cpuPredictor?: CpuPredictor;
 }
 
 /** `redisTarget`: a `redis://` URL or a unix socket path. */
-export async function startGateway(cfg: Config, redisTarget: string, opts: GatewayOptions = {}): Promise<Gateway> {
+export async function startGateway(cfg: Config, redisTarget: string, opts: GatewayOptions): Promise<Gateway> {
   // the request path fails fast (503) while Redis is away and never replays a refused write
   const redis = connectRedis(redisTarget, failFastOptions(cfg.redisTimeoutMs));
   redis.on('error', () => undefined);
@@ -145,6 +152,7 @@ export async function startGateway(cfg: Config, redisTarget: string, opts: Gatew
       readSecret: (ns, name) => local.secrets.read(ns, name),
       profileSeconds: cfg.profileSeconds > 0 ? cfg.profileSeconds : undefined,
       profileMode: cfg.profileMode,
+      cpuPredictor: opts.cpuPredictor,
       cpu,
       nodeCores,
       gpus: gpu.replicas,
@@ -169,7 +177,7 @@ export async function startGateway(cfg: Config, redisTarget: string, opts: Gatew
   const kubeTraining = local ? undefined : await startKubeTraining(cfg, redis, provider);
   const trainingFunctions = kubeTraining?.source ?? new TrainingFunctions(redis, provider, images, cfg.dataDir, isolation?.isolation);
   const noun = slotNounOf(provider.info());
-  const trainingLoop = cfg.agent && local ? await startTrainingLoop(cfg, redis, jobStore, trainingFunctions, noun) : undefined;
+  const trainingLoop = cfg.agent && local && opts.trainingLoop ? await opts.trainingLoop({ redis, book: jobStore, launcher: trainingFunctions, noun }) : undefined;
   const training = new JobService(redis, trainingFunctions, jobStore, {
     policy: cfg.training.policy,
     slotSeconds: cfg.training.slotSeconds,
@@ -177,6 +185,7 @@ export async function startGateway(cfg: Config, redisTarget: string, opts: Gatew
     dataDir: cfg.dataDir,
     noun,
     capacity: kubeTraining?.capacity,
+    scheduler: opts.scheduler,
   }, trainingLoop);
   let port = cfg.port;
   const url = () => `http://${cfg.host}:${port}`;

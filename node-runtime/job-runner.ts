@@ -1,5 +1,5 @@
 import { ChildProcess } from 'node:child_process';
-import type { JobProcess, RunnerHooks } from '../autoscaler/live/training-jobs';
+import type { JobProcess, RunnerHooks } from '../gateway/ports/training-jobs';
 import { JobProgress, JobRecord } from '../gateway/jobs/job-record';
 import { exited, HarnessLine, HarnessSandbox, spawnHarness } from './harness';
 import { RunLifecycle } from './run-lifecycle';

@@ -1,4 +1,4 @@
-import type { RunnerEnd, WorkerPlace } from '../autoscaler/live/training-jobs';
+import type { RunnerEnd, WorkerPlace } from '../gateway/ports/training-jobs';
 import { samePlace } from '../gateway/jobs/training-capacity';
 
 /**

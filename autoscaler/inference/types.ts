@@ -6,8 +6,8 @@
  * Units are in the names or the TSDoc: ms, s, req/s, fractions 0..1.
  */
 
-/** Upper bounds (ms) of the gateway's per-second latency histogram buckets, in order. */
-export const LATENCY_BUCKETS_MS: readonly number[] = [1, 2, 5, 10, 15, 20, 25, 30, 40, 50, 75, 100, 150, 200, 300, 500, 1000, 2000, 5000, 10000, Infinity];
+/** Upper bounds (ms) of the gateway's per-second latency histogram buckets, in order (the gateway's own). */
+export { LATENCY_BUCKETS_MS } from '../../gateway/metrics/latency-buckets';
 
 /** What a policy needs to know about a function (a subset of the deployed function's spec). */
 export interface FunctionSpec {

@@ -7,7 +7,7 @@ import { ManualPin, readPin } from '../../gateway/registry/manual-scale';
 import type { ClusterView, Placement, QuotaChange } from '../inference/types';
 import { mpsPercent } from '../../node-runtime/gpu-replica';
 import { clusterView, Counters, defaultDevice, PlacedReplica } from './observation';
-import { PlacementBook } from './placements';
+import { PlacementBook } from '../../gateway/registry/placements';
 
 /** One inference function as read at the start of a tick. */
 export interface Collected {

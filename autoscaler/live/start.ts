@@ -5,7 +5,7 @@ import type { SlotNoun } from '../../gateway/jobs/admission-answer';
 import type { FunctionProvider } from '../../gateway/providers/function-provider';
 import type { LeaderLease } from '../../gateway/providers/kubernetes/kube-lease';
 import { LiveAutoscaler } from './live-autoscaler';
-import type { JobBook, JobLauncher } from './training-jobs';
+import type { JobBook, JobLauncher } from '../../gateway/ports/training-jobs';
 import type { TrainingCapacity } from '../../gateway/jobs/training-capacity';
 import { TrainingLoop } from './training-loop';
 

@@ -7,7 +7,7 @@ import { schedulerState, TERMINAL } from '../../gateway/jobs/job-record';
 import { fixedCapacity, placeOf, samePlace, type TrainingCapacity, type TrainingNodes } from '../../gateway/jobs/training-capacity';
 import { forecast, getPolicy } from '../training';
 import type { Placement, SchedulerState, TrainingPolicy } from '../training/types';
-import type { JobBook, JobLauncher, JobProcess } from './training-jobs';
+import type { JobBook, JobLauncher, JobProcess } from '../../gateway/ports/training-jobs';
 
 export interface TrainingLoopOptions {
   /** Registered training policy (`elasticflow` by default). */

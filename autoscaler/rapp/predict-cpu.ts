@@ -1,28 +1,12 @@
 import { execFile } from 'node:child_process';
-import { existsSync, realpathSync } from 'node:fs';
-import { join, relative } from 'node:path';
-import { REPO_ROOT } from '../../config';
-import type { ProfilePoint } from '../../../node-runtime/profiler';
+import { join } from 'node:path';
+import { REPO_ROOT } from '../../gateway/config';
+import type { CpuPredictRequest, CpuPrediction, CpuPredictor } from '../../gateway/ports/cpu-predictor';
+import { haveCpuModels } from './cpu-predictor';
 
-export interface CpuPrediction {
-  points: ProfilePoint[];
-  /** The graph's feature vector: pass it back to predict again without parsing the file again. */
-  vector: number[];
-  /** Time the predictor process took (parse, features, model runs), ms. */
-  ms: number;
-}
+export type { CpuPredictRequest, CpuPrediction };
 
-const MAIN = join(REPO_ROOT, 'autoscaler/rapp/predict-cpu-main.ts');
-
-export interface CpuPredictRequest {
-  model: string;
-  /** The model's feature vector from an earlier answer: the file is not parsed again. */
-  vector?: number[];
-  batches: number[];
-  quotas: number[];
-  cores: number;
-  anchorMs?: number;
-}
+const MAIN = join(__dirname, 'predict-cpu-main.ts');
 
 /**
  * The CPU predictor's grid for a model file, in a child process (the ONNX parse and onnxruntime
@@ -41,15 +25,8 @@ export function predictCpu(req: CpuPredictRequest, timeoutMs = 120_000): Promise
   });
 }
 
-/**
- * The function's ONNX file in its image (`function/` + `MODEL_PATH`, default model.onnx), or
- * undefined when there is none or the path leads out of the image (a link, `..`).
- */
-export function modelFile(imageDir: string | undefined, env: Record<string, string> | undefined): string | undefined {
-  if (!imageDir) return undefined;
-  const fn = join(imageDir, 'function');
-  const file = join(fn, env?.MODEL_PATH ?? 'model.onnx');
-  if (!file.endsWith('.onnx') || !existsSync(file)) return undefined;
-  const rel = relative(realpathSync(fn), realpathSync(file));
-  return rel && !rel.startsWith('..') && !rel.startsWith('/') ? file : undefined;
-}
+/** The agent's `CpuPredictor` port: available where the predictor's models ship. */
+export const rappCpuPredictor: CpuPredictor = {
+  available: haveCpuModels,
+  predict: (req) => predictCpu(req),
+};

@@ -7,3 +7,4 @@ export { levelsOf, throughputAt, curveFromRow } from './curve';
 export { earliestFeasibleDeadline } from './elasticflow/admission';
 export type { ElasticFlowOptions } from './elasticflow/edf-pass';
 export { buddyPlace } from './placement/buddy';
+export { trainingScheduler } from './scheduler';

@@ -4,13 +4,10 @@
  * t(n) = t_compute / n + t_comm · (1 − 1/n) fitted to the two points (ring all-reduce cost grows
  * as 2(n−1)/n). Curves are cached per model (and batch) in a plain map the caller owns.
  */
+import type { ProfileSample } from '../../gateway/ports/training-scheduler';
 import type { ScalingCurve } from './types';
 
-export interface ProfileSample {
-  readonly gpus: 1 | 2;
-  /** Measured iterations per second. */
-  readonly iterPerSec: number;
-}
+export type { ProfileSample };
 
 export function curveFromProfile(samples: readonly ProfileSample[], maxGpus: number): ScalingCurve {
   const one = samples.find((s) => s.gpus === 1)?.iterPerSec;

@@ -6,7 +6,9 @@ WORKDIR /opt/mlfaas
 COPY package.json package-lock.json .npmrc ./
 RUN npm ci --omit=dev --ignore-scripts && npm cache clean --force
 COPY bin bin
+COPY cli cli
 COPY gateway gateway
+COPY node-runtime node-runtime
 COPY autoscaler autoscaler
 COPY templates templates
 COPY tsconfig.json ./

@@ -12,7 +12,9 @@ WORKDIR /opt/mlfaas
 COPY package.json package-lock.json .npmrc ./
 RUN npm ci --omit=dev --ignore-scripts && npm cache clean --force
 COPY bin bin
+COPY cli cli
 COPY gateway gateway
+COPY node-runtime node-runtime
 COPY autoscaler autoscaler
 COPY tsconfig.json ./
 COPY --from=native /src/native/build native/build

@@ -1,4 +1,4 @@
-import type { AdmissionDecision, Seconds, TrainingJob } from '../../autoscaler/training/types';
+import type { AdmissionDecision, Seconds, TrainingJob } from '../ports/training-scheduler';
 import type { ProviderInfo } from '../providers/function-provider';
 
 /** What one unit of training capacity is called on this node (singular, plural). */

@@ -1,4 +1,4 @@
-import type { ClusterSpec, SchedulerState, TrainingJob } from '../../autoscaler/training/types';
+import type { ClusterSpec, SchedulerState, TrainingJob } from '../ports/training-scheduler';
 
 /**
  * Lifecycle: admitted → running ⇄ waiting (0 workers this round) → completed | cancelled | failed.

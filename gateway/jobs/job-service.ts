@@ -2,8 +2,6 @@ import { randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type Redis from 'ioredis';
-import { admit, forecast, getPolicy } from '../../autoscaler/training';
-import { curveFromProfile } from '../../autoscaler/training/profile';
 import { ErrorCode, PlatformError } from '../errors';
 import { checkModelName } from '../lib/training-names';
 import { admittedReason, rejectionBody, SlotNoun } from './admission-answer';
@@ -12,6 +10,8 @@ import { JobRecord, schedulerState, TERMINAL, toTrainingJob } from './job-record
 import { JobStore } from './job-store';
 import { fixedCapacity, maxWorkersOf, type TrainingCapacity } from './training-capacity';
 import type { TrainingSource } from './training-source';
+import type { TrainingScheduler } from '../ports/training-scheduler';
+import type { LocalTrainingLoop } from '../ports/training-jobs';
 
 export interface JobServiceOptions {
   /** Registered training policy (`mlfaas` by default): admission plans as the round loop will. */
@@ -25,12 +25,8 @@ export interface JobServiceOptions {
   noun: SlotNoun;
   /** The training nodes (a cluster's); default: one node of `slots`. */
   capacity?: TrainingCapacity;
-}
-
-/** The training round loop in this process, if it runs here (`autoscaler/live/training-loop.ts`). */
-export interface LocalTrainingLoop {
-  /** Stops the job's process if this process runs it. */
-  cancelLocal(id: string): Promise<void>;
+  /** Admission, forecast and scaling curves (the training scheduler, injected by the composition root). */
+  scheduler: TrainingScheduler;
 }
 
 /** What `POST /system/jobs` answers. */
@@ -45,7 +41,7 @@ const ADMIT_LOCK = 'mlfaas:training-admit-lock';
 /**
  * The training jobs' HTTP side (`/system/jobs`): deadline admission with its plan or a
  * counter-offer, cancel, and the store the reads go to. Admitted jobs wait in the store's queue;
- * the training round loop (`autoscaler/live/training-loop.ts`) of whichever process holds the
+ * the training round loop (behind the `LocalTrainingLoop` port) of whichever process holds the
  * training lease runs them, so a gateway without the agent answers the API all the same.
  */
 export class JobService {
@@ -98,7 +94,8 @@ export class JobService {
     const nodes = await (this.opts.capacity ?? fixedCapacity(this.opts.slots)).now();
     if (nodes.spec.nodes * nodes.spec.gpusPerNode === 0) throw new PlatformError(ErrorCode.Conflict, 'no training capacity: no node is in the training virtual cluster (label one: kubectl label node <name> mlfaas.io/vc=training)', 'function');
     const maxWorkers = maxWorkersOf(req.maxWorkers, nodes);
-    const curve = curveFromProfile(prof.samples, maxWorkers);
+    const { scheduler } = this.opts;
+    const curve = scheduler.curveFromProfile(prof.samples, maxWorkers);
     const id = randomUUID();
     const nowS = this.now();
     const rec: JobRecord = {
@@ -128,13 +125,13 @@ export class JobService {
     };
     const job = toTrainingJob(rec);
     const st = schedulerState(await this.store.list(), nodes.spec, this.opts.slotSeconds);
-    const d = admit(job, st, nowS, this.opts.policy);
+    const d = scheduler.admit(job, st, nowS, this.opts.policy);
     if (!d.admitted) {
-      const alone = forecast(getPolicy(this.opts.policy), { ...st, jobs: [job] }, nowS).completion[id];
+      const alone = scheduler.forecast(this.opts.policy, { ...st, jobs: [job] }, nowS).completion[id];
       return { status: 409, body: rejectionBody(d, { job, admitted: st.jobs, now: nowS, capacity: nodes.spec.nodes * nodes.spec.gpusPerNode, noun: this.opts.noun, alone }) };
     }
     // what the round loop will do (a fresh policy instance: the loop's own memory stays untouched)
-    const f = forecast(getPolicy(this.opts.policy), { ...st, jobs: [...st.jobs, job] }, nowS);
+    const f = scheduler.forecast(this.opts.policy, { ...st, jobs: [...st.jobs, job] }, nowS);
     const predicted = f.completion[id];
     rec.plannedRounds = f.workersPerRound[id] ?? [];
     if (predicted !== undefined) rec.predictedCompletion = iso(predicted);

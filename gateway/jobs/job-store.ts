@@ -1,7 +1,7 @@
 import { Queue } from 'bullmq';
 import type Redis from 'ioredis';
 import { followStream, StreamEntry } from '../lib/follow-stream';
-import type { FinalState, JobBook } from '../../autoscaler/live/training-jobs';
+import type { FinalState, JobBook } from '../ports/training-jobs';
 import { JobEvent, JobProgress, JobRecord, TERMINAL } from './job-record';
 
 const RECORDS = 'mlfaas:jobs';

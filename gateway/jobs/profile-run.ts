@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
-import type { ProfileSample } from '../../autoscaler/training/profile';
+import type { ProfileSample } from '../ports/training-scheduler';
 import { ErrorCode, PlatformError } from '../errors';
 import { exited, HarnessLine, HarnessSandbox, spawnHarness } from '../../node-runtime/harness';
 

@@ -1,5 +1,5 @@
-import type { ClusterSpec } from '../../autoscaler/training/types';
-import type { WorkerPlace } from '../../autoscaler/live/training-jobs';
+import type { ClusterSpec } from '../ports/training-scheduler';
+import type { WorkerPlace } from '../ports/training-jobs';
 
 /** The nodes training jobs are planned on now. */
 export interface TrainingNodes {

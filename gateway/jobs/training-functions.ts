@@ -5,7 +5,7 @@ import type { FunctionProvider } from '../providers/function-provider';
 import type { ImageStore } from '../providers/local/image-store';
 import type { Isolation } from '../providers/local/replica';
 import { datasetStoreDir, resolveDataset } from './dataset-store';
-import type { RunnerHooks } from '../../autoscaler/live/training-jobs';
+import type { RunnerHooks } from '../ports/training-jobs';
 import type { HarnessSandbox } from '../../node-runtime/harness';
 import type { JobRecord } from './job-record';
 import { JobRequest } from './job-request';

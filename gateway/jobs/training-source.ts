@@ -1,7 +1,7 @@
 import type Redis from 'ioredis';
 import { ErrorCode, functionNotFound, PlatformError } from '../errors';
 import type { FunctionProvider, FunctionStatus } from '../providers/function-provider';
-import type { JobLauncher } from '../../autoscaler/live/training-jobs';
+import type { JobLauncher } from '../ports/training-jobs';
 import type { JobRequest } from './job-request';
 import type { ModelProfile } from './profile-run';
 

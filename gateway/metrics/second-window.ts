@@ -1,7 +1,7 @@
 import type Redis from 'ioredis';
 import { FunctionRef, refKey } from '../lib/names';
 import { keys } from '../registry/keys';
-import { LATENCY_BUCKETS_MS } from '../../autoscaler/inference/types';
+import { LATENCY_BUCKETS_MS } from './latency-buckets';
 
 /** Upper bounds (ms) of the latency histogram kept per function per second: the ones the autoscaler reads. */
 export { LATENCY_BUCKETS_MS };

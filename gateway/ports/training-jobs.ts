@@ -1,10 +1,14 @@
-import type { JobEvent, JobProgress, JobRecord } from '../../gateway/jobs/job-record';
+import type Redis from 'ioredis';
+import type { SlotNoun } from '../jobs/admission-answer';
+import type { JobEvent, JobProgress, JobRecord } from '../jobs/job-record';
 
 /**
- * The seam between the training round loop (`training-loop.ts`) and the gateway's jobs: the loop
- * reads and records jobs through a `JobBook` (Redis: `gateway/jobs/job-store.ts`) and runs their
- * processes through a `JobLauncher` (this node's images and sandbox: `gateway/jobs/training-functions.ts`
- * with `job-runner.ts`), as the inference loop reads Redis and acts through the `FunctionProvider`.
+ * The seam between the training round loop and the gateway's jobs, defined on the gateway side:
+ * the loop (the autoscaler's, wired in at the composition root `cli/compose.ts`) reads and records
+ * jobs through a `JobBook` (Redis: `gateway/jobs/job-store.ts`) and runs their processes through a
+ * `JobLauncher` (this node's images and sandbox: `gateway/jobs/training-functions.ts` with
+ * `node-runtime/job-runner.ts`; pods: `providers/kubernetes/kube-training.ts`), as the inference
+ * loop reads Redis and acts through the `FunctionProvider`.
  */
 
 /** How a run ended; `suspended`: stopped for a shutdown (checkpoint kept), to be resumed by the next scheduler. */
@@ -67,3 +71,25 @@ export interface JobLauncher {
   /** Throws (a `PlatformError`) when the job cannot run here: its function, image or dataset is gone. */
   launch(rec: JobRecord, hooks: RunnerHooks): Promise<JobProcess>;
 }
+
+/** The training round loop as the gateway holds it, when it runs in this process. */
+export interface LocalTrainingLoop {
+  /** Stops the job's process if this process runs it. */
+  cancelLocal(id: string): Promise<void>;
+}
+
+/** A running round loop the gateway stops on close. */
+export interface RunningTrainingLoop extends LocalTrainingLoop {
+  close(): Promise<void>;
+}
+
+/** What the gateway hands the loop it starts (a gateway running the local agent: jobs are its children). */
+export interface TrainingLoopParts {
+  redis: Redis;
+  book: JobBook;
+  launcher: JobLauncher;
+  noun: SlotNoun;
+}
+
+/** Starts the training round loop (injected by the composition root). */
+export type TrainingLoopStarter = (parts: TrainingLoopParts) => Promise<RunningTrainingLoop>;

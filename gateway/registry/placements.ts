@@ -1,6 +1,6 @@
 import type Redis from 'ioredis';
-import type { FunctionRef } from '../../gateway/lib/names';
-import { refKey } from '../../gateway/lib/names';
+import type { FunctionRef } from '../lib/names';
+import { refKey } from '../lib/names';
 
 /** Where the autoscaler put a replica: its device, SM share, and the batch it plans for. */
 export interface Spot {
@@ -11,7 +11,7 @@ export interface Spot {
 
 const key = (r: FunctionRef) => `mlfaas:autoscaler:placements:${refKey(r)}`;
 
-/** The autoscaler's placement book in Redis, so a restarted or new leader keeps it. */
+/** The autoscaler's placement book in Redis (it writes, the node's agent reads), so a restarted or new leader keeps it. */
 export class PlacementBook {
   constructor(private readonly redis: Redis) {}
 

@@ -4,8 +4,8 @@
  * template's fprocess as faas-cli does instead of replacing it with nothing.
  */
 import { join } from 'node:path';
-import { templateFprocess } from '../../gateway/cli/build';
-import { readStack, toDeployment } from '../../gateway/cli/stack';
+import { templateFprocess } from '../../cli/build';
+import { readStack, toDeployment } from '../../cli/stack';
 import { testGateway, testRedis } from '../helpers/platform';
 
 const ROOT = join(__dirname, '../..');

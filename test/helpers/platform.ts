@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { Config, loadConfig } from '../../gateway/config';
 import { EmbeddedRedis, startEmbeddedRedis } from '../../gateway/lib/redis-server';
 import { ImageStore } from '../../gateway/providers/local/image-store';
-import { Gateway, startGateway } from '../../gateway/server';
+import type { Gateway } from '../../gateway/server';
+import { startPlatformGateway } from '../../cli/compose';
 
 /** A real redis-server in a temp dir (unix socket, plus a TCP port when asked). */
 export async function testRedis(port = 0): Promise<EmbeddedRedis & { dir: string }> {
@@ -46,7 +47,7 @@ export interface TestPlatform {
 export async function testGateway(redisTarget: string, env: Record<string, string> = {}, dataDir?: string): Promise<TestPlatform> {
   const dir = dataDir ?? mkdtempSync(join(tmpdir(), 'mlfaas-data-'));
   const cfg = loadConfig({ ...TEST_ENV, MLFAAS_DATA_DIR: dir, ...env });
-  const gw = await startGateway(cfg, redisTarget);
+  const gw = await startPlatformGateway(cfg, redisTarget);
   const images = new ImageStore(join(dir, 'images'));
   return {
     gw,

@@ -5,7 +5,7 @@ import type { ResolveAll } from '../../gateway/async/callback-delivery';
 import type { AsyncOptions } from '../../gateway/async/async-invocations';
 import { loadConfig } from '../../gateway/config';
 import { ImageStore } from '../../gateway/providers/local/image-store';
-import { startGateway } from '../../gateway/server';
+import { startPlatformGateway } from '../../cli/compose';
 import { callbackServer } from '../helpers/callback-server';
 import { aFunction } from '../helpers/fixtures';
 import { gatewayProcess } from '../helpers/gateway-process';
@@ -85,7 +85,7 @@ describe('async invocations', () => {
     };
     const cfg = loadConfig({ ...TEST_ENV, MLFAAS_DATA_DIR: dataDir });
     const asyncOpts: AsyncOptions = { ...cfg.async, attempts: 3, lookup };
-    const gw = await startGateway({ ...cfg, async: asyncOpts }, redis.url);
+    const gw = await startPlatformGateway({ ...cfg, async: asyncOpts }, redis.url);
     try {
       seedEchoHttp(new ImageStore(join(dataDir, 'images')));
       const post = (path: string, init: RequestInit) => fetch(gw.url + path, { method: 'POST', ...init });

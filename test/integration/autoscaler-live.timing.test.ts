@@ -19,8 +19,8 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { LiveAutoscaler } from '../../autoscaler/live/live-autoscaler';
-import { buildFunction } from '../../gateway/cli/build';
-import { readStack } from '../../gateway/cli/stack';
+import { buildFunction } from '../../cli/build';
+import { readStack } from '../../cli/stack';
 import { CapabilityProfile, profileKey } from '../../node-runtime/profiler';
 import { tokendBinaryPath } from '../../node-runtime/tokend-process';
 import { ScalingEvent } from '../../gateway/registry/scaling-events';

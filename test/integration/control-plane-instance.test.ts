@@ -9,7 +9,7 @@ import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, wr
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { passwordFile } from '../../gateway/auth-credentials';
-import { up } from '../../gateway/cli/up';
+import { up } from '../../cli/up';
 import { loadConfig } from '../../gateway/config';
 import { isAlive } from '../../gateway/lib/process';
 import { eventually, TEST_ENV } from '../helpers/platform';

@@ -11,7 +11,8 @@ import { loadConfig } from '../../gateway/config';
 import { EmbeddedRedis, startEmbeddedRedis } from '../../gateway/lib/redis-server';
 import { redisRestartDelayMs, REDIS_BACKOFF_MS } from '../../gateway/lib/redis-supervisor';
 import { aofWriteFailed, refuseWrites } from '../../gateway/lib/storage-guard';
-import { Gateway, startGateway } from '../../gateway/server';
+import type { Gateway } from '../../gateway/server';
+import { startPlatformGateway } from '../../cli/compose';
 import { eventually, TEST_ENV } from '../helpers/platform';
 
 const MiB = 1024 * 1024;
@@ -59,7 +60,7 @@ async function stack(redisDir: string, reserveBytes?: number): Promise<Stack> {
   const redis = await startEmbeddedRedis({ dir: redisDir, reserveBytes, log: (l) => logged.push(l) });
   const dataDir = mkdtempSync(join(tmpdir(), 'mlfaas-cp-data-'));
   const cfg = loadConfig({ ...TEST_ENV, MLFAAS_AGENT: 'false', MLFAAS_DATA_DIR: dataDir });
-  const gw = await startGateway(cfg, redis.url, { embeddedRedis: redis });
+  const gw = await startPlatformGateway(cfg, redis.url, { embeddedRedis: redis });
   return {
     redis,
     gw,

@@ -6,7 +6,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { PlacementBook } from '../../autoscaler/live/placements';
+import { PlacementBook } from '../../gateway/registry/placements';
 import { Cgroups } from '../../node-runtime/cgroups';
 import { sandboxUnavailable } from '../../node-runtime/sandbox';
 import { CFS_PERIOD_US } from '../../node-runtime/cpu-values';

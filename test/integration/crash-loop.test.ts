@@ -6,8 +6,8 @@
 import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { buildFunction } from '../../gateway/cli/build';
-import { readStack } from '../../gateway/cli/stack';
+import { buildFunction } from '../../cli/build';
+import { readStack } from '../../cli/stack';
 import { ImageStore } from '../../gateway/providers/local/image-store';
 import { summarizeExit } from '../../gateway/providers/local/exit-summary';
 import { crashLoopError } from '../../gateway/proxy/function-state';

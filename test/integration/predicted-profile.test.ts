@@ -7,8 +7,8 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { haveCpuModels } from '../../autoscaler/rapp/cpu-predictor';
-import { buildFunction } from '../../gateway/cli/build';
-import { readStack } from '../../gateway/cli/stack';
+import { buildFunction } from '../../cli/build';
+import { readStack } from '../../cli/stack';
 import type { CapabilityProfile } from '../../node-runtime/profiler';
 import { tokendBinaryPath } from '../../node-runtime/tokend-process';
 import { eventually, testGateway, testRedis, TestPlatform } from '../helpers/platform';

@@ -5,8 +5,8 @@
  */
 import { join } from 'node:path';
 import { existsSync } from 'node:fs';
-import { buildFunction } from '../../gateway/cli/build';
-import { readStack } from '../../gateway/cli/stack';
+import { buildFunction } from '../../cli/build';
+import { readStack } from '../../cli/stack';
 import { tokendBinaryPath } from '../../node-runtime/tokend-process';
 import { eventually, testGateway, testRedis, TestPlatform } from '../helpers/platform';
 

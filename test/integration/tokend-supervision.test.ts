@@ -6,8 +6,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
-import { buildFunction } from '../../gateway/cli/build';
-import { readStack } from '../../gateway/cli/stack';
+import { buildFunction } from '../../cli/build';
+import { readStack } from '../../cli/stack';
 import { isAlive } from '../../gateway/lib/process';
 import { createTokendControl } from '../../node-runtime/tokend-control';
 import { tokendBinaryPath } from '../../node-runtime/tokend-process';

@@ -6,7 +6,7 @@
  * state, a cancel from this process and from elsewhere, a job that cannot launch, a clean stop.
  */
 import type Redis from 'ioredis';
-import type { JobLauncher, JobProcess, RunnerEnd, RunnerHooks } from '../../autoscaler/live/training-jobs';
+import type { JobLauncher, JobProcess, RunnerEnd, RunnerHooks } from '../../gateway/ports/training-jobs';
 import { TrainingLoop } from '../../autoscaler/live/training-loop';
 import type { JobEvent, JobRecord } from '../../gateway/jobs/job-record';
 import { JobStore } from '../../gateway/jobs/job-store';

@@ -1,5 +1,5 @@
 /** Which gateway `mlfaas jobs` calls and with which credentials (gateway/cli/gateway-target.ts). */
-import { authHeaders, faasCliLogin, resolveGatewayTarget, unreachableMessage } from '../../gateway/cli/gateway-target';
+import { authHeaders, faasCliLogin, resolveGatewayTarget, unreachableMessage } from '../../cli/gateway-target';
 
 const b64 = (s: string) => Buffer.from(s).toString('base64');
 /** What `faas-cli login -g http://127.0.0.1:8080 -u admin --password s3cret` writes. */

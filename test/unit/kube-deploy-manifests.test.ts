@@ -16,6 +16,7 @@ import { NodeAgent } from '../../gateway/providers/kubernetes/node-agent';
 import { KubeTrainingFunctions, kubeTrainingCapacity } from '../../gateway/providers/kubernetes/kube-training';
 import { KubeJob, TRAINING_FN_LABEL } from '../../gateway/providers/kubernetes/training-pods';
 import { manageVirtualClusters } from '../../gateway/providers/kubernetes/vc-manager';
+import { manageLoans } from '../../autoscaler/training/fapes/manager';
 import { moveNode } from '../../gateway/providers/kubernetes/virtual-clusters';
 import type { JobRecord } from '../../gateway/jobs/job-record';
 import { profileModel } from '../../gateway/jobs/profile-run';
@@ -240,7 +241,7 @@ describe('deploy/kubernetes', () => {
         await job.setWorkers(2, placeOf(nodes, [0, 1]));
         expect(await job.ended).toBe('completed');
         // FaPES' manager: the inference nodes and the pods on them, and a node moved (cordon, evict, relabel)
-        await manageVirtualClusters(core);
+        await manageVirtualClusters(core, manageLoans);
         const moved = await moveNode(core, 'n1', 'training');
         expect(moved.evicted.length).toBeGreaterThan(0);
       });

@@ -7,6 +7,7 @@
 import type { CoreV1Api, V1Node, V1Pod } from '@kubernetes/client-node';
 import type { KubernetesProvider } from '../../gateway/providers/kubernetes/kubernetes-provider';
 import { inferenceDemand, manageVirtualClusters } from '../../gateway/providers/kubernetes/vc-manager';
+import { manageLoans } from '../../autoscaler/training/fapes/manager';
 import { parseDeployment } from '../../gateway/registry/function-spec';
 import { type ProviderCluster, startProviderCluster } from '../helpers/fake-kube/provider-cluster';
 import { aFunction } from '../helpers/fixtures';
@@ -50,11 +51,11 @@ describe('loan and reclaim of nodes, live', () => {
     const r = await eventually(async () => (await provider.endpoints(ref)).find((x) => x.state === 'ready'), 5000);
     const busy = r!.agent;
     const idle = busy === 'inf-1' ? 'inf-2' : 'inf-1';
-    const round = await manageVirtualClusters(core);
+    const round = await manageVirtualClusters(core, manageLoans);
     expect(round!.demand).toBe(1);
     expect(round!.moves).toEqual([{ node: idle, from: 'inference', to: 'training', evicted: [] }]);
     expect([vc(idle), vc(busy)]).toEqual(['training', 'inference']);
-    expect((await manageVirtualClusters(core))!.moves).toEqual([]); // steady: nothing moves
+    expect((await manageVirtualClusters(core, manageLoans))!.moves).toEqual([]); // steady: nothing moves
     // a training job's pod runs on the loaned node
     await core.createNamespacedPod({ namespace: 'openfaas-fn', body: { metadata: { name: 'job-j1-1', labels: { 'mlfaas.io/job': 'j1' } }, spec: { affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: [idle] }] }] } } }, containers: [{ name: 'train', image: 'x' }] } } });
     expect(await eventually(() => k.kube.store.get('v1/pods', 'openfaas-fn', 'job-j1-1')?.status?.phase === 'Running', 5000)).toBe(true);
@@ -67,7 +68,7 @@ describe('loan and reclaim of nodes, live', () => {
     expect(await eventually(() => running().length === 2, 5000)).toBe(true);
     const pending = await eventually(() => k.kube.store.list('v1/pods', 'openfaas-fn').find((p) => p.metadata.labels?.faas_function === 'f' && p.status?.phase === 'Pending'), 5000);
     expect(pending).toBeDefined();
-    const round = await manageVirtualClusters(core);
+    const round = await manageVirtualClusters(core, manageLoans);
     expect(round!.demand).toBe(2);
     expect(round!.decision.preempted).toEqual(['j1']);
     expect(round!.moves).toEqual([{ node: idle, from: 'training', to: 'inference', evicted: ['openfaas-fn/job-j1-1'] }]);

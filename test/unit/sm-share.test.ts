@@ -8,7 +8,7 @@ import type Redis from 'ioredis';
 import { Actuator } from '../../autoscaler/live/actuator';
 import { Collector } from '../../autoscaler/live/collector';
 import { enforcedDims, plannable } from '../../autoscaler/live/enforced';
-import { PlacementBook } from '../../autoscaler/live/placements';
+import { PlacementBook } from '../../gateway/registry/placements';
 import { LiveAutoscaler } from '../../autoscaler/live/live-autoscaler';
 import type { Placement } from '../../autoscaler/inference/types';
 import { connectRedis } from '../../gateway/lib/redis-server';

@@ -8,29 +8,13 @@
  * Inference scaling inside its own VC (jobs scaled up to max_scale before a loan, down to
  * min_scale before a reclaim, Fig. 5) is folded into `demand`: the servers inference needs now.
  */
+import type { ManagerConfig, ManagerDecision } from '../../../gateway/ports/loans';
 import { chooseServersToReclaim } from './reclaim';
 
-export interface ManagerConfig {
-  /** Server ids of the inference VC (they may be loaned out). */
-  readonly inferenceServers: readonly number[];
-  /** False = dedicated partition: nothing is ever loaned (the paper's baseline (1)). */
-  readonly loaning: boolean;
-}
-
-export interface ManagerDecision {
-  /** Inference servers on loan to training after this round, ascending. */
-  readonly loaned: number[];
-  /** Servers newly loaned this round. */
-  readonly loan: number[];
-  /** Servers reclaimed this round (in the heuristic's order). */
-  readonly reclaim: number[];
-  /** Training jobs preempted by the reclaims. */
-  readonly preempted: string[];
-  readonly reason: string;
-}
+export type { ManagerConfig, ManagerDecision };
 
 /**
- * One round of the manager. `demand` = inference servers needed now (clamped to the VC's size);
+ * One round of the manager (the Kubernetes provider's `LoanPolicy` port, `gateway/ports/loans.ts`). `demand` = inference servers needed now (clamped to the VC's size);
  * `loaned` = servers on loan before this round; `jobsOn(server)` = training jobs with workers there.
  */
 export function manageLoans(

@@ -6,7 +6,7 @@
 import type { CoreV1Api, KubeConfig, V1Node } from '@kubernetes/client-node';
 import { randomBytes } from 'node:crypto';
 import type Redis from 'ioredis';
-import type { RunnerHooks } from '../../../autoscaler/live/training-jobs';
+import type { RunnerHooks } from '../../ports/training-jobs';
 import type { JobRecord } from '../../jobs/job-record';
 import type { JobRequest } from '../../jobs/job-request';
 import { type HarnessStarter, type ModelProfile, profileModel } from '../../jobs/profile-run';

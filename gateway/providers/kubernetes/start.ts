@@ -11,6 +11,7 @@ import type { TrainingCapacity } from '../../jobs/training-capacity';
 import type { TrainingSource } from '../../jobs/training-source';
 import { discoverGpus } from '../../../node-runtime/gpus';
 import { readProfile } from '../../../node-runtime/profiler';
+import type { LoanPolicy } from '../../ports/loans';
 import type { LeaderLease } from './kube-lease';
 import type { NodeAgent } from './node-agent';
 
@@ -33,7 +34,7 @@ export async function startKubernetesProvider(cfg: Config, redis: Redis): Promis
 }
 
 /** Training on the cluster: jobs as pods on the training virtual cluster's nodes, profiles as pods. */
-export async function startKubeTraining(cfg: Config, redis: Redis, provider: FunctionProvider): Promise<{ source: TrainingSource; capacity: TrainingCapacity; manageNodes(): Promise<void> }> {
+export async function startKubeTraining(cfg: Config, redis: Redis, provider: FunctionProvider): Promise<{ source: TrainingSource; capacity: TrainingCapacity; manageNodes(loans: LoanPolicy): Promise<void> }> {
   const { kubeConfig } = load<typeof import('./kube-config')>('./kube-config');
   const { KubeTrainingFunctions, kubeTrainingCapacity } = load<typeof import('./kube-training')>('./kube-training');
   const { CoreV1Api } = load<typeof import('@kubernetes/client-node')>('@kubernetes/client-node');
@@ -43,8 +44,8 @@ export async function startKubeTraining(cfg: Config, redis: Redis, provider: Fun
   const source = new KubeTrainingFunctions(kc, core, redis, provider, capacity, { checkpointClaim: cfg.training.checkpointClaim, profileTimeoutMs: cfg.training.profileTimeoutMs });
   const { manageVirtualClusters } = load<typeof import('./vc-manager')>('./vc-manager');
   // FaPES: loan idle inference nodes (labelled mlfaas.io/home-vc=inference) to training, reclaim them under load
-  const manageNodes = async () => {
-    const r = await manageVirtualClusters(core);
+  const manageNodes = async (loans: LoanPolicy) => {
+    const r = await manageVirtualClusters(core, loans);
     for (const m of r?.moves ?? []) process.stderr.write(`[mlfaas] virtual clusters: ${m.node} ${m.from ?? '-'} → ${m.to} (inference needs ${r!.demand} node(s); ${r!.decision.reason}; evicted ${m.evicted.length} pod(s))\n`);
   };
   return { source, capacity, manageNodes };

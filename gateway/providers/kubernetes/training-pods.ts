@@ -7,7 +7,7 @@
  * Progress comes from the pod's log (the harness's JSON lines), the end from its phase.
  */
 import type { CoreV1Api, KubeConfig, V1Pod } from '@kubernetes/client-node';
-import type { JobProcess, RunnerHooks, WorkerPlace } from '../../../autoscaler/live/training-jobs';
+import type { JobProcess, RunnerHooks, WorkerPlace } from '../../ports/training-jobs';
 import type { HarnessLine } from '../../../node-runtime/harness';
 import type { JobRecord } from '../../jobs/job-record';
 import { jobEnv, toProgress } from '../../../node-runtime/job-runner';

@@ -2,7 +2,7 @@
  * FaPES-Manager on a cluster (§3.3–3.4): the inference virtual cluster's own nodes (labelled
  * `mlfaas.io/home-vc=inference`) are loaned to training while inference leaves them idle and
  * reclaimed when it needs them, one whole node at a time, with the reclaim cost/gain heuristic
- * (`manageLoans`, pure). Each round (the training round loop's, in the autoscaler process):
+ * (a `LoanPolicy`, pure: FaPES-Manager's, injected). Each round (the training round loop's, in the autoscaler process):
  * inference's demand in nodes is what its function pods request (every replica the autoscaler
  * wants, Pending ones included) over one node's allocatable; the decision is applied by
  * `moveNode` (cordon, evict the other cluster's pods, relabel `mlfaas.io/vc`, uncordon). A
@@ -10,7 +10,7 @@
  * next training round places them on the training nodes left.
  */
 import type { CoreV1Api, V1Node, V1Pod } from '@kubernetes/client-node';
-import { type ManagerDecision, manageLoans } from '../../../autoscaler/training/fapes/manager';
+import type { LoanPolicy, ManagerDecision } from '../../ports/loans';
 import { cpuCores } from '../../../node-runtime/cgroups';
 import { FN_LABEL, VC_LABEL } from './manifests';
 import { JOB_LABEL } from './training-pods';
@@ -50,7 +50,7 @@ export interface VcRound {
 }
 
 /** One manager round against the API: read, decide (pure), move. */
-export async function manageVirtualClusters(core: CoreV1Api, loaning = true): Promise<VcRound | undefined> {
+export async function manageVirtualClusters(core: CoreV1Api, manageLoans: LoanPolicy, loaning = true): Promise<VcRound | undefined> {
   const fnPods = (await core.listPodForAllNamespaces({ labelSelector: FN_LABEL })).items.filter(live);
   const replicasOn = (n: V1Node) => fnPods.filter((p) => p.spec?.nodeName === n.metadata!.name).length;
   // the manager loans from the front: nodes with the fewest replicas first (an idle one evicts none), then by name

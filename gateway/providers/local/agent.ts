@@ -5,7 +5,7 @@ import type Redis from 'ioredis';
 import { FunctionRef, parseRefKey, refKey } from '../../lib/names';
 import { keys, replicaSettingsKey } from '../../registry/keys';
 import { FunctionRecord, Registry, ReplicaInfo } from '../../registry/registry';
-import { PlacementBook } from '../../../autoscaler/live/placements';
+import { PlacementBook } from '../../registry/placements';
 import { CpuAllotment, CpuEnforcer } from '../../../node-runtime/cpu-enforcer';
 import { coresOfDevice } from '../../../node-runtime/cpu-values';
 import { cpuCores } from '../../../node-runtime/cgroups';
@@ -14,13 +14,13 @@ import { ImageStore } from './image-store';
 import { LogSink } from './log-sink';
 import { batchGrid, CapabilityProfile, profileKey, profileReplica, readProfile } from '../../../node-runtime/profiler';
 import { profileAtDeploy } from './deploy-profile';
-import { modelFile, predictCpu } from './predict-cpu';
+import { modelFile } from './model-file';
+import type { CpuPredictor } from '../../ports/cpu-predictor';
 import { Isolation, Replica, ReplicaHost, ReplicaPlan } from './replica';
 import { planRollout, RolloutReplica } from './rollout';
 import { ServedVersions } from './served-version';
 import { SecretFiles } from './secret-files';
 import { ShareReplacer } from './share-replacer';
-import { haveCpuModels } from '../../../autoscaler/rapp/cpu-predictor';
 
 export interface AgentOptions {
   dataDir: string;
@@ -51,6 +51,8 @@ export interface AgentOptions {
    * predicted from its ONNX graph, then from one measured point; `measured`: the whole grid.
    */
   profileMode?: 'predicted' | 'measured';
+  /** The CPU latency predictor (a port; absent: nothing is predicted, profiles are measured). */
+  cpuPredictor?: CpuPredictor;
   /** A replica started cold for `cause` (`sm-share`: a replacement at a new SM share); metrics. */
   coldStart?(ref: FunctionRef, cause: 'sm-share'): void;
 }
@@ -80,6 +82,7 @@ export class LocalAgent {
   private profiled = new Set<string>();
   private readonly profileSeconds?: number;
   private readonly profileMode: 'predicted' | 'measured';
+  private readonly cpuPredictor?: CpuPredictor;
   private readonly secrets: SecretFiles;
   /** The last 'rolling update stalled' line logged per function (each one is logged once). */
   private stalled = new Map<string, string>();
@@ -104,7 +107,8 @@ export class LocalAgent {
     this.placements = new PlacementBook(redis);
     this.gpuQuota = opts.gpuQuota;
     this.profileSeconds = opts.profileSeconds;
-    this.profileMode = opts.profileMode ?? (haveCpuModels() ? 'predicted' : 'measured');
+    this.cpuPredictor = opts.cpuPredictor;
+    this.profileMode = opts.profileMode ?? (this.cpuPredictor?.available() ? 'predicted' : 'measured');
     this.secrets = new SecretFiles(opts.dataDir, opts.readSecret, opts.isolation, (instance, text) => this.host.log(instance, text));
     this.served = new ServedVersions(redis);
     this.shares = new ShareReplacer(redis, {
@@ -298,6 +302,7 @@ export class LocalAgent {
       const spot = (await this.placements.read(ref))[r.id];
       const cores = coresOfDevice(spot?.gpu, this.nodeCores).slice(0, 1);
       const device = r.gpu !== undefined ? 'gpu' : 'cpu';
+      const predictor = this.cpuPredictor;
       const model = this.profileMode === 'predicted' && device === 'cpu' && quotas.length > 1 ? modelFile(r.plan.manifest.dir, rec.spec.envVars) : undefined;
       await profileAtDeploy(
         {
@@ -313,7 +318,7 @@ export class LocalAgent {
             ),
           store: (stage) => this.redis.set(profileKey(ref), JSON.stringify({ function: refKey(ref), version, measuredAt: new Date().toISOString(), device, ...stage } satisfies CapabilityProfile)).then(() => undefined),
           log: (line) => this.logs.push(ref, 'agent', line),
-          predict: model ? (req) => predictCpu({ ...req, model }) : undefined,
+          predict: model && predictor ? (req) => predictor.predict({ ...req, model }) : undefined,
         },
         batchGrid(rec.spec.ml.maxBatchSize ?? 8),
         quotas,

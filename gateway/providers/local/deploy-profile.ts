@@ -1,4 +1,4 @@
-import type { CpuPrediction } from './predict-cpu';
+import type { CpuPrediction } from '../../ports/cpu-predictor';
 import { CapabilityProfile, monotone, ProfilePoint } from '../../../node-runtime/profiler';
 
 /** What a deploy-time profile stage stores (the agent adds the function, version, time and device). */

@@ -1,7 +1,7 @@
 import type Redis from 'ioredis';
 import { FunctionRef, refKey } from '../../lib/names';
 import { replicaSettingsKey } from '../../registry/keys';
-import { PlacementBook } from '../../../autoscaler/live/placements';
+import { PlacementBook } from '../../registry/placements';
 import type { Replica, ReplicaPlan } from './replica';
 import { planShareReplacements } from './share-replacement';
 

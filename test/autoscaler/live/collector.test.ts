@@ -4,7 +4,7 @@
  */
 import type Redis from 'ioredis';
 import { Collector } from '../../../autoscaler/live/collector';
-import { PlacementBook } from '../../../autoscaler/live/placements';
+import { PlacementBook } from '../../../gateway/registry/placements';
 import type { FunctionProvider, FunctionStatus } from '../../../gateway/providers/function-provider';
 import { connectRedis } from '../../../gateway/lib/redis-server';
 import { testRedis } from '../../helpers/platform';

@@ -9,7 +9,8 @@ import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CPU_META, cpuFeatureRow, pickFeatures } from '../../../autoscaler/rapp/cpu-predictor';
-import { modelFile, predictCpu } from '../../../gateway/providers/local/predict-cpu';
+import { modelFile } from '../../../gateway/providers/local/model-file';
+import { predictCpu } from '../../../autoscaler/rapp/predict-cpu';
 
 const ROOT = join(__dirname, '..', '..', '..');
 
