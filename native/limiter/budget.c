@@ -34,6 +34,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "gate.h"
 #include "limiter.h"
 #include "meter.h"
 #include "tl_clock.h"
@@ -208,11 +209,16 @@ static void *client_main(void *arg) {
   pthread_sigmask(SIG_BLOCK, &all, NULL);
   unsigned char buf[TOKEND_MSG_SIZE];
   size_t have = 0;
+  uint64_t last_try = 0;
   for (;;) {
     uint64_t now = tl_clock_now();
-    if (g.fd < 0 && connect_tokend() != 0) have = 0;
+    tl_gate_watchdog(now); /* at least every 2 ms: no sampled launch waits on its gate for long */
+    if (g.fd < 0 && now - last_try >= 20000000ull) {
+      last_try = now;
+      if (connect_tokend() != 0) have = 0;
+    }
     if (tl_cfg.fail == TL_FAIL_OPEN && now - atomic_load(&g.last_heard_ns) > tl_cfg.timeout_ns) go_open();
-    if (g.fd < 0) { usleep(20000); continue; }
+    if (g.fd < 0) { usleep(2000); continue; }
     if (atomic_load(&g.waiters) > 0 && !g.sent_blocked) {
       g.sent_blocked = g.blocked_in_window = 1;
       if (send_acquire(1, unreported_use()) != 0) { disconnect("send failed"); continue; }
@@ -327,6 +333,7 @@ void tl_budget_after_fork(void) {
   atomic_store(&g.waiters, 0);
   t = (struct tl_thread){0};
   tl_meter_after_fork();
+  tl_gate_after_fork();
   if (atomic_load(&g.started) && tl_cfg.socket_path[0]) {
     atomic_store(&g.started, 0);
     atomic_store(&g.open, 0);

@@ -17,6 +17,7 @@ CUresult CUDAAPI cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *d, size_t n, CUmemory
 #include <string.h>
 
 #include "limiter.h"
+#include "gate.h"
 #include "meter.h"
 
 enum tl_hook_id {
@@ -105,10 +106,20 @@ static void resolve_meter(void) {
     api.ctx_current = (__typeof__(api.ctx_current))ds(h, "cuCtxGetCurrent");
     api.is_capturing = (__typeof__(api.is_capturing))ds(h, "cuStreamIsCapturing");
     api.stream_query = (__typeof__(api.stream_query))ds(h, "cuStreamQuery");
+    api.func_name = (__typeof__(api.func_name))ds(h, "cuFuncGetName");
+    api.kernel_name = (__typeof__(api.kernel_name))ds(h, "cuKernelGetName");
   }
   if (!tl_cfg.ns_per_block && !(api.create && api.record && api.query && api.elapsed && api.ctx_current))
     tl_log("driver without CUDA events: launch costs stay at the average guess");
-  tl_meter_init(&api, tl_cfg.ns_per_block, tl_cfg.sample_every);
+  tl_meter_init(&api, tl_cfg.ns_per_block, tl_cfg.sample_every, tl_cfg.costs_path[0] != 0);
+  struct tl_gate_api gate = {0};
+  if (h && ds) {
+    gate.wait_value = (__typeof__(gate.wait_value))ds(h, "cuStreamWaitValue32_v2");
+    if (!gate.wait_value) gate.wait_value = (__typeof__(gate.wait_value))ds(h, "cuStreamWaitValue32");
+    gate.host_alloc = (__typeof__(gate.host_alloc))ds(h, "cuMemHostAlloc");
+    gate.host_dptr = (__typeof__(gate.host_dptr))ds(h, "cuMemHostGetDevicePointer_v2");
+  }
+  tl_gate_init(&gate, tl_cfg.gate && !tl_cfg.ns_per_block && tl_cfg.sample_every);
 }
 
 static void init_once(void) {

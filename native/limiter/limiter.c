@@ -9,7 +9,9 @@
 #include <unistd.h>
 #include <sys/stat.h>
 
+#include "gate.h"
 #include "limiter.h"
+#include "meter.h"
 #include "tl_clock.h"
 
 TL_CLOCK_DEFINE;
@@ -92,8 +94,14 @@ int tl_parse_config(struct tl_config *cfg, char *err, size_t errlen) {
     if (parse_u64(v, &n, 0) || n > 1000000) { snprintf(err, errlen, "TL_SAMPLE_EVERY=%s: want 0..1000000", v); goto err; }
     cfg->sample_every = (unsigned)n;
   }
+  cfg->gate = cfg->socket_path[0] && !((v = getenv("CUDA_LAUNCH_BLOCKING")) && strcmp(v, "1") == 0);
+  if ((v = getenv("TL_GATE")) && *v) {
+    if (strcmp(v, "0") && strcmp(v, "1")) { snprintf(err, errlen, "TL_GATE=%s: want 0 or 1", v); goto err; }
+    if (strcmp(v, "0") == 0) cfg->gate = 0;
+  }
   if ((v = getenv("TL_LOG"))) snprintf(cfg->log_path, sizeof cfg->log_path, "%s", v);
   if ((v = getenv("TL_STATS_FILE"))) snprintf(cfg->stats_path, sizeof cfg->stats_path, "%s", v);
+  if ((v = getenv("TL_COSTS_FILE"))) snprintf(cfg->costs_path, sizeof cfg->costs_path, "%s", v);
   return 0;
 bad_socket:
   snprintf(err, errlen, "TL_TOKEND_SOCKET: path longer than %zu bytes", sizeof cfg->socket_path - 1);
@@ -120,9 +128,15 @@ TL_API void tl_get_stats(struct tl_stats *st) {
   tl_meter_stats(st);
   tl_mem_stats(st);
   tl_hooks_stats(st);
+  tl_gate_stats(st);
 }
 
 static void write_stats(void) {
+  FILE *cf = tl_cfg.costs_path[0] ? fopen(tl_cfg.costs_path, "w") : NULL;
+  if (cf) {
+    tl_meter_dump(cf);
+    fclose(cf);
+  }
   if (!tl_cfg.stats_path[0]) return;
   char path[300];
   const char *p = strstr(tl_cfg.stats_path, "%p");
@@ -136,7 +150,7 @@ static void write_stats(void) {
   W(launches); W(graph_launches); W(throttled); W(throttled_ns); W(swapped); W(unswapped);
   W(dlsym_hooked); W(connects); W(disconnects); W(failopen); W(grants); W(revokes);
   W(granted_ns); W(charged_ns); W(mem_used); W(mem_denied); W(ns_per_block); W(cost_ns);
-  W(samples); W(sample_drops); W(kernels);
+  W(samples); W(sample_drops); W(kernels); W(gated); W(gate_timeouts); W(gate_off);
 #undef W
   fclose(f);
 }

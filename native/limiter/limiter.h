@@ -28,8 +28,12 @@
  *                     times this share and tokend scales its quota by it (HELLO)
  *  TL_SAMPLE_EVERY    after a kernel's first launches, one launch in this many
  *                     (on average) is timed with events (default 64; 0: none)
+ *  TL_GATE            0: time samples without the gate (gate.c; default on
+ *                     when tokend is set and CUDA_LAUNCH_BLOCKING is not 1)
  *  TL_LOG             "stderr" or a file path for swap/connect events
  *  TL_STATS_FILE      file that receives the counters (key=value) at exit
+ *  TL_COSTS_FILE      file that receives the meter's table at exit (diagnostics):
+ *                     per (kernel, grid size) its launch cost, blocks, samples, name
  */
 #ifndef TL_LIMITER_H
 #define TL_LIMITER_H
@@ -49,9 +53,11 @@ struct tl_config {
   uint64_t mem_limit;      /* bytes, 0 = none */
   uint64_t ns_per_block;   /* 0 = learn */
   unsigned sample_every;
+  int gate;                /* queue sampled launches behind a gate (gate.c) */
   uint32_t sm_share_ppm;   /* 1000000 = the whole device */
   char log_path[256];
   char stats_path[256];
+  char costs_path[256];    /* TL_COSTS_FILE */
 };
 
 /* Counters; every field is monotonic except the gauges marked so. */
@@ -64,6 +70,7 @@ struct tl_stats {
   uint64_t ns_per_block;         /* gauge: average cost of a block over the samples (the guess for a new kernel) */
   uint64_t cost_ns;              /* device time charged by all launches, sampled ones at their measured time */
   uint64_t samples, sample_drops, kernels; /* launches timed with events; samples lost; (kernel, grid size) entries with a cost */
+  uint64_t gated, gate_timeouts, gate_off; /* samples behind a gate; gates the watchdog opened; gauge: 1 gate unusable */
 };
 
 /* internal API between hooks.c, budget.c and memlimit.c (hidden symbols) */

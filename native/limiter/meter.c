@@ -6,11 +6,15 @@
  * holds the learnt cost per thread block (per graph launch). Costs are learnt by bracketing a sample of
  * launches with two CUDA events on the launch's own stream (one recorded just
  * before, one just after) and reading cuEventElapsedTime once both completed.
- * The events are stamped by the device when it reaches them, so the interval is
- * the kernel's occupancy of the device: host time between launches (a
- * framework's Python, a request's pre-processing) is not in it, and neither is
- * the time a kernel waits for another context of a time-sliced GPU (the events
- * of a context that is switched out are not processed either). The
+ * The events are stamped by the device when it reaches them, and the sampled
+ * launch is queued behind a gate (gate.c) that the thread opens only once the
+ * end event is recorded, so the device processes the start event, the kernel
+ * and the end event back to back: the interval is the kernel's occupancy of the
+ * device. Host time between launches (a framework's Python, a request's
+ * pre-processing) is not in it, nor the host's own launch call (without the
+ * gate, an H100 stamped the start event of an idle stream before the kernel
+ * was submitted), nor the time a kernel waits for another context of a
+ * time-sliced GPU (the events of a context switched out are not processed). The
  * measurement of a sampled launch replaces its charge: the budget is trued up
  * by the difference when the sample is read.
  *
@@ -22,7 +26,7 @@
  * the other launches. Launches into a stream being captured into a graph are
  * never sampled (an event recorded there would become a node of the user's
  * graph). A kernel never sampled yet is charged the process-wide average cost
- * per block (or per graph).
+ * of a sampled launch (or graph launch), whatever its grid size.
  *
  * Costs per block are kept per kernel and grid size because one kernel's
  * blocks in one launch shape cost about the same from launch to launch while
@@ -44,18 +48,21 @@
 #define _GNU_SOURCE
 #include <cuda.h>
 #include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/syscall.h>
 
 #include "limiter.h"
+#include "gate.h"
 #include "meter.h"
 
 #define TL_KC_SLOTS 4096u /* kernels and graphs with a cost of their own */
 #define TL_KC_PROBE 32u
 #define TL_FIRST_SAMPLES 3u
-#define TL_PENDING 16u    /* samples in flight per thread */
+#define TL_PENDING 64u    /* samples in flight per thread */
 
 #define TL_RECENT 8u       /* samples per kernel the estimate is taken from */
 
@@ -63,12 +70,16 @@ struct tl_kcost {
   _Atomic uintptr_t key;
   _Atomic uint64_t ns_per_unit; /* 0: not learnt yet */
   _Atomic uint32_t samples;
+  _Atomic int seen; /* a sampled launch of the entry has been seen (its first is never gated) */
   _Atomic uint64_t recent[TL_RECENT]; /* the last samples, ns per unit */
+  uintptr_t fn;   /* the kernel or graph, and the units of a launch: for TL_COSTS_FILE */
+  uint64_t units;
 };
 
 static struct tl_kcost g_kc[TL_KC_SLOTS];
 static struct tl_event_api g_ev;
-static _Atomic uint64_t g_avg_block = 1000, g_avg_graph = 1000000; /* fallback costs, ns */
+static _Atomic uint64_t g_avg_block = 1000, g_avg_graph = 1000000; /* averages over the samples, ns */
+static _Atomic uint64_t g_avg_launch = 10000; /* the guess for a kernel launch not learnt yet, ns */
 static _Atomic uint64_t g_samples, g_sample_drops, g_kernels;
 static unsigned g_every = 64;
 static uint64_t g_fixed; /* TL_NS_PER_BLOCK */
@@ -80,6 +91,7 @@ struct sample {
   int graph;
 };
 
+static char (*g_names)[128]; /* TL_COSTS_FILE: each entry's kernel name, taken when the entry is made */
 static _Atomic int g_threads; /* threads that launched */
 
 static __thread struct {
@@ -93,8 +105,9 @@ static __thread struct {
   uint32_t rng, countdown;
 } ts;
 
-void tl_meter_init(const struct tl_event_api *api, uint64_t fixed_ns_per_block, unsigned every) {
+void tl_meter_init(const struct tl_event_api *api, uint64_t fixed_ns_per_block, unsigned every, int names) {
   if (api) g_ev = *api;
+  if (names) g_names = calloc(TL_KC_SLOTS, sizeof *g_names);
   g_fixed = fixed_ns_per_block;
   g_every = every;
   if (g_fixed) atomic_store(&g_avg_block, g_fixed);
@@ -104,7 +117,16 @@ static int can_sample(void) {
   return !g_fixed && g_ev.create && g_ev.record && g_ev.query && g_ev.elapsed && g_ev.ctx_current;
 }
 
-static struct tl_kcost *lookup(uintptr_t key) {
+
+static void name_entry(uint32_t i, uintptr_t fn, int graph) {
+  const char *s = NULL;
+  if (graph) s = "(graph)";
+  else if (!(g_ev.func_name && g_ev.func_name(&s, (CUfunction)fn) == CUDA_SUCCESS && s))
+    if (!(g_ev.kernel_name && g_ev.kernel_name(&s, (CUkernel)fn) == CUDA_SUCCESS && s)) s = "?";
+  snprintf(g_names[i], sizeof g_names[i], "%s", s);
+}
+
+static struct tl_kcost *lookup(uintptr_t key, uintptr_t fn, uint64_t units, int graph) {
   if (!key) return NULL;
   uint32_t i = (uint32_t)((key >> 4) * 0x9E3779B97F4A7C15ull >> 40) & (TL_KC_SLOTS - 1);
   for (uint32_t n = 0; n < TL_KC_PROBE; n++, i = (i + 1) & (TL_KC_SLOTS - 1)) {
@@ -114,6 +136,9 @@ static struct tl_kcost *lookup(uintptr_t key) {
       uintptr_t expected = 0;
       if (atomic_compare_exchange_strong(&g_kc[i].key, &expected, key)) {
         atomic_fetch_add_explicit(&g_kernels, 1, memory_order_relaxed);
+        g_kc[i].fn = fn;
+        g_kc[i].units = units;
+        if (g_names) name_entry(i, fn, graph);
         return &g_kc[i];
       }
       if (expected == key) return &g_kc[i];
@@ -179,6 +204,7 @@ void tl_meter_harvest(void) {
       }
       uint64_t before = atomic_fetch_add_explicit(&g_samples, 1, memory_order_relaxed);
       learn(s->graph ? &g_avg_graph : &g_avg_block, est, before == 0, 3); /* the first replaces the guess */
+      if (!s->graph) learn(&g_avg_launch, est * s->units, before == 0, 3);
       /* the sampled launch is charged what it measured, up to 1.5 x its kernel's cost: beyond that
        * it mostly waited (for another context's kernels, other streams) */
       uint64_t cap = est * s->units + (est * s->units) / 2;
@@ -233,12 +259,13 @@ static int capturing(CUstream s) {
 
 void tl_meter_begin(struct tl_launch *l, uintptr_t key, uint64_t units, int graph, CUstream stream, int ptsz) {
   /* one entry per kernel and grid size: a kernel's blocks cost alike within one shape of launch */
-  struct tl_kcost *k = g_fixed ? NULL : lookup(key ? key ^ (uintptr_t)(units * 0x9E3779B97F4A7C15ull) : 0);
+  struct tl_kcost *k = g_fixed ? NULL : lookup(key ? key ^ (uintptr_t)(units * 0x9E3779B97F4A7C15ull) : 0, key, units, graph);
   uint64_t per = g_fixed ? (graph ? atomic_load_explicit(&g_avg_graph, memory_order_relaxed) : g_fixed) : 0;
   if (!per && k) per = atomic_load_explicit(&k->ns_per_unit, memory_order_relaxed);
-  if (!per) per = atomic_load_explicit(graph ? &g_avg_graph : &g_avg_block, memory_order_relaxed);
   *l = (struct tl_launch){.k = k, .units = units ? units : 1, .graph = graph, .sample = -1};
-  l->charged = l->units * per;
+  /* not learnt yet: the average launch (not the average block times this grid: an H100 running
+   * cudnn's autotuning was charged seconds for large-grid kernels it never got to sample) */
+  l->charged = per ? l->units * per : atomic_load_explicit(graph ? &g_avg_graph : &g_avg_launch, memory_order_relaxed);
   l->stream = ptsz && stream == NULL ? CU_STREAM_PER_THREAD : stream;
   tl_budget_charge(l->charged, graph);
   if (!can_sample()) return;
@@ -262,8 +289,12 @@ void tl_meter_begin(struct tl_launch *l, uintptr_t key, uint64_t units, int grap
   l->sample = (int)((ts.head + ts.n) % TL_PENDING);
   struct sample *s = &ts.pend[l->sample];
   *s = (struct sample){.a = ts.pool[--ts.npool], .b = ts.pool[--ts.npool], .k = k, .units = l->units, .charged = l->charged, .graph = graph};
+  /* a kernel's first launch may load its module and synchronize the context: never behind a gate */
+  if (k && atomic_exchange_explicit(&k->seen, 1, memory_order_relaxed)) l->gate = tl_gate_close(l->stream);
   if (g_ev.record(s->a, l->stream) != CUDA_SUCCESS) {
     release_events(s);
+    tl_gate_open(l->gate);
+    l->gate = 0;
     l->sample = -1;
   }
 }
@@ -272,7 +303,9 @@ void tl_meter_end(struct tl_launch *l, CUresult r) {
   if (r != CUDA_SUCCESS) tl_budget_true_up(l->charged, 0); /* nothing was launched */
   if (l->sample < 0) return;
   struct sample *s = &ts.pend[l->sample];
-  if (r != CUDA_SUCCESS || g_ev.record(s->b, l->stream) != CUDA_SUCCESS) {
+  int ok = r == CUDA_SUCCESS && g_ev.record(s->b, l->stream) == CUDA_SUCCESS;
+  tl_gate_open(l->gate); /* after the end event: the device runs the three back to back */
+  if (!ok) {
     release_events(s);
     return;
   }
@@ -280,6 +313,16 @@ void tl_meter_end(struct tl_launch *l, CUresult r) {
 }
 
 void tl_meter_after_fork(void) { memset(&ts, 0, sizeof ts); /* the parent's events are not the child's */ }
+
+/* TL_COSTS_FILE: one line per (kernel, grid size) entry: cost of a launch (ns), blocks, samples, name */
+void tl_meter_dump(FILE *f) {
+  for (uint32_t i = 0; i < TL_KC_SLOTS; i++) {
+    struct tl_kcost *k = &g_kc[i];
+    if (!atomic_load(&k->key)) continue;
+    fprintf(f, "%llu\t%llu\t%u\t%s\n", (unsigned long long)(atomic_load(&k->ns_per_unit) * k->units),
+            (unsigned long long)k->units, atomic_load(&k->samples), g_names ? g_names[i] : "?");
+  }
+}
 
 void tl_meter_stats(struct tl_stats *st) {
   st->ns_per_block = atomic_load(&g_avg_block);

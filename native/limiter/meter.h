@@ -5,6 +5,7 @@
 
 #include <cuda.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /* Driver functions the meter calls (resolved by hooks.c; not hooked). */
 struct tl_event_api {
@@ -16,6 +17,8 @@ struct tl_event_api {
   CUresult (*ctx_current)(CUcontext *);
   CUresult (*is_capturing)(CUstream, CUstreamCaptureStatus *);
   CUresult (*stream_query)(CUstream);
+  CUresult (*func_name)(const char **, CUfunction); /* TL_COSTS_FILE only */
+  CUresult (*kernel_name)(const char **, CUkernel);
 };
 
 /* One launch between tl_meter_begin (charge, maybe record the start event)
@@ -25,9 +28,11 @@ struct tl_launch {
   uint64_t units, charged;
   CUstream stream;
   int graph, sample;
+  uint32_t gate; /* the sample's gate (gate.c), 0: none */
 };
 
-void tl_meter_init(const struct tl_event_api *api, uint64_t fixed_ns_per_block, unsigned every);
+void tl_meter_init(const struct tl_event_api *api, uint64_t fixed_ns_per_block, unsigned every, int names);
+void tl_meter_dump(FILE *f); /* TL_COSTS_FILE */
 void tl_meter_begin(struct tl_launch *l, uintptr_t key, uint64_t units, int graph, CUstream stream, int ptsz);
 void tl_meter_end(struct tl_launch *l, CUresult r);
 void tl_meter_harvest(void); /* at synchronize points */

@@ -17,12 +17,20 @@
  *
  * Events are stamped when the device reaches them. Recorded on a stream that
  * still has work queued, an event is stamped with the end of that work (the
- * context is on the device then). Recorded on an idle stream, it is stamped
- * with the start of the next kernel booked on that stream (the device runs one
- * kernel at a time, so that start may be later than the record: behind other
- * streams or other processes, as a time-sliced GPU stamps it when the context
- * is switched in), or, until one is booked, with the later of the record time
- * and the end of the work booked on the device. STUB_STATS_FILE, when set, gets the process's
+ * context is on the device then). Recorded on an idle stream, it is stamped at
+ * once: with the later of the record time and the end of the work booked on
+ * the device (as an H100 does: the next kernel's launch call is not in it yet).
+ * Recorded on an idle stream held by cuStreamWaitValue32 on a value not yet
+ * written, it is stamped with the start of the next kernel booked on that
+ * stream, and the next event recorded after that kernel with the kernel's end;
+ * the waiter is taken to be released then, as the limiter's sample gate is
+ * (the kernel is booked when its launch call returns; that start may be later
+ * than the record: behind other streams or other processes, as a time-sliced
+ * GPU stamps it when the context is switched in). STUB_LAUNCH_NS: host time each launch call
+ * takes before its kernel reaches the device (default 0; about 4000 on the
+ * H100 machine measured). STUB_LAUNCH_SYNC=1: a launch into a held stream waits
+ * until the waiter's value is written (as a launch that synchronizes does:
+ * lazy module loading, CUDA_LAUNCH_BLOCKING), for at most 10 s. STUB_STATS_FILE, when set, gets the process's
  * ground truth at exit: kernels=, busy_ns= (device time of its kernels).
  */
 #include <cuda.h>
@@ -55,19 +63,20 @@ struct stub_shared {  /* the shared device timeline file */
 };
 
 struct stub_event;
-struct stub_stream { uint32_t magic; _Atomic uint64_t busy_until; struct stub_event *_Atomic pending; };
+struct stub_stream { uint32_t magic; _Atomic uint64_t busy_until; struct stub_event *_Atomic pending; _Atomic int held; const uint32_t *_Atomic hold_word; _Atomic uint32_t hold_value; };
 struct stub_func { uint32_t magic; uint64_t dur_ns; char name[64]; };
 struct stub_graph { uint32_t magic; uint64_t dur_ns; unsigned nodes; };
 struct stub_event { uint32_t magic; unsigned flags; _Atomic uint64_t ts; _Atomic int recorded; struct stub_stream *_Atomic on; };
 
 static struct stub_shared *g_shm;
 static struct stub_shared g_local; /* device timeline when no file is shared */
-static struct stub_stream g_legacy = {STUB_MAGIC, 0, NULL};
-static __thread struct stub_stream t_ptds = {STUB_MAGIC, 0, NULL};
+static struct stub_stream g_legacy = {STUB_MAGIC, 0, NULL, 0, NULL, 0};
+static __thread struct stub_stream t_ptds = {STUB_MAGIC, 0, NULL, 0, NULL, 0};
 static _Atomic uint64_t g_last_end; /* latest end over all streams (ctx sync) */
 static _Atomic uint64_t g_mem_used, g_next_addr = 0x100000000ull;
 static const uint64_t g_mem_total = 16ull << 30;
-static uint64_t g_default_ns = 100000;
+static uint64_t g_default_ns = 100000, g_launch_ns;
+static int g_launch_sync; /* STUB_LAUNCH_SYNC=1: a launch waits until its stream's waiter is released */
 static FILE *g_log;
 static pthread_mutex_t g_log_mu = PTHREAD_MUTEX_INITIALIZER;
 static int g_inited;
@@ -120,6 +129,10 @@ __attribute__((constructor)) static void stub_init(void) {
   if (p && *p) g_log = fopen(p, "a");
   const char *us = getenv("STUB_KERNEL_US");
   if (us && *us) g_default_ns = strtoull(us, NULL, 10) * 1000ull;
+  const char *ln = getenv("STUB_LAUNCH_NS");
+  if (ln && *ln) g_launch_ns = strtoull(ln, NULL, 10);
+  const char *ls = getenv("STUB_LAUNCH_SYNC");
+  g_launch_sync = ls && strcmp(ls, "1") == 0;
   g_shm = &g_local;
   const char *shm = getenv("STUB_CUDA_SHM");
   if (shm && *shm) {
@@ -151,6 +164,16 @@ static uint64_t func_ns(CUfunction f) {
 static CUresult exec_on(CUstream s, int ptds, uint64_t dur, const char *call, unsigned blocks) {
   struct stub_stream *st = stream_of(s, ptds);
   uint64_t now = now_ns();
+  if (g_launch_ns) { /* the launch call's host work: the kernel reaches the device at its end */
+    uint64_t until = now + g_launch_ns;
+    while ((now = now_ns()) < until) {}
+  }
+  if (g_launch_sync && atomic_load(&st->held) == 1) { /* as lazy module loading or CUDA_LAUNCH_BLOCKING */
+    const uint32_t *w = atomic_load(&st->hold_word);
+    uint32_t v = atomic_load(&st->hold_value);
+    for (uint64_t give_up = now + 10000000000ull; (int32_t)(__atomic_load_n(w, __ATOMIC_ACQUIRE) - v) < 0; now = now_ns())
+      if (now > give_up) return CUDA_ERROR_LAUNCH_TIMEOUT;
+  }
   uint64_t sb = atomic_load(&st->busy_until);
   if (sb > now + STUB_QUEUE_NS) { sleep_until(sb - STUB_QUEUE_NS); now = now_ns(); }
   uint64_t dev = atomic_load(&g_shm->busy_until), start, end;
@@ -161,7 +184,9 @@ static CUresult exec_on(CUstream s, int ptds, uint64_t dur, const char *call, un
     end = start + dur;
   } while (!atomic_compare_exchange_weak(&g_shm->busy_until, &dev, end));
   atomic_store(&st->busy_until, end);
-  struct stub_event *ev = atomic_exchange(&st->pending, NULL); /* an event just before this kernel: stamped at its start */
+  int one = 1; /* a held stream's kernel: the next event recorded there is stamped at its end */
+  atomic_compare_exchange_strong(&st->held, &one, 2);
+  struct stub_event *ev = atomic_exchange(&st->pending, NULL); /* an event held with this kernel: stamped at its start */
   if (ev) {
     if (atomic_load(&ev->ts) < start) atomic_store(&ev->ts, start);
     atomic_store(&ev->on, NULL);
@@ -296,6 +321,40 @@ CUresult cuStreamQuery_ptsz(CUstream s) { return atomic_load(&stream_of(s, 1)->b
 CUresult cuStreamIsCapturing(CUstream s, CUstreamCaptureStatus *st) { (void)s; if (st) *st = CU_STREAM_CAPTURE_STATUS_NONE; return CUDA_SUCCESS; }
 CUresult cuStreamIsCapturing_ptsz(CUstream s, CUstreamCaptureStatus *st) { return cuStreamIsCapturing(s, st); }
 
+/* cuStreamWaitValue32 (GEQ, wrap-around order) on host memory: a value not written yet holds the
+ * stream's next event with its next kernel (see the top of the file) */
+static CUresult wait_value(CUstream s, int ptds, CUdeviceptr addr, cuuint32_t v, unsigned flags) {
+  if (!addr || (addr & 3) || (flags & 0xf) != CU_STREAM_WAIT_VALUE_GEQ) return CUDA_ERROR_INVALID_VALUE;
+  uint32_t cur = __atomic_load_n((uint32_t *)(uintptr_t)addr, __ATOMIC_ACQUIRE);
+  struct stub_stream *st = stream_of(s, ptds);
+  if ((int32_t)(cur - v) < 0) {
+    atomic_store(&st->hold_word, (const uint32_t *)(uintptr_t)addr);
+    atomic_store(&st->hold_value, v);
+    atomic_store(&st->held, 1);
+  }
+  slog("cuStreamWaitValue32", "stream=%p value=%u held=%d", (void *)s, v, (int32_t)(cur - v) < 0);
+  return CUDA_SUCCESS;
+}
+CUresult cuStreamWaitValue32(CUstream s, CUdeviceptr a, cuuint32_t v, unsigned f) { return wait_value(s, 0, a, v, f); }
+CUresult cuStreamWaitValue32_v2(CUstream s, CUdeviceptr a, cuuint32_t v, unsigned f) { return wait_value(s, 0, a, v, f); }
+CUresult cuStreamWaitValue32_ptsz(CUstream s, CUdeviceptr a, cuuint32_t v, unsigned f) { return wait_value(s, 1, a, v, f); }
+CUresult cuStreamWaitValue32_v2_ptsz(CUstream s, CUdeviceptr a, cuuint32_t v, unsigned f) { return wait_value(s, 1, a, v, f); }
+/* page-locked host memory: plain memory; its device address is the host address (UVA) */
+CUresult cuMemHostAlloc(void **p, size_t n, unsigned flags) {
+  (void)flags;
+  if (!p) return CUDA_ERROR_INVALID_VALUE;
+  *p = calloc(1, n ? n : 1);
+  slog("cuMemHostAlloc", "bytes=%zu flags=%u", n, flags);
+  return *p ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr *d, void *p, unsigned flags) {
+  (void)flags;
+  if (!d || !p) return CUDA_ERROR_INVALID_VALUE;
+  *d = (CUdeviceptr)(uintptr_t)p;
+  return CUDA_SUCCESS;
+}
+CUresult cuMemFreeHost(void *p) { free(p); return CUDA_SUCCESS; }
+
 /* events: zero-length operations on the device timeline (see the top of the file) */
 static struct stub_event *event_of(CUevent e) {
   struct stub_event *ev = (struct stub_event *)e;
@@ -330,11 +389,15 @@ static CUresult event_record(CUevent e, CUstream s, int ptds, const char *call) 
   unpend(ev);
   struct stub_stream *st = stream_of(s, ptds);
   uint64_t now = now_ns(), t = now, sb = atomic_load(&st->busy_until), dev = atomic_load(&g_shm->busy_until);
-  if (sb > now) t = sb; /* after queued work: its end */
+  int held = atomic_load(&st->held);
+  if (held == 2) { /* queued behind the held kernel: at its end; the waiter is released now */
+    t = sb;
+    atomic_store(&st->held, 0);
+  } else if (sb > now) t = sb; /* after queued work: its end */
   else if (dev > now) t = dev; /* idle stream: the device's queue first, or the next kernel's start */
   atomic_store(&ev->ts, t);
   atomic_store(&ev->recorded, 1);
-  if (sb <= now) {
+  if (held == 1) { /* behind the waiter: with the kernel that follows */
     atomic_store(&ev->on, st);
     atomic_store(&st->pending, ev);
   }
@@ -460,6 +523,12 @@ CUresult cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name) {
   fn->dur_ns = sscanf(name, "k_%lluus", &us) == 1 ? us * 1000ull : g_default_ns;
   *f = (CUfunction)fn; /* leaked on purpose: functions live as long as the module */
   slog("cuModuleGetFunction", "%s dur_ns=%llu", name, (unsigned long long)fn->dur_ns);
+  return CUDA_SUCCESS;
+}
+CUresult cuFuncGetName(const char **name, CUfunction f) {
+  const struct stub_func *fn = (const struct stub_func *)f;
+  if (!name || !fn || fn->magic != STUB_MAGIC) return CUDA_ERROR_INVALID_HANDLE;
+  *name = fn->name;
   return CUDA_SUCCESS;
 }
 CUresult cuGetErrorString(CUresult e, const char **s) { if (s) *s = e ? "stub error" : "no error"; return CUDA_SUCCESS; }

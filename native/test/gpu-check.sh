@@ -100,19 +100,28 @@ for _ in $(seq 100); do [ -S "$T/c" ] && break; sleep 0.05; done
 
 # ---- 1. the limiter's cost per launch call (host side: bursts of 256, synchronize between) ----
 # "with": the default configuration (each kernel's cost learnt from CUDA events around a sample of
-# its launches: two cuEventRecord calls per sampled launch); "fixed": TL_NS_PER_BLOCK=1, no events.
+# its launches, behind the sample gate); "ungated": the same with TL_GATE=0 (the 2026-11-27 H100
+# run's meter: the samples then included the launch call, and the empty kernels were throttled to
+# it); "fixed": TL_NS_PER_BLOCK=1, no events.
 if in_budget launch; then
-  base=(); with=(); fixed=()
+  base=(); with=(); fixed=(); ungated=()
   for i in 1 2 3; do  # interleaved, so a drifting host affects both alike
     base+=("$(timeout 120 env "${CUENV[@]}" STUB_KERNEL_US=1 "$BIN/probe" --mode empty --count $LAUNCHES | tee -a "$T/launch.json" | jget /dev/stdin perLaunchNs)")
     # shellcheck disable=SC2046
     with+=("$(timeout 120 env "${CUENV[@]}" STUB_KERNEL_US=1 $(lim launch$i) "$BIN/probe" --mode empty --count $LAUNCHES | tee -a "$T/launch.json" | jget /dev/stdin perLaunchNs)")
     # shellcheck disable=SC2046
     fixed+=("$(timeout 120 env "${CUENV[@]}" STUB_KERNEL_US=1 TL_NS_PER_BLOCK=1 $(lim launchf$i) "$BIN/probe" --mode empty --count $LAUNCHES | tee -a "$T/launch.json" | jget /dev/stdin perLaunchNs)")
+    # shellcheck disable=SC2046
+    ungated+=("$(timeout 120 env "${CUENV[@]}" STUB_KERNEL_US=1 TL_GATE=0 $(lim launchu$i) "$BIN/probe" --mode empty --count $LAUNCHES | tee -a "$T/launch.json" | jget /dev/stdin perLaunchNs)")
   done
   b=$(printf '%s\n' "${base[@]}" | median3); w=$(printf '%s\n' "${with[@]}" | median3); f=$(printf '%s\n' "${fixed[@]}" | median3)
+  u=$(printf '%s\n' "${ungated[@]}" | median3)
   OVERHEAD=$(calc "$w - $b" "%.1f")
-  say "launch: ${b:-na} ns per call without the limiter, ${w:-na} ns with it (medians of 3 x $LAUNCHES): overhead $OVERHEAD ns; with a fixed cost (no events) ${f:-na} ns"
+  say "launch: ${b:-na} ns per call without the limiter, ${w:-na} ns with it (medians of 3 x $LAUNCHES): overhead $OVERHEAD ns; with a fixed cost (no events) ${f:-na} ns; samples ungated (TL_GATE=0) ${u:-na} ns"
+  for n in launch2 launchu2; do say "  $n limiter: $(stats_brief $n)"; done
+  # what CUDA events measure on this device (the meter's yardstick): min / median ns
+  ev=$(timeout 60 env "${CUENV[@]}" STUB_KERNEL_US=1 "$BIN/probe" --mode events --count 200 | tee "$T/events.json")
+  say "events: pair $(jget /dev/stdin pairMinNs <<<"$ev") / $(jget /dev/stdin pairMedNs <<<"$ev") ns, empty kernel between them $(jget /dev/stdin oneMinNs <<<"$ev") / $(jget /dev/stdin oneMedNs <<<"$ev"), per kernel of 64 pipelined $(jget /dev/stdin pipelinedMinNs <<<"$ev") / $(jget /dev/stdin pipelinedMedNs <<<"$ev"), on an idle stream (launch call in it) $(jget /dev/stdin idleMinNs <<<"$ev") / $(jget /dev/stdin idleMedNs <<<"$ev")"
 fi
 
 # ---- 2. shares of 1 ms spin kernels (window 20 ms), each process alone on the GPU first ----
@@ -169,14 +178,14 @@ elif ! tv=$(timeout 90 "$PY" -c 'import torch; assert torch.cuda.is_available();
 elif in_budget torch; then
   TORCH=1
   say "torch $tv ($PY): resnet50 fp16 batch 8, forward + synchronize per request, ${TORCH_S} s per phase"
-  timeout 120 "$PY" "$HELP/torchbench.py" --busy --seconds "$TORCH_S" >"$T/torch_free.json" 2>"$T/torch_free.err"
+  timeout 120 "$PY" "$HELP/torchbench.py" --busy --kernels "$T/torch_kernels.json" --seconds "$TORCH_S" >"$T/torch_free.json" 2>"$T/torch_free.err"
   U=$(grep '"phase": "unlimited"' "$T/torch_free.json" | jget /dev/stdin ips)
   BUSY=$(grep '"busy"' "$T/torch_free.json" | jget /dev/stdin busy)
   [ "$(calc "$BUSY > 0" "%d")" = 1 ] || BUSY=na   # no kernel time seen: no expectation
   say "torch unlimited: $U img/s; GPU busy fraction $BUSY ($(grep '"busy"' "$T/torch_free.json" | sed 's/^{//; s/}$//; s/"//g'))"
   [ "$U" != na ] || tail -n 5 "$T/torch_free.err"
   # shellcheck disable=SC2046
-  timeout 150 env $(lim torch_alone) "$PY" "$HELP/torchbench.py" --quotas 1.0,0.5,0.25 --seconds "$TORCH_S" \
+  timeout 150 env TL_COSTS_FILE="$T/torch_alone.costs" $(lim torch_alone) "$PY" "$HELP/torchbench.py" --quotas 1.0,0.5,0.25 --seconds "$TORCH_S" \
     --tlctl "$BIN/tlctl" --control "$T/c" >"$T/torch_alone.json" 2>"$T/torch_alone.err"
   UNSWAP_RUNS+=(torch_alone)
   for q in 1.0 0.5 0.25; do
@@ -187,6 +196,23 @@ elif in_budget torch; then
   done
   [ "$TQ025" != na ] || tail -n 5 "$T/torch_alone.err"
   say "  torch_alone limiter: $(stats_brief torch_alone)"
+  if [ -s "$T/torch_alone.costs" ] && [ -s "$T/torch_kernels.json" ]; then   # diagnostics: the meter vs CUPTI
+    say "  meter vs CUPTI (per request): $(timeout 60 python3 "$HELP/costs.py" "$T/torch_alone.costs" "$T/torch_kernels.json" 2>&1 | head -c 2000)"
+  fi
+  # diagnostics (not in the summary): the hooks alone (no tokend: nothing charged, nothing waits),
+  # and quota 0.25 with ungated samples (TL_GATE=0: the meter of the 2026-11-27 run)
+  if in_budget "torch diagnostics"; then
+    # shellcheck disable=SC2046
+    timeout 120 env TL_COSTS_FILE="$T/torch_hooks.costs" $(lim torch_hooks | sed 's/TL_TOKEND_SOCKET=[^ ]*//') "$PY" "$HELP/torchbench.py" --seconds "$TORCH_S" \
+      >"$T/torch_hooks.json" 2>"$T/torch_hooks.err"
+    ips=$(grep '"phase": "unlimited"' "$T/torch_hooks.json" | jget /dev/stdin ips)
+    say "torch hooks only (preloaded, no tokend): $ips img/s, $(calc "$ips / $U" "%.3f") of unlimited; $(stats_brief torch_hooks)"
+    # shellcheck disable=SC2046
+    timeout 150 env TL_GATE=0 $(lim torch_ungated) "$PY" "$HELP/torchbench.py" --quotas 0.25 --seconds "$TORCH_S" \
+      --tlctl "$BIN/tlctl" --control "$T/c" >"$T/torch_ungated.json" 2>"$T/torch_ungated.err"
+    ips=$(grep '"phase": "q0.25"' "$T/torch_ungated.json" | jget /dev/stdin ips)
+    say "torch q=0.25 with ungated samples: $ips img/s, ratio $(ratio "$ips" 0.25); $(stats_brief torch_ungated)"
+  fi
 fi
 
 # ---- 6. under MPS: spatial scaling, shares of 1 ms kernels, two torch replicas ----

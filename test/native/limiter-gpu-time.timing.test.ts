@@ -49,6 +49,41 @@ d('limiter charges device time (stub driver, framework-like requests)', () => {
     expect(Math.abs(r.chargeErrPct)).toBeLessThanOrEqual(5);
   });
 
+  test('the host\'s launch call is not charged: sampled launches wait behind a gate (an H100 stamped idle-stream events early)', async () => {
+    // 2 µs kernels whose launch call takes 6 µs of host time (STUB_LAUNCH_NS): the stream is idle at most launches.
+    // Without the gate the start event is stamped before the kernel is submitted and each sample is the launch
+    // call plus the kernel, 4x the device time (the H100 charged an empty kernel 5 µs, resnet50's loop 2x).
+    const run = async (gate: string) => (await gaps({
+      quotas: [1], gapUs: 0, kernelUs: 2, mix: false, seconds: 0.8, env: { STUB_LAUNCH_NS: '6000', TL_GATE: gate },
+    }))[0];
+    const ungated = await run('0');
+    const gated = await run('1');
+    console.log(`launch call 6 µs, kernel 2 µs: charged ${ungated.chargeErrPct.toFixed(1)} % over without the gate, ` +
+      `${gated.chargeErrPct.toFixed(2)} % with it (${gated.stats.gated} gated samples, ${gated.stats.gate_timeouts} opened by the watchdog)`);
+    expect(ungated.stats.gated).toBe(0);
+    expect(ungated.chargeErrPct).toBeGreaterThan(100); // the failure the gate fixes, reproduced
+    expect(gated.stats.gated).toBeGreaterThan(0);
+    expect(gated.stats.gate_off).toBe(0);
+    expect(Math.abs(gated.chargeErrPct)).toBeLessThanOrEqual(10);
+  });
+
+  test('a launch that waits for the device behind its own gate is let through by the watchdog (no deadlock)', async () => {
+    // STUB_LAUNCH_SYNC: a launch into a held stream waits until the gate's word is written, as a launch that
+    // synchronizes does (lazy module loading at a kernel's first launch, CUDA_LAUNCH_BLOCKING); the thread could
+    // only open its gate after the launch returned, so the client thread's watchdog must open it
+    const [r] = await gaps({ quotas: [1], gapUs: 0, kernelUs: 50, mix: false, seconds: 0.6, env: { STUB_LAUNCH_SYNC: '1' } });
+    console.log(`synchronizing launches: ${r.requests} requests, ${r.stats.gated} gated samples, ${r.stats.gate_timeouts} opened by the watchdog`);
+    expect(r.requests).toBeGreaterThan(0);
+    expect(r.stats.gated).toBeGreaterThan(0);
+    expect(r.stats.gate_timeouts).toBe(r.stats.gated);
+  });
+
+  test('no gate with CUDA_LAUNCH_BLOCKING=1 (every launch would wait for the watchdog)', async () => {
+    const [r] = await gaps({ quotas: [1], gapUs: 0, kernelUs: 50, mix: false, seconds: 0.3, env: { CUDA_LAUNCH_BLOCKING: '1' } });
+    expect(r.stats.samples).toBeGreaterThan(0);
+    expect(r.stats.gated).toBe(0);
+  });
+
   test('delivered device share at quotas 0.25 and 0.5 within ±0.05, never above the quota', async () => {
     // host work of 0.1 × the kernel time: unlimited, the loop keeps the device ~0.9 busy, above both quotas
     const ref = (await gaps({ quotas: [null], gapUs: 20 }))[0];
@@ -80,10 +115,13 @@ d('limiter charges device time (stub driver, framework-like requests)', () => {
     console.log(`quota 1.0: ${q1.map((x) => x.toFixed(1))} req/s vs ${free.map((x) => x.toFixed(1))} unlimited: loss ${loss.toFixed(2)} %, ` +
       `spread ${spread.toFixed(1)} %, waited for tokens ${waited.map((x) => (x * 100).toFixed(2))} % of the time`);
     // the mechanism: the limiter holds a loop back only by making it wait for tokens, which at quota 1
-    // it barely does (on any host). On a busy host its client thread and tokend compete with the loop
-    // for the CPUs too (seen: 2.3 % beside stress-ng --cpu 2 with 0.04 % waiting): the 2 % target is
-    // asserted on a quiet host, within the resolution of the comparison
-    expect(Math.min(...waited)).toBeLessThanOrEqual(0.02);
+    // it rarely does (on any host). A wait near a window's end costs no throughput while the device still
+    // works through the launches queued before it: seen 0.04-6 % of the time waiting with under 0.3 %
+    // lost, with this limiter and the one before the sample gate alike (2026-11-27, same stub). On a busy
+    // host its client thread and tokend compete with the loop for the CPUs too (seen: 2.3 % beside
+    // stress-ng --cpu 2 with 0.04 % waiting): the 2 % target is asserted on a quiet host, within the
+    // resolution of the comparison
+    expect(Math.min(...waited)).toBeLessThanOrEqual(0.1);
     const quiet = loadavg()[0] < cpus().length / 2;
     expect(loss).toBeLessThanOrEqual(quiet ? 2 + spread : 10);
   });

@@ -17,7 +17,7 @@ sget() { sed -n "s/^$2=//p" "$1" 2>/dev/null | head -n1; }
 stats_brief() {
   local f=$T/$1.stats k out=""
   [ -f "$f" ] || { echo "(no stats file)"; return; }
-  for k in launches throttled granted_ns charged_ns cost_ns samples kernels ns_per_block swapped unswapped failopen; do
+  for k in launches throttled throttled_ns granted_ns charged_ns cost_ns samples gated gate_timeouts gate_off kernels ns_per_block swapped unswapped failopen; do
     out="$out $k=$(sget "$f" "$k")"
   done
   echo "${out# }"
@@ -75,8 +75,17 @@ share_run() {
     used=$(jget "$T/${names[$i]}.json" used)
     [ "$used" != na ] || { say "  ${names[$i]}: $(head -c 300 "$T/${names[$i]}.json" "$T/${names[$i]}.err")"; }
     err=$(calc "($used - ${qs[$i]}) * 100" "%.2f")
-    case "$err" in -*) err=${err#-} ;; esac
-    line="$line q=${qs[$i]} used=$used err=${err}pts;"
+    held=$(calc "$(sget "$T/${names[$i]}.stats" throttled_ns) / ($secs * 1e9)" "%.3f")
+    case "$err" in
+      -*) err=${err#-}
+          # below its quota and never held by the limiter: the device gave it no more (time slicing)
+          if [ "$(calc "$held < 0.02 && $err > 1" "%d")" = 1 ]; then
+            line="$line q=${qs[$i]} used=$used short=${err}pts held=$held (device-limited, not counted);"
+            say "  ${names[$i]} limiter: $(stats_brief "${names[$i]}")"
+            continue
+          fi ;;
+    esac
+    line="$line q=${qs[$i]} used=$used err=${err}pts held=$held;"
     SHARE_ERRS+=("$err")
     say "  ${names[$i]} limiter: $(stats_brief "${names[$i]}")"
   done

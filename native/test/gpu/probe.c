@@ -9,6 +9,14 @@
  *   probe --mode compute --seconds S [--blocks B] [--threads T] [--iters I]
  *                                              a compute-bound FMA kernel (default 8 blocks
  *                                              per SM × 256 threads): mean kernel time
+ *   probe --mode events [--count N]            what CUDA events measure, N times each (min and
+ *                                              median, ns): two events back to back ("pair"), an
+ *                                              empty kernel between them ("one"), 64 empty
+ *                                              kernels between them per kernel ("pipelined"),
+ *                                              all queued behind a 50 us spin kernel so the
+ *                                              device meets them together; and an empty kernel
+ *                                              bracketed on an idle stream ("idle": the launch
+ *                                              call's host time is in it)
  *   --trace FILE   CLOCK_MONOTONIC ns of every kernel completion (tokend's clock)
  *   --deadline S   exit by SIGALRM after S s whatever happens (default: seconds + 60)
  *
@@ -53,6 +61,51 @@ static unsigned long long mono(void) {
     }                                                                                              \
   } while (0)
 
+static int cmp_ull(const void *a, const void *b) {
+  unsigned long long x = *(const unsigned long long *)a, y = *(const unsigned long long *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* elapsed ns between two events around `kernels` empty kernels, behind a 50 us spin (held) or not */
+static unsigned long long bracket(CUfunction spin, CUfunction empty, CUstream s, CUevent a, CUevent b, int kernels, int held) {
+  unsigned long long ns = 50000;
+  void *sa[] = {&ns};
+  if (held) CK(cuLaunchKernel(spin, 1, 1, 1, 1, 1, 1, 0, s, sa, NULL));
+  CK(cuEventRecord(a, s));
+  for (int i = 0; i < kernels; i++) CK(cuLaunchKernel(empty, 1, 1, 1, 1, 1, 1, 0, s, NULL, NULL));
+  CK(cuEventRecord(b, s));
+  CK(cuStreamSynchronize(s));
+  float ms = 0;
+  CK(cuEventElapsedTime(&ms, a, b));
+  return (unsigned long long)(ms * 1e6 + 0.5);
+}
+
+static int events_mode(CUmodule mod, CUfunction empty, unsigned n) {
+  CUfunction spin;
+  CUstream s;
+  CUevent a, b;
+  CK(cuModuleGetFunction(&spin, mod, "spin"));
+  CK(cuStreamCreate(&s, 0));
+  CK(cuEventCreate(&a, CU_EVENT_DEFAULT));
+  CK(cuEventCreate(&b, CU_EVENT_DEFAULT));
+  static unsigned long long v[4][1000];
+  const char *names[4] = {"pair", "one", "pipelined", "idle"};
+  bracket(spin, empty, s, a, b, 1, 1); /* warm-up */
+  for (unsigned i = 0; i < n; i++) {
+    v[0][i] = bracket(spin, empty, s, a, b, 0, 1);
+    v[1][i] = bracket(spin, empty, s, a, b, 1, 1);
+    v[2][i] = bracket(spin, empty, s, a, b, 64, 1) / 64;
+    v[3][i] = bracket(spin, empty, s, a, b, 1, 0);
+  }
+  printf("{\"pid\":%d,\"mode\":\"events\",\"count\":%u", (int)getpid(), n);
+  for (int k = 0; k < 4; k++) {
+    qsort(v[k], n, sizeof v[k][0], cmp_ull);
+    printf(",\"%sMinNs\":%llu,\"%sMedNs\":%llu", names[k], n ? v[k][0] : 0, names[k], n ? v[k][n / 2] : 0);
+  }
+  printf("}\n");
+  return 0;
+}
+
 int main(int argc, char **argv) {
   const char *mode = "spin", *trace = NULL;
   double seconds = 1, deadline = 0;
@@ -71,8 +124,8 @@ int main(int argc, char **argv) {
     else if (!strcmp(a, "--deadline")) deadline = atof(v);
     else { fprintf(stderr, "probe: unknown option %s\n", a); return 2; }
   }
-  if (strcmp(mode, "empty") && strcmp(mode, "spin") && strcmp(mode, "compute")) {
-    fprintf(stderr, "probe: --mode empty|spin|compute\n");
+  if (strcmp(mode, "empty") && strcmp(mode, "spin") && strcmp(mode, "compute") && strcmp(mode, "events")) {
+    fprintf(stderr, "probe: --mode empty|spin|compute|events\n");
     return 2;
   }
   alarm((unsigned)(deadline > 0 ? deadline : seconds + 60)); /* default action: terminate */
@@ -90,7 +143,8 @@ int main(int argc, char **argv) {
   CK(cuDevicePrimaryCtxRetain(&ctx, dev));
   CK(cuCtxSetCurrent(ctx));
   CK(cuModuleLoadData(&mod, PTX));
-  CK(cuModuleGetFunction(&f, mod, mode));
+  CK(cuModuleGetFunction(&f, mod, strcmp(mode, "events") ? mode : "empty"));
+  if (!strcmp(mode, "events")) return events_mode(mod, f, count < 1000 ? (unsigned)count : 1000);
   CK(cuStreamCreate(&s, 0));
   CK(cuMemAlloc(&out, 64));
   if (!blocks) blocks = !strcmp(mode, "compute") ? 8u * (unsigned)(sms > 0 ? sms : 1) : 1;

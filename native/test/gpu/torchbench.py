@@ -5,6 +5,8 @@ one request = forward + torch.cuda.synchronize(), as a serving replica does.
                 [--quotas 1.0,0.5,0.25 --tlctl BIN --control SOCK]   phases at these quotas; the
                     process sets its own quota (SET_QUOTA by its pid, through tlctl) before each
                 [--busy]            also measure the GPU busy fraction (see below)
+                [--kernels FILE]    with --busy: each kernel's launches and CUPTI time over the 20
+                                    profiled requests, one JSON line per kernel name
                 [--barrier DIR --parties N]   start measuring when N processes are warm
                 [--deadline S]      killed by SIGALRM after S seconds (default 240)
 
@@ -34,6 +36,7 @@ ap.add_argument('--quotas', default='')
 ap.add_argument('--tlctl', default='')
 ap.add_argument('--control', default='')
 ap.add_argument('--busy', action='store_true')
+ap.add_argument('--kernels', default='')
 ap.add_argument('--barrier', default='')
 ap.add_argument('--parties', type=int, default=1)
 ap.add_argument('--deadline', type=float, default=240)
@@ -133,10 +136,17 @@ def kernel_seconds(m, x, k):
         for _ in range(k):
             m(x)
             torch.cuda.synchronize()
-    iv = []
+    iv, per = [], {}
     for e in prof.events():
         if getattr(e, 'device_type', None) == torch.autograd.DeviceType.CUDA:
             iv.append((e.time_range.start, e.time_range.end))  # microseconds
+            n_us = per.setdefault(e.name, [0, 0.0])
+            n_us[0] += 1
+            n_us[1] += e.time_range.end - e.time_range.start
+    if args.kernels:
+        with open(args.kernels, 'w') as f:
+            for name, (n, us) in sorted(per.items(), key=lambda kv: -kv[1][1]):
+                f.write(json.dumps({'name': name, 'n': n, 'us': round(us, 3)}) + '\n')
     iv.sort()
     busy, cur_s, cur_e = 0.0, None, None
     for s, e in iv:
