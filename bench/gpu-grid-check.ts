@@ -13,7 +13,7 @@
  */
 import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { ProfileCapability } from '../autoscaler/inference/capability';
+import { ProfileCapability } from '../autoscaler/rapp/profile-capability';
 import { readDiluMps, readRapp } from '../autoscaler/sim/latency-data';
 import { compareShape, gridCurve, parseGridLog, type ShapeCheck, DEFAULT_SHAPE_OPTIONS } from './lib/share-shape';
 import { table } from './lib/results';

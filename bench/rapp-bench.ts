@@ -26,7 +26,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ProfileCapability, ProfilePoint } from '../autoscaler/inference/capability';
+import { ProfileCapability, ProfilePoint } from '../autoscaler/rapp/profile-capability';
 import { LatencyModel } from '../autoscaler/rapp/latency-model';
 import { featureVector, onnxFileFeatures } from '../autoscaler/rapp/onnx-features';
 import { predictProfile } from '../autoscaler/rapp/predicted-profile';

@@ -7,7 +7,7 @@
 import type { Config } from '../gateway/config';
 import { type Gateway, type GatewayOptions, startGateway } from '../gateway/server';
 import { startTrainingLoop } from '../autoscaler/live/start';
-import { rappCpuPredictor } from '../autoscaler/rapp/predict-cpu';
+import { rappProfiler } from '../autoscaler/rapp/rapp-profiler';
 import { trainingScheduler } from '../autoscaler/training/scheduler';
 
 /** The ports a gateway process needs, implemented by the autoscaler side. */
@@ -16,7 +16,7 @@ export function gatewayPorts(cfg: Config): Omit<GatewayOptions, 'embeddedRedis'>
     scheduler: trainingScheduler,
     // locally the round loop runs in the process of the node's agent: the jobs are its children
     trainingLoop: (p) => startTrainingLoop(cfg, p.redis, p.book, p.launcher, p.noun),
-    cpuPredictor: rappCpuPredictor,
+    profiler: rappProfiler,
   };
 }
 

@@ -41,7 +41,7 @@ import { jobRoutes } from './routes/jobs';
 import { FunctionRouter } from './proxy/router';
 import { ChangeFeed } from './registry/change-feed';
 import { Registry } from './registry/registry';
-import type { CpuPredictor } from './ports/cpu-predictor';
+import type { CapabilityProfiler } from './ports/capability-profiler';
 import type { RunningTrainingLoop, TrainingLoopStarter } from './ports/training-jobs';
 import type { TrainingScheduler } from './ports/training-scheduler';
 
@@ -76,8 +76,8 @@ export interface GatewayOptions {
   scheduler: TrainingScheduler;
   /** Starts the training round loop where this gateway runs the local agent (absent: no loop here). */
   trainingLoop?: TrainingLoopStarter;
-  /** The CPU latency predictor the agent profiles with (absent: profiles are measured). */
-  cpuPredictor?: CpuPredictor;
+  /** The deploy-time capability profile the agent runs (RaPP's, a port; absent: no profiling). */
+  profiler?: CapabilityProfiler;
 }
 
 /** `redisTarget`: a `redis://` URL or a unix socket path. */
@@ -152,7 +152,7 @@ export async function startGateway(cfg: Config, redisTarget: string, opts: Gatew
       readSecret: (ns, name) => local.secrets.read(ns, name),
       profileSeconds: cfg.profileSeconds > 0 ? cfg.profileSeconds : undefined,
       profileMode: cfg.profileMode,
-      cpuPredictor: opts.cpuPredictor,
+      profiler: opts.profiler,
       cpu,
       nodeCores,
       gpus: gpu.replicas,

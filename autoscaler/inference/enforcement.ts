@@ -1,4 +1,4 @@
-import type { ProfilePoint } from './capability';
+import type { ProfilePoint } from '../rapp/profile-capability';
 
 /**
  * The resource dimensions a provider can enforce on a replica (issue 10: "the provider declares

@@ -1,5 +1,5 @@
 /** The hybrid policy's capability tables per (profile, SLO): latency, capacity, best batch, configurations; memoised (p.cache). */
-import { pack } from './capability';
+import { pack } from '../rapp/profile-capability';
 import { sloRate } from './queueing';
 import { Config, EPS, HybridParams } from './hybrid-params';
 import type { Capability, FunctionSpec } from './types';

@@ -8,7 +8,7 @@ import { policyNames, registerPolicy } from './registry';
 
 export * from './types';
 export * from './registry';
-export { ProfileCapability, type ProfilePoint } from './capability';
+export { ProfileCapability, type ProfilePoint } from '../rapp/profile-capability';
 export { kalman, lastValue, movingAverage, makePredictor, normalQuantile, upper } from './predictors';
 export { latencyPercentiles, percentileFromHistogram, bucketIndex } from './histogram';
 export { applyDecision, occupancy, ClusterOverlay } from './cluster';

@@ -1,5 +1,5 @@
 import type { Enforcement } from '../../gateway/providers/function-provider';
-import type { ProfilePoint } from '../inference/capability';
+import type { ProfilePoint } from '../rapp/profile-capability';
 import { describeDims, EnforcedDims, restrictToEnforced } from '../inference/enforcement';
 
 /**

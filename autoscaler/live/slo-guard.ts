@@ -24,7 +24,7 @@
  * a quota. Pure.
  */
 import { countOver } from '../inference/histogram';
-import { CORRECTION } from './correction';
+import { CORRECTION } from '../rapp/online-correction';
 import type { Decision, FunctionSpec, Observation } from '../inference/types';
 
 /** Significance of the guard's test: how improbable the misses must be for a function that meets its SLO. */

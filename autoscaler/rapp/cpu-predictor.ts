@@ -9,7 +9,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { ProfilePoint } from '../inference/capability';
+import type { ProfilePoint } from './profile-capability';
 import { LatencyModel } from './latency-model';
 
 export const CPU_MODELS_DIR = join(__dirname, 'models');

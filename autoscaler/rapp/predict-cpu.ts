@@ -1,10 +1,25 @@
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { REPO_ROOT } from '../../gateway/config';
-import type { CpuPredictRequest, CpuPrediction, CpuPredictor } from '../../gateway/ports/cpu-predictor';
-import { haveCpuModels } from './cpu-predictor';
+import type { ProfilePoint } from '../../gateway/providers/capability-profile';
 
-export type { CpuPredictRequest, CpuPrediction };
+export interface CpuPrediction {
+  points: ProfilePoint[];
+  /** The graph's feature vector: pass it back to predict again without parsing the file again. */
+  vector: number[];
+  /** Time the predictor process took (parse, features, model runs), ms. */
+  ms: number;
+}
+
+export interface CpuPredictRequest {
+  model: string;
+  /** The model's feature vector from an earlier answer: the file is not parsed again. */
+  vector?: number[];
+  batches: number[];
+  quotas: number[];
+  cores: number;
+  anchorMs?: number;
+}
 
 const MAIN = join(__dirname, 'predict-cpu-main.ts');
 
@@ -24,9 +39,3 @@ export function predictCpu(req: CpuPredictRequest, timeoutMs = 120_000): Promise
     });
   });
 }
-
-/** The agent's `CpuPredictor` port: available where the predictor's models ship. */
-export const rappCpuPredictor: CpuPredictor = {
-  available: haveCpuModels,
-  predict: (req) => predictCpu(req),
-};

@@ -5,7 +5,7 @@
  * capability query on the decision path costs what a measured profile costs. Pure but for the
  * model run.
  */
-import type { ProfilePoint } from '../inference/capability';
+import type { ProfilePoint } from './profile-capability';
 import type { LatencyModel } from './latency-model';
 
 export interface ConfigGrid {

@@ -7,8 +7,8 @@
  */
 import { applyDecision } from '../inference/cluster';
 import { decideLive, LiveState } from '../live/decider';
-import { CorrectedCapability } from '../live/corrected-capability';
-import { correctionStep, LogFactor } from '../live/correction';
+import { CorrectedCapability } from '../rapp/corrected-capability';
+import { correctionStep, LogFactor } from '../rapp/online-correction';
 import { CfsBudget, cfsFinish } from './cfs';
 import { DeviceLedger } from './devices';
 import { GUARD_HOLD_S } from '../live/slo-guard';

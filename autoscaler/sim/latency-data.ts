@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ProfilePoint } from '../inference/capability';
+import { ProfilePoint } from '../rapp/profile-capability';
 
 /**
  * Readers for `../shared/data/latency/` (no licence: read at run time from the shared folder,

@@ -5,7 +5,7 @@
  * SM share (≥ 55 % of the SMs), a point's log minus the mean of its two SM neighbours' logs is
  * noise, with variance 1.5·σ² for independent errors. Pure.
  */
-import type { ProfilePoint } from '../inference/capability';
+import type { ProfilePoint } from '../rapp/profile-capability';
 import { mulberry32, normal } from './rng';
 
 /** σ of ln(latency) measurement noise, from second differences along the SM axis where latency is flat (SM ≥ minSm). */

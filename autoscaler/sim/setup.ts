@@ -1,4 +1,4 @@
-import { ProfileCapability, ProfilePoint } from '../inference/capability';
+import { ProfileCapability, ProfilePoint } from '../rapp/profile-capability';
 import { EnforcedDims, restrictToEnforced } from '../inference/enforcement';
 import { FunctionSpec } from '../inference/types';
 import { SimFunction } from './engine';

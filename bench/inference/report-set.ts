@@ -11,7 +11,7 @@
  * first 3 h, Azure day 1).
  */
 import { join } from 'node:path';
-import type { ProfilePoint } from '../../autoscaler/inference/capability';
+import type { ProfilePoint } from '../../autoscaler/rapp/profile-capability';
 import type { EnforcedDims } from '../../autoscaler/inference/enforcement';
 import { simulate } from '../../autoscaler/sim/engine';
 import { readTrace, type Trace } from '../../autoscaler/sim/traces';

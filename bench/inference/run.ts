@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import type { ProfilePoint } from '../../autoscaler/inference/capability';
+import type { ProfilePoint } from '../../autoscaler/rapp/profile-capability';
 import { ALL_DIMS, type EnforcedDims, parseEnforcedDims } from '../../autoscaler/inference/enforcement';
 import { DILU_INTERFERENCE_BETA, InterferenceAwareCapability } from '../../autoscaler/inference/interference';
 import { Capability, PolicyParams } from '../../autoscaler/inference/types';

@@ -1,5 +1,4 @@
-import { ProfileCapability, ProfilePoint } from '../../autoscaler/inference/capability';
-import '../../autoscaler/inference/index';
+import { ProfileCapability, ProfilePoint } from '../../autoscaler/rapp/profile-capability';
 import { createPolicy } from '../../autoscaler/inference/registry';
 import { ClusterView, FunctionSpec, Observation } from '../../autoscaler/inference/types';
 import { readRapp } from '../../autoscaler/sim/latency-data';

@@ -1,6 +1,6 @@
 import { cpus } from 'node:os';
 import { simulate, SimResult } from '../../autoscaler/sim/engine';
-import { ProfileCapability } from '../../autoscaler/inference/capability';
+import { ProfileCapability } from '../../autoscaler/rapp/profile-capability';
 import { CFS_PERIOD_US } from '../../node-runtime/cpu-values';
 import { FUNCTIONS, ZERO_S } from './platform';
 

@@ -1,6 +1,6 @@
 import { cfsFinish } from '../../autoscaler/sim/cfs';
 import { simulate, SimFunction } from '../../autoscaler/sim/engine';
-import { ProfileCapability } from '../../autoscaler/inference/capability';
+import { ProfileCapability } from '../../autoscaler/rapp/profile-capability';
 import { aFunction } from './fixtures';
 
 describe('CFS bandwidth service model', () => {

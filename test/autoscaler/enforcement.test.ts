@@ -1,4 +1,4 @@
-import { ProfileCapability } from '../../autoscaler/inference/capability';
+import { ProfileCapability } from '../../autoscaler/rapp/profile-capability';
 import { describeDims, parseEnforcedDims, restrictToEnforced } from '../../autoscaler/inference/enforcement';
 
 const points = [0.25, 0.5, 1].flatMap((smShare) => [0.5, 1].map((quota) => ({ batch: 1, smShare, quota, latencyMs: 10 / (smShare * quota) })));

@@ -1,4 +1,4 @@
-import { ProfileCapability, ProfilePoint } from '../../autoscaler/inference/capability';
+import { ProfileCapability, ProfilePoint } from '../../autoscaler/rapp/profile-capability';
 import { ClusterView, FunctionSpec, Observation, ReplicaState } from '../../autoscaler/inference/types';
 
 /**

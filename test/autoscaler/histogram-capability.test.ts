@@ -1,4 +1,4 @@
-import { ProfileCapability } from '../../autoscaler/inference/capability';
+import { ProfileCapability } from '../../autoscaler/rapp/profile-capability';
 import { bucketIndex, percentileFromHistogram } from '../../autoscaler/inference/histogram';
 import { LATENCY_BUCKETS_MS } from '../../autoscaler/inference/types';
 import { cap } from './fixtures';

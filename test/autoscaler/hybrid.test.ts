@@ -1,5 +1,5 @@
 import { hybrid, HybridState, trendSlope } from '../../autoscaler/inference/hybrid';
-import { ProfileCapability } from '../../autoscaler/inference/capability';
+import { ProfileCapability } from '../../autoscaler/rapp/profile-capability';
 import { simulate, SimFunction } from '../../autoscaler/sim/engine';
 import { aFunction, cap, clusterOf, observe, replica, synthProfile } from './fixtures';
 import { ReplicaState } from '../../autoscaler/inference/types';

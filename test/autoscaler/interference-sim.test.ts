@@ -1,4 +1,4 @@
-import { ProfileCapability } from '../../autoscaler/inference/capability';
+import { ProfileCapability } from '../../autoscaler/rapp/profile-capability';
 import { DILU_INTERFERENCE_BETA, InterferenceAwareCapability, plannedSlowdown, slowdown } from '../../autoscaler/inference/interference';
 import { simulate, SimFunction } from '../../autoscaler/sim/engine';
 import { estimateProfileNoise, remeasure } from '../../autoscaler/sim/profile-error';

@@ -1,4 +1,4 @@
-import { ProfileCapability } from '../../autoscaler/inference/capability';
+import { ProfileCapability } from '../../autoscaler/rapp/profile-capability';
 import { DeviceLedger, Held } from '../../autoscaler/sim/devices';
 import { simulate, SimFunction } from '../../autoscaler/sim/engine';
 import { aFunction, synthProfile } from './fixtures';

@@ -1,4 +1,5 @@
-import { batchGrid, monotone, ProfilePoint } from '../../node-runtime/profiler';
+import { monotone } from '../../autoscaler/rapp/monotone';
+import { batchGrid, ProfilePoint } from '../../node-runtime/profiler';
 
 const pt = (batch: number, quota: number, latencyMs: number): ProfilePoint => ({ batch, quota, smShare: 1, latencyMs, throughput: (batch / latencyMs) * 1000 });
 

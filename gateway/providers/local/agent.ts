@@ -13,9 +13,8 @@ import { GpuReplicas } from '../../../node-runtime/gpu-replica';
 import { ImageStore } from './image-store';
 import { LogSink } from './log-sink';
 import { batchGrid, CapabilityProfile, profileKey, profileReplica, readProfile } from '../../../node-runtime/profiler';
-import { profileAtDeploy } from './deploy-profile';
 import { modelFile } from './model-file';
-import type { CpuPredictor } from '../../ports/cpu-predictor';
+import type { CapabilityProfiler } from '../../ports/capability-profiler';
 import { Isolation, Replica, ReplicaHost, ReplicaPlan } from './replica';
 import { planRollout, RolloutReplica } from './rollout';
 import { ServedVersions } from './served-version';
@@ -51,8 +50,8 @@ export interface AgentOptions {
    * predicted from its ONNX graph, then from one measured point; `measured`: the whole grid.
    */
   profileMode?: 'predicted' | 'measured';
-  /** The CPU latency predictor (a port; absent: nothing is predicted, profiles are measured). */
-  cpuPredictor?: CpuPredictor;
+  /** The deploy-time profile's stages: what is predicted, measured, stored (a port, RaPP's; absent: no profiling). */
+  profiler?: CapabilityProfiler;
   /** A replica started cold for `cause` (`sm-share`: a replacement at a new SM share); metrics. */
   coldStart?(ref: FunctionRef, cause: 'sm-share'): void;
 }
@@ -82,7 +81,7 @@ export class LocalAgent {
   private profiled = new Set<string>();
   private readonly profileSeconds?: number;
   private readonly profileMode: 'predicted' | 'measured';
-  private readonly cpuPredictor?: CpuPredictor;
+  private readonly profiler?: CapabilityProfiler;
   private readonly secrets: SecretFiles;
   /** The last 'rolling update stalled' line logged per function (each one is logged once). */
   private stalled = new Map<string, string>();
@@ -107,8 +106,8 @@ export class LocalAgent {
     this.placements = new PlacementBook(redis);
     this.gpuQuota = opts.gpuQuota;
     this.profileSeconds = opts.profileSeconds;
-    this.cpuPredictor = opts.cpuPredictor;
-    this.profileMode = opts.profileMode ?? (this.cpuPredictor?.available() ? 'predicted' : 'measured');
+    this.profiler = opts.profiler;
+    this.profileMode = opts.profileMode ?? (this.profiler?.canPredict() ? 'predicted' : 'measured');
     this.secrets = new SecretFiles(opts.dataDir, opts.readSecret, opts.isolation, (instance, text) => this.host.log(instance, text));
     this.served = new ServedVersions(redis);
     this.shares = new ShareReplacer(redis, {
@@ -283,7 +282,8 @@ export class LocalAgent {
    * quota) on its first ready replica, in the background, and store it for the autoscaler.
    */
   private maybeProfile(ref: FunctionRef, rec: FunctionRecord, version: string): void {
-    if (this.profileSeconds === undefined || rec.kind !== 'inference') return;
+    const profiler = this.profiler;
+    if (this.profileSeconds === undefined || !profiler || rec.kind !== 'inference') return;
     const key = `${refKey(ref)}@${version}`;
     if (this.profiled.has(key)) return;
     const r = this.local(ref).find((x) => x.state === 'ready' && x.plan.specHash === version && x.plan.manifest.language === 'ml-inference');
@@ -302,9 +302,8 @@ export class LocalAgent {
       const spot = (await this.placements.read(ref))[r.id];
       const cores = coresOfDevice(spot?.gpu, this.nodeCores).slice(0, 1);
       const device = r.gpu !== undefined ? 'gpu' : 'cpu';
-      const predictor = this.cpuPredictor;
       const model = this.profileMode === 'predicted' && device === 'cpu' && quotas.length > 1 ? modelFile(r.plan.manifest.dir, rec.spec.envVars) : undefined;
-      await profileAtDeploy(
+      await profiler.profile(
         {
           measure: (batches, qs) =>
             profileReplica(
@@ -318,10 +317,9 @@ export class LocalAgent {
             ),
           store: (stage) => this.redis.set(profileKey(ref), JSON.stringify({ function: refKey(ref), version, measuredAt: new Date().toISOString(), device, ...stage } satisfies CapabilityProfile)).then(() => undefined),
           log: (line) => this.logs.push(ref, 'agent', line),
-          predict: model && predictor ? (req) => predictor.predict({ ...req, model }) : undefined,
         },
-        batchGrid(rec.spec.ml.maxBatchSize ?? 8),
-        quotas,
+        { batches: batchGrid(rec.spec.ml.maxBatchSize ?? 8), quotas },
+        model,
       );
     })()
       .catch((e) => {

@@ -1,8 +1,8 @@
-import { CorrectedCapability } from '../../../autoscaler/live/corrected-capability';
-import { CORRECTION, correctionStep } from '../../../autoscaler/live/correction';
-import { addsCapacity, freshGuard, GUARD_ALPHA, guardHolds, poissonTail, reducesCapacity, sloGuard, SloGuardState } from '../../../autoscaler/live/slo-guard';
+import { CorrectedCapability } from '../../../autoscaler/rapp/corrected-capability';
+import { CORRECTION, correctionStep } from '../../../autoscaler/rapp/online-correction';
+import { addsCapacity, freshGuard, GUARD_ALPHA, guardHolds, poissonTail, reducesCapacity, sloGuard, SloGuardState } from '../../../autoscaler/inference/stages/slo-guard';
 import { countOver } from '../../../autoscaler/inference/histogram';
-import { ProfileCapability } from '../../../autoscaler/inference/capability';
+import { ProfileCapability } from '../../../autoscaler/rapp/profile-capability';
 import { Decision, LATENCY_BUCKETS_MS } from '../../../autoscaler/inference/types';
 import { aFunction, observe, replica, synthProfile } from '../fixtures';
 

@@ -2,7 +2,8 @@ import { Actuator } from '../../../autoscaler/live/actuator';
 import { decideLive, DecideInput } from '../../../autoscaler/live/decider';
 import { PlacedReplica } from '../../../autoscaler/live/observation';
 import { hybrid } from '../../../autoscaler/inference/hybrid';
-import { ProfileCapability } from '../../../autoscaler/inference/capability';
+import { SLO_GUARD } from '../../../autoscaler/inference/stages/slo-guard';
+import { ProfileCapability } from '../../../autoscaler/rapp/profile-capability';
 import { Decision, LATENCY_BUCKETS_MS } from '../../../autoscaler/inference/types';
 import type { FunctionProvider } from '../../../gateway/providers/function-provider';
 import type { ScalingEvent, ScalingEvents } from '../../../gateway/registry/scaling-events';
@@ -146,9 +147,9 @@ describe('decider', () => {
       return { outs, state: state! };
     };
     // a policy whose model says the replica it has is enough
-    const holding = (sloGuard?: boolean): DecideInput['policy'] => ({
+    const holding = (guard?: boolean): DecideInput['policy'] => ({
       name: 'holding',
-      sloGuard,
+      ...(guard ? { guard: SLO_GUARD } : {}),
       initialState: () => ({}),
       decide: (_s, st, o) => ({ decision: { replicas: o.replicas.length, quotas: [], add: [], remove: [], weights: {}, reason: 'enough' }, nextState: st, reason: 'enough' }),
     });

@@ -2,7 +2,7 @@
  * Runs the latency model outside the test runner's sandbox (see latency-model.ts) and prints what
  * the test asserts on, as one JSON line: `tsx predict-child.ts MODEL`.
  */
-import { ProfileCapability } from '../../../autoscaler/inference/capability';
+import { ProfileCapability } from '../../../autoscaler/rapp/profile-capability';
 import { LatencyModel } from '../../../autoscaler/rapp/latency-model';
 import { predictProfile } from '../../../autoscaler/rapp/predicted-profile';
 

@@ -1,15 +1,12 @@
-import type { CpuPrediction } from '../../ports/cpu-predictor';
-import { CapabilityProfile, monotone, ProfilePoint } from '../../../node-runtime/profiler';
+import type { ProfileIO, ProfileStage } from '../../gateway/ports/capability-profiler';
+import type { ProfilePoint } from '../../gateway/providers/capability-profile';
+import { monotone } from './monotone';
+import type { CpuPrediction } from './predict-cpu';
 
-/** What a deploy-time profile stage stores (the agent adds the function, version, time and device). */
-export type ProfileStage = Pick<CapabilityProfile, 'points' | 'source' | 'measuredPoints'>;
+export type { ProfileStage };
 
-export interface DeployProfileDeps {
-  /** Measures the replica at every (quota, batch) of the grid under the profiler's quota. */
-  measure(batches: number[], quotas: number[]): Promise<ProfilePoint[]>;
-  /** Stores a stage's profile; each replaces the one before (the autoscaler reloads on a new source). */
-  store(stage: ProfileStage): Promise<void>;
-  log(line: string): void;
+/** The agent's measurement and store (the port's `ProfileIO`), and RaPP's CPU predictor. */
+export interface DeployProfileDeps extends ProfileIO {
   /** The CPU latency predictor for the function's ONNX file; absent: the grid is measured. */
   predict?(req: { batches: number[]; quotas: number[]; cores: number; anchorMs?: number; vector?: number[] }): Promise<CpuPrediction>;
 }

@@ -1,11 +1,11 @@
 /**
- * The deploy-time profile's stages (gateway/providers/local/deploy-profile.ts): measured, or
+ * The deploy-time profile's stages (autoscaler/rapp/deploy-profile.ts): measured, or
  * predicted from the graph, then from one measured point; a failing predictor falls back to
  * measuring the grid. The measurement and the predictor are stand-ins here (the real ones run in
  * test/integration/predicted-profile.test.ts).
  */
-import { profileAtDeploy, ProfileStage } from '../../gateway/providers/local/deploy-profile';
-import type { ProfilePoint } from '../../node-runtime/profiler';
+import { profileAtDeploy, ProfileStage } from '../../../autoscaler/rapp/deploy-profile';
+import type { ProfilePoint } from '../../../node-runtime/profiler';
 
 const pt = (batch: number, quota: number, latencyMs: number): ProfilePoint => ({ batch, quota, smShare: 1, latencyMs, throughput: (1000 * batch) / latencyMs });
 

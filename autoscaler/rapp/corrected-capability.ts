@@ -1,9 +1,9 @@
 import type { Capability } from '../inference/types';
-import { LogFactor, quantise } from './correction';
+import { LogFactor, quantise } from './online-correction';
 
 /**
  * The capability the live policy queries: the deploy-time profile times the function's online
- * correction factor k (correction.ts): capability × k, latency ÷ k. `profileKey` changes whenever
+ * correction factor k (online-correction.ts): capability × k, latency ÷ k. `profileKey` changes whenever
  * the profile or the (quantised) factor does, so policies that cache per key see the new surface.
  */
 export class CorrectedCapability implements Capability {

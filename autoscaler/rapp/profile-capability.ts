@@ -1,4 +1,4 @@
-import { Capability } from './types';
+import { Capability } from '../inference/types';
 
 /** One measured point of a function's profile: a batch's latency at an SM share and a quota. */
 export interface ProfilePoint {
