@@ -1,11 +1,4 @@
-import { aiad, oneshot } from './baselines/faro-reactive';
-import { diluHorizontal } from './baselines/dilu-horizontal';
-import { kpa } from './baselines/kpa';
-import { openfaasRps } from './baselines/openfaas-rps';
-import { staticShare } from './baselines/static-share';
-import { hybrid } from './hybrid';
-import { policyNames, registerPolicy } from './registry';
-
+/** The inference side's public surface: the contract, the policies by name and the helpers policies share. */
 export * from './types';
 export * from './registry';
 export { ProfileCapability, type ProfilePoint } from '../rapp/profile-capability';
@@ -14,12 +7,3 @@ export { latencyPercentiles, percentileFromHistogram, bucketIndex } from './hist
 export { applyDecision, occupancy, ClusterOverlay } from './cluster';
 export { HYBRID_DEFAULTS } from './hybrid';
 
-if (!policyNames().includes('hybrid')) {
-  registerPolicy('hybrid', hybrid);
-  registerPolicy('kpa', kpa);
-  registerPolicy('static-share', staticShare);
-  registerPolicy('openfaas-rps', openfaasRps);
-  registerPolicy('oneshot', oneshot);
-  registerPolicy('aiad', aiad);
-  registerPolicy('dilu-horizontal', diluHorizontal);
-}

@@ -1,16 +1,29 @@
+/**
+ * Inference policies by name: one static table, one line per policy (a new baseline is one file
+ * plus one line below). The hybrid's variants are stage configurations chosen by its `sloModel`
+ * parameter (stages/variants.ts). Nothing registers itself on import.
+ */
+import { aiad, oneshot } from './baselines/faro-reactive';
+import { diluHorizontal } from './baselines/dilu-horizontal';
+import { kpa } from './baselines/kpa';
+import { openfaasRps } from './baselines/openfaas-rps';
+import { staticShare } from './baselines/static-share';
+import { hybrid } from './hybrid';
 import { InferencePolicy, PolicyDeps, PolicyFactory, PolicyParams } from './types';
 
-const factories = new Map<string, PolicyFactory>();
+const POLICIES: Readonly<Record<string, PolicyFactory>> = {
+  hybrid,
+  kpa,
+  'static-share': staticShare,
+  'openfaas-rps': openfaasRps,
+  oneshot,
+  aiad,
+  'dilu-horizontal': diluHorizontal,
+};
 
-/** Registers a policy factory under `name` (a new baseline is one file plus one call). */
-export function registerPolicy(name: string, factory: PolicyFactory): void {
-  if (factories.has(name)) throw new Error(`policy "${name}" is already registered`);
-  factories.set(name, factory);
-}
-
-/** The factory registered as `name`; throws listing the known names. */
+/** The factory named `name`; throws listing the known names. */
 export function policy(name: string): PolicyFactory {
-  const f = factories.get(name);
+  const f = Object.prototype.hasOwnProperty.call(POLICIES, name) ? POLICIES[name] : undefined;
   if (!f) throw new Error(`unknown inference policy "${name}" (known: ${policyNames().join(', ')})`);
   return f;
 }
@@ -21,5 +34,5 @@ export function createPolicy(name: string, params: PolicyParams, deps: PolicyDep
 }
 
 export function policyNames(): string[] {
-  return [...factories.keys()].sort();
+  return Object.keys(POLICIES).sort();
 }

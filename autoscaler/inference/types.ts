@@ -133,13 +133,42 @@ export interface DecideResult<S> {
 export interface InferencePolicy<S = unknown> {
   readonly name: string;
   /**
-   * Optional: the live loop's SLO guard (autoscaler/live/slo-guard.ts) may add capacity to this
-   * policy's decisions. Ours only: a baseline that models a published autoscaler leaves it off,
-   * so it runs (live and simulated) as its authors ran it.
+   * Optional: the policy's SLO guard stage (ours: stages/slo-guard.ts), run on each decision with
+   * what the loop observed against the SLO; it may add capacity. A baseline that models a published
+   * autoscaler has none, so it runs (live and simulated) as its authors ran it.
    */
-  readonly sloGuard?: boolean;
+  readonly guard?: PolicyGuard;
   initialState(spec: FunctionSpec): S;
   decide(spec: FunctionSpec, state: S, obs: Observation, now: number): DecideResult<S>;
+}
+
+/** The SLO guard's state: the window's intervals with requests, [requests, of them over the SLO], oldest first, and its hold. */
+export interface GuardState {
+  window: Array<[number, number]>;
+  /** Until when (ms) capacity the guard gave is kept; absent: no hold. */
+  holdUntilMs?: number;
+}
+
+/** What a guard stage reads besides its state: the decision and the interval it answers. */
+export interface GuardInput {
+  spec: FunctionSpec;
+  obs: Observation;
+  decision: Decision;
+  /** ms on the caller's clock. */
+  now: number;
+  /** Seconds of evidence before the guard acts. */
+  windowS: number;
+  /** How long capacity the guard gave is kept (decisions that reduce capacity are held), s. */
+  holdS: number;
+  /** The model's capability for the replicas running, req/s. */
+  capacityRps: number;
+}
+
+/** A guard stage: after the policy's decision, a decision to apply instead, or a hold. Pure. */
+export interface PolicyGuard {
+  readonly name: string;
+  init(): GuardState;
+  check(st: GuardState, input: GuardInput): { next: GuardState; decision?: Decision; heldUntilMs?: number };
 }
 
 /** Throughput model: req/s that one replica of `fn` sustains. */

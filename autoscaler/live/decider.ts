@@ -6,14 +6,15 @@
  * 2. capability gate: never act without a profile, on a capability of 0 for the replicas running, or
  *    while replicas the platform is starting are not listed yet;
  * 3. the policy's decision;
- * 4. the SLO guard (slo-guard.ts), for policies that take it (ours; baselines run as published),
- *    and its hold: what the guard gave is not taken back for `sloGuardHoldS`;
+ * 4. the policy's guard stage, where it has one (ours: the SLO guard, inference/stages/slo-guard.ts;
+ *    baselines run as published), with this loop's window and hold: what the guard gave is not
+ *    taken back for `sloGuardHoldS`;
  * 5. a manual-scale pin keeps the replica count (quota changes still apply).
  */
 import { idleLongEnough, idleSince } from '../inference/idle';
 import type { Capability, Decision, FunctionSpec, InferencePolicy, Observation } from '../inference/types';
 import type { ManualPin } from '../../gateway/registry/manual-scale';
-import { freshGuard, guardHolds, sloGuard, SloGuardState } from './slo-guard';
+import { freshGuard, SloGuardState } from '../inference/stages/slo-guard';
 
 /** Per-function state of the live rules (besides the policy's own). */
 export interface LiveState {
@@ -96,10 +97,11 @@ export function decideLive(i: DecideInput): DecideOutput {
   }
   const { decision: polled, nextState } = i.policy.decide(spec, st.policy, obs, now);
   let decision = polled;
-  const g = i.policy.sloGuard ? sloGuard(st.guard, spec, obs, decision, i.sloGuardS, { now, seconds: i.sloGuardHoldS }, replicaCapability(i.capability, spec.name, obs)) : { next: st.guard };
+  const guard = i.policy.guard;
+  const g = guard ? guard.check(st.guard, { spec, obs, decision, now, windowS: i.sloGuardS, holdS: i.sloGuardHoldS, capacityRps: replicaCapability(i.capability, spec.name, obs) }) : { next: st.guard };
   if (g.decision) decision = g.decision;
-  else if (!i.pin && guardHolds(st.guard, decision, obs, now)) {
-    const skipped = `hold: the SLO guard's capacity is kept until ${new Date(st.guard.holdUntilMs!).toISOString()} (${decision.reason})`;
+  else if (!i.pin && g.heldUntilMs !== undefined) {
+    const skipped = `hold: the SLO guard's capacity is kept until ${new Date(g.heldUntilMs).toISOString()} (${decision.reason})`;
     return { skipped, next: { policy: nextState, idleSinceMs: idle, guard: g.next } };
   }
   const next: LiveState = { policy: nextState, idleSinceMs: decision.replicas === 0 ? null : idle, guard: g.next };

@@ -5,7 +5,6 @@ import type { Enforcement, FunctionProvider } from '../../gateway/providers/func
 import { ScalingEvents } from '../../gateway/registry/scaling-events';
 import { ProfileCapability } from '../rapp/profile-capability';
 import { describeDims } from '../inference/enforcement';
-import '../inference/index';
 import { createPolicy } from '../inference/registry';
 import type { ClusterView, Decision, InferencePolicy, Placement, PolicyParams } from '../inference/types';
 import { Actuator, Outcome } from './actuator';
@@ -16,7 +15,7 @@ import { decideLive, LiveState } from './decider';
 import { enforcedDims, plannable } from './enforced';
 import { policySpec, targetReplicas, toObservation } from './observation';
 import { zeroAfterMs } from './zero';
-import { GUARD_HOLD_S } from './slo-guard';
+import { GUARD_HOLD_S } from '../inference/stages/slo-guard';
 
 /** The only clock in the autoscaler; tests pass their own. */
 export interface Clock {

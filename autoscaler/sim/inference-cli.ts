@@ -1,5 +1,4 @@
 import { parseArgs } from 'node:util';
-import '../inference/index';
 import { policyNames } from '../inference/registry';
 import { InterferenceAwareCapability } from '../inference/interference';
 import { PolicyParams } from '../inference/types';

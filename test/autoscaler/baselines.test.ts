@@ -1,4 +1,3 @@
-import '../../autoscaler/inference/index';
 import { createPolicy, policy, policyNames } from '../../autoscaler/inference/registry';
 import { InferencePolicy, Observation } from '../../autoscaler/inference/types';
 import { aFunction, cap, observe, replica } from './fixtures';

@@ -1,5 +1,6 @@
 /**
- * SLO guard (issue 10): a function that misses its SLO beyond chance over the last `seconds`
+ * SLO guard stage (issue 10) of our policies, run by the live loop (and the simulator) with what it
+ * observed against the SLO: a function that misses its SLO beyond chance over the last `seconds`
  * intervals while the model says its replicas serve the load (the window's request rate within the
  * model's capacity for them: a model error, not a burst the forecast has not caught up with) gets
  * capacity anyway: the lowest quota below 1 is raised
@@ -20,12 +21,12 @@
  *
  * What the guard gives is kept for a hold window (GUARD_HOLD_S): a policy whose model says the
  * capacity is not needed would otherwise take it back at its next decision, and the guard would give
- * it again a window later. Until the hold ends the decider holds any decision that removes a replica or lowers
+ * it again a window later. Until the hold ends the stage holds any decision that removes a replica or lowers
  * a quota. Pure.
  */
-import { countOver } from '../inference/histogram';
-import { CORRECTION } from '../rapp/online-correction';
-import type { Decision, FunctionSpec, Observation } from '../inference/types';
+import { countOver } from '../histogram';
+import { CORRECTION } from '../../rapp/online-correction';
+import type { Decision, FunctionSpec, GuardState, Observation, PolicyGuard } from '../types';
 
 /** Significance of the guard's test: how improbable the misses must be for a function that meets its SLO. */
 export const GUARD_ALPHA = 0.001;
@@ -40,12 +41,8 @@ export const GUARD_ALPHA = 0.001;
  */
 export const GUARD_HOLD_S = Math.ceil(Math.log(0.1) / Math.log(1 - CORRECTION.gain));
 
-export interface SloGuardState {
-  /** The window's intervals with completions, oldest first: [requests, of them over the SLO]. */
-  window: Array<[number, number]>;
-  /** Until when (ms) capacity the guard gave is kept; absent: no hold. */
-  holdUntilMs?: number;
-}
+/** The guard's window and hold (types.ts `GuardState`). */
+export type SloGuardState = GuardState;
 
 export const freshGuard = (): SloGuardState => ({ window: [] });
 
@@ -164,3 +161,19 @@ export function sloGuard(
   }
   return { next: { window: [], holdUntilMs }, decision: { ...d, remove: [], replicas: Math.max(d.replicas, kept.length), reason: `${why}: at max_scale ${spec.maxScale}, nothing to add; ${d.reason}` } };
 }
+
+/**
+ * The guard as a policy stage (`InferencePolicy.guard`): after the policy's decision, with the
+ * window and hold the caller configures and the model's capacity for the replicas running, the
+ * guard's next state, a decision to apply instead, or `heldUntilMs` when what it gave earlier keeps
+ * this decision (one that takes capacity away) from being applied.
+ */
+export const SLO_GUARD: PolicyGuard = {
+  name: 'slo-guard',
+  init: freshGuard,
+  check(st, { spec, obs, decision, now, windowS, holdS, capacityRps }) {
+    const g = sloGuard(st, spec, obs, decision, windowS, { now, seconds: holdS }, capacityRps);
+    if (g.decision || !guardHolds(st, decision, obs, now)) return g;
+    return { next: g.next, heldUntilMs: st.holdUntilMs };
+  },
+};
