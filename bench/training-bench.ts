@@ -9,7 +9,7 @@
  *    with only a paper figure is shown but left out of the headline). Both policies also run in
  *    `engine.ts`, where a deadline is met only if the work is done, overheads included, by then.
  * 2. Baselines in `engine.ts`, and the authors' Gandiva and Tiresias (`dlas-gpu`) in their own
- *    artifact loops (`artifact-gandiva.ts`, `artifact-dlas.ts`), next to the authors' values.
+ *    artifact loops (`autoscaler/reproductions/elasticflow/`: `gandiva.ts`, `dlas.ts`), next to the authors' values.
  * 3. A best-effort mix with FaPES's metrics, an all-best-effort run (FaPES' setting) next to FaPES'
  *    Table 1 ratios, a loaning row, and the per-round decision time on the largest trace.
  * Writes bench/results/training.md (replaced on every run) and prints, as its last line,
@@ -24,10 +24,10 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { getPolicy, policyNames } from '../autoscaler/training/registry';
-import { simulateArtifact, type ArtifactRunResult } from '../autoscaler/sim/training/artifact-engine';
-import { withTraceDurations } from '../autoscaler/sim/training/artifact-baseline-common';
-import { simulateArtifactTiresias } from '../autoscaler/sim/training/artifact-dlas';
-import { simulateArtifactGandiva } from '../autoscaler/sim/training/artifact-gandiva';
+import { simulateArtifact, type ArtifactRunResult } from '../autoscaler/reproductions/elasticflow/simulator';
+import { withTraceDurations } from '../autoscaler/reproductions/elasticflow/baseline-loop-parts';
+import { simulateArtifactTiresias } from '../autoscaler/reproductions/elasticflow/dlas';
+import { simulateArtifactGandiva } from '../autoscaler/reproductions/elasticflow/gandiva';
 import { DEFAULT_DATA_DIR, loadClusterSpec, loadThroughputs, loadTrace, type GpuType, type TraceJob } from '../autoscaler/sim/training/data';
 import { buildSimJobs, jctStats, percentile, runPolicy } from '../autoscaler/sim/training/run';
 import type { SimResult } from '../autoscaler/sim/training/engine';

@@ -4,13 +4,14 @@
  */
 import { gandiva, optimus, pollux, themis, tiresias } from './baselines/cluster-schedulers';
 import { edf, edfAdmission, fifo, sjf } from './baselines/simple';
-import { elasticFlowPolicy, mlfaasPolicy } from './elasticflow/policy';
+import { elasticFlowArtifactPolicy } from '../reproductions/elasticflow/policy';
+import { mlfaasPolicy } from './mlfaas/policy';
 import { fapesPolicy } from './fapes/policy';
 import type { TrainingPolicy } from './types';
 
 const REGISTRY: Readonly<Record<string, () => TrainingPolicy>> = {
   mlfaas: () => mlfaasPolicy(),
-  elasticflow: () => elasticFlowPolicy(),
+  elasticflow: () => elasticFlowArtifactPolicy(),
   fapes: () => fapesPolicy(),
   edf: () => edf,
   'edf-admission': () => edfAdmission,

@@ -3,7 +3,7 @@
  * fairness), Optimus (remaining-time marginal gain) and Pollux (goodput marginal gain).
  */
 import { levelsOf, remainingIterations, throughputAt } from '../curve';
-import { marginalReturn } from '../elasticflow/allocation';
+import { marginalReturn } from '../mlfaas/allocation';
 import { greedyFill } from '../marginal';
 import { buddyPlacement } from '../placement/buddy';
 import type { SchedulerState, TrainingJob, TrainingPolicy } from '../types';

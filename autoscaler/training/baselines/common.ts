@@ -1,7 +1,7 @@
 /** Shared pieces of the baseline policies: gang scheduling in a given order, elastic greedy. */
 import { fitLevel, levelsOf, remainingIterations } from '../curve';
 import type { RoundDecision, SchedulerState, TrainingJob } from '../types';
-import { capacityOf } from '../elasticflow/edf-pass';
+import { capacityOf } from '../mlfaas/edf-pass';
 
 export { capacityOf };
 

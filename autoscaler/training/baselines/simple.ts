@@ -1,5 +1,5 @@
 /** FIFO, SJF, EDF and EDF with ElasticFlow's admission control. */
-import { elasticFlowAdmission } from '../elasticflow/admission';
+import { mlfaasAdmission } from '../mlfaas/admission';
 import { buddyPlacement } from '../placement/buddy';
 import { secondsToFinish } from '../curve';
 import type { TrainingPolicy } from '../types';
@@ -49,7 +49,7 @@ export const edfAdmission: TrainingPolicy = {
   name: 'edf-admission',
   description: 'EDF allocation with ElasticFlow admission control (the paper\'s Fig. 9 ablation)',
   elastic: true,
-  admission: elasticFlowAdmission(),
+  admission: mlfaasAdmission(),
   placement: buddyPlacement,
   allocation: { allocate: (state) => elasticInOrder('edf-admission', edfOrder(state), state) },
 };

@@ -26,9 +26,9 @@
  */
 import { freeAt, reserve } from '../board';
 import { fitLevel, levelsOf, remainingIterations, throughputAt } from '../curve';
-import { elasticFlowAdmission } from '../elasticflow/admission';
-import { marginalReturn } from '../elasticflow/allocation';
-import { capacityOf, edfPass, type ElasticFlowOptions } from '../elasticflow/edf-pass';
+import { mlfaasAdmission } from '../mlfaas/admission';
+import { marginalReturn } from '../mlfaas/allocation';
+import { capacityOf, edfPass, type ElasticFlowOptions } from '../mlfaas/edf-pass';
 import { greedyFill } from '../marginal';
 import { buddyPlacement } from '../placement/buddy';
 import type { Plan, PlanStep, RoundDecision, SchedulerState, Seconds, TrainingJob, TrainingPolicy } from '../types';
@@ -299,7 +299,7 @@ export function fapesPolicy(opts: FapesOptions = {}): TrainingPolicy {
       'FaPES: filtering of running jobs, priorities with pop-up after 3 rounds, two-phase plans (run now, scale up when the board frees GPUs) priced H·(U/H)^(load/cap) with U, H the cohort makespans, kept jobs follow their plans, idle GPUs filled by marginal return, goodput with batch co-adaptation, progress-based error correction; deadline jobs keep ElasticFlow admission and minimum shares',
     elastic: true,
     adaptsBatch: true,
-    admission: elasticFlowAdmission(opts.elasticFlow ?? {}),
+    admission: mlfaasAdmission(opts.elasticFlow ?? {}),
     allocation: {
       allocate: (state, now) => {
         const r = fapesRound(state, now, memory, opts);

@@ -8,7 +8,7 @@
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { simulateArtifact } from '../../../autoscaler/sim/training/artifact-engine';
+import { simulateArtifact } from '../../../autoscaler/reproductions/elasticflow/simulator';
 import { DEFAULT_DATA_DIR, loadClusterSpec, loadThroughputs, loadTrace } from '../../../autoscaler/sim/training/data';
 import { buildSimJobs, runPolicy } from '../../../autoscaler/sim/training/run';
 import { getPolicy } from '../../../autoscaler/training/registry';

@@ -1,7 +1,7 @@
 /**
  * The authors' Gandiva baseline (`--schedule=gandiva --scheme=gandiva`): `gandiva_sim_jobs` of
  * `pkusys/ElasticFlow` `scheduler/scheduler.py`, re-implemented step by step (node sets,
- * packing, migration and time slicing in `artifact-gandiva-nodes.ts`). Each round:
+ * packing, migration and time slicing in `gandiva-nodes.ts`). Each round:
  * 1. `gandiva_node_set_adjust`: the classes' node sets grow / shrink toward their share of the
  *    GPU demand, jobs re-spread over a class's sets (migration);
  * 2. `time_slicing_execute`: progress over the interval just ended, ends, rotation;
@@ -26,8 +26,8 @@ import {
   mergeStartEvents,
   resultOf,
   startEvents,
-} from './artifact-baseline-common';
-import { GandivaNodes, type GandivaJob } from './artifact-gandiva-nodes';
+} from './baseline-loop-parts';
+import { GandivaNodes, type GandivaJob } from './gandiva-nodes';
 
 export interface GandivaRoundInfo {
   readonly time: number;

@@ -1,5 +1,6 @@
 /**
- * ElasticFlow admission control (Algorithm 1) with a counter-offer: a job is admitted iff, in
+ * The `mlfaas` policy's admission (also `fapes`' and `edf-admission`'s for deadline jobs): ElasticFlow's
+ * admission control (Algorithm 1), judged per arrival, with a counter-offer: a job is admitted iff, in
  * deadline order, it and every admitted job that was still satisfiable keep a minimum satisfactory
  * share. A rejected job gets the earliest deadline that could be guaranteed right now.
  */
@@ -61,7 +62,7 @@ export function earliestFeasibleDeadline(
 }
 
 /** Admission as the REST API calls it (also for `?dryRun=true`: it changes nothing). */
-export function admitElasticFlow(
+export function admitMlfaas(
   job: TrainingJob,
   state: SchedulerState,
   now: Seconds,
@@ -91,6 +92,6 @@ export function admitElasticFlow(
   return { admitted: false, reason: why, earliestFeasibleDeadline: earliest, ...(r.blame === job.id ? {} : { wouldBreak: r.blame }) };
 }
 
-export function elasticFlowAdmission(opts: ElasticFlowOptions = {}): AdmissionPhase {
-  return { admit: (job, state, now) => admitElasticFlow(job, state, now, opts) };
+export function mlfaasAdmission(opts: ElasticFlowOptions = {}): AdmissionPhase {
+  return { admit: (job, state, now) => admitMlfaas(job, state, now, opts) };
 }

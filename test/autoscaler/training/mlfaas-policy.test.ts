@@ -1,7 +1,7 @@
 import { createBoard, take } from '../../../autoscaler/training/board';
-import { admitElasticFlow, earliestFeasibleDeadline } from '../../../autoscaler/training/elasticflow/admission';
-import { allocateElasticFlow } from '../../../autoscaler/training/elasticflow/allocation';
-import { minSharePlan } from '../../../autoscaler/training/elasticflow/filling';
+import { admitMlfaas, earliestFeasibleDeadline } from '../../../autoscaler/training/mlfaas/admission';
+import { allocateMlfaas } from '../../../autoscaler/training/mlfaas/allocation';
+import { minSharePlan } from '../../../autoscaler/training/mlfaas/filling';
 import { gpusAt, roundsOf } from '../../../autoscaler/training/plan';
 import { aJob, cluster, linear, state } from './fixtures';
 
@@ -35,31 +35,31 @@ describe('admission (Algorithm 1) with counter-offer', () => {
     { name: 'full reservation rejects', jobs: [holder], job: aJob('N').iterations(8).deadline(4).build(), admitted: false },
     { name: 'fits after the holder', jobs: [holder], job: aJob('N').iterations(8).deadline(12).build(), admitted: true },
   ])('$name', ({ jobs, job, admitted }) => {
-    const d = admitElasticFlow(job, state(c, jobs), 0);
+    const d = admitMlfaas(job, state(c, jobs), 0);
     expect(d.admitted).toBe(admitted);
   });
 
   test('rejection carries the earliest deadline that can be guaranteed, and that deadline is admitted', () => {
     const job = aJob('N').iterations(8).deadline(4).build();
-    const d = admitElasticFlow(job, state(c, [holder]), 0);
+    const d = admitMlfaas(job, state(c, [holder]), 0);
     expect(d.admitted).toBe(false);
     if (d.admitted) return;
     // The holder needs all 4 GPUs until 10; N then needs 8 iterations on 4 GPUs = 2 s → 12.
     expect(d.earliestFeasibleDeadline).toBe(12);
-    expect(admitElasticFlow({ ...job, deadline: 12 }, state(c, [holder]), 0).admitted).toBe(true);
-    expect(admitElasticFlow({ ...job, deadline: 11 }, state(c, [holder]), 0).admitted).toBe(false);
+    expect(admitMlfaas({ ...job, deadline: 12 }, state(c, [holder]), 0).admitted).toBe(true);
+    expect(admitMlfaas({ ...job, deadline: 11 }, state(c, [holder]), 0).admitted).toBe(false);
   });
 
   test('a new job that would break an admitted one is rejected and names it', () => {
     const a = aJob('A').iterations(20).deadline(10).curve(linear(4)).build(); // needs 2 GPUs for 10 s
     const n = aJob('N').iterations(30).deadline(8).curve(linear(4)).build(); // needs 4 GPUs for 7.5 s
-    const d = admitElasticFlow(n, state(c, [a]), 0);
+    const d = admitMlfaas(n, state(c, [a]), 0);
     expect(d.admitted).toBe(false);
     expect(d.reason).toMatch(/A/);
   });
 
   test('best-effort jobs are admitted with a forecast plan', () => {
-    const d = admitElasticFlow(aJob('B').iterations(8).build(), state(c, [holder]), 0);
+    const d = admitMlfaas(aJob('B').iterations(8).build(), state(c, [holder]), 0);
     expect(d.admitted).toBe(true);
     if (d.admitted) expect(d.plan.predictedCompletion).toBeCloseTo(12);
   });
@@ -67,14 +67,14 @@ describe('admission (Algorithm 1) with counter-offer', () => {
   test('admission is pure: the state is not changed (dry run)', () => {
     const s = state(c, [holder]);
     const before = JSON.stringify(s);
-    admitElasticFlow(aJob('N').iterations(8).deadline(4).build(), s, 0);
+    admitMlfaas(aJob('N').iterations(8).deadline(4).build(), s, 0);
     earliestFeasibleDeadline(aJob('N').iterations(8).deadline(4).build(), s, 0);
     expect(JSON.stringify(s)).toBe(before);
   });
 
   test('a job with no usable worker count gets no counter-offer', () => {
     const big = aJob('X').curve({ gpus: [8], iterPerSec: [8] }).deadline(100).build();
-    const d = admitElasticFlow(big, state(c, []), 0);
+    const d = admitMlfaas(big, state(c, []), 0);
     expect(d).toMatchObject({ admitted: false, earliestFeasibleDeadline: null });
   });
 });
@@ -84,7 +84,7 @@ describe('allocation (Algorithm 2)', () => {
     const c = cluster(1, 6);
     const good = aJob('good').iterations(1000).deadline(1000).curve(linear(8)).build();
     const poor = aJob('poor').iterations(1000).deadline(1000).curve({ gpus: [1, 2, 4, 8], iterPerSec: [1, 1.1, 1.15, 1.2] }).build();
-    const d = allocateElasticFlow(state(c, [good, poor]), 0);
+    const d = allocateMlfaas(state(c, [good, poor]), 0);
     expect((d.gpus.good ?? 0) + (d.gpus.poor ?? 0)).toBe(6);
     expect(d.gpus).toMatchObject({ good: 4, poor: 2 });
     expect(d.reason).toMatch(/mlfaas/);
@@ -94,7 +94,7 @@ describe('allocation (Algorithm 2)', () => {
     const c = cluster(1, 4);
     const tight = aJob('tight').iterations(8).deadline(4).curve(linear(4)).build(); // 2 GPUs × 4 s
     const be = aJob('be').iterations(1e6).curve(linear(4, 10)).build();
-    const d = allocateElasticFlow(state(c, [tight, be]), 0);
+    const d = allocateMlfaas(state(c, [tight, be]), 0);
     expect(d.gpus.tight).toBeGreaterThanOrEqual(2);
     expect(d.gpus.tight + (d.gpus.be ?? 0)).toBe(4);
   });
@@ -102,7 +102,7 @@ describe('allocation (Algorithm 2)', () => {
   test('plans are exposed per job and consistent with the allocation', () => {
     const c = cluster(1, 4);
     const j = aJob('j').iterations(8).deadline(4).curve(linear(4)).build();
-    const d = allocateElasticFlow(state(c, [j]), 0);
+    const d = allocateMlfaas(state(c, [j]), 0);
     expect(gpusAt(d.plans!.j, 0)).toBeLessThanOrEqual(d.gpus.j);
   });
 });

@@ -3,11 +3,11 @@
  * (Python's slot alignment, merged boards, period-boundary shares, the infeasible fall-through),
  * the whole-event admission and its two quirks, and the `mlfaas` policy that drops them.
  */
-import { alignToSlot, allocationTime, mergeMap, planJob, type ArtifactJob } from '../../../autoscaler/training/elasticflow/artifact-plan';
-import { artifactRound, estimateAll } from '../../../autoscaler/training/elasticflow/artifact-round';
-import { admitEventArtifact } from '../../../autoscaler/training/elasticflow/artifact-phases';
+import { alignToSlot, allocationTime, mergeMap, planJob, type ArtifactJob } from '../../../autoscaler/reproductions/elasticflow/plan';
+import { artifactRound, estimateAll } from '../../../autoscaler/reproductions/elasticflow/round';
+import { admitEventArtifact } from '../../../autoscaler/reproductions/elasticflow/policy';
 import { getPolicy } from '../../../autoscaler/training/registry';
-import { aJob, cluster, linear, state } from './fixtures';
+import { aJob, cluster, linear, state } from '../training/fixtures';
 
 const job = (iterLeft: number, ddl: number, maxGpu = 8): ArtifactJob => ({
   iterLeft,

@@ -1,7 +1,7 @@
 /**
  * The authors' ElasticFlow simulator loop (`pkusys/ElasticFlow`, `scheduler/scheduler.py`,
  * `ef_sim_jobs_access_control`; `jobs.py` `run_all_jobs`), re-implemented to check that our
- * `elasticflow` policy reproduces the artifact's numbers. It differs from `engine.ts` where the
+ * `elasticflow` policy reproduces the artifact's numbers. It differs from `sim/training/engine.ts` where the
  * artifact does:
  * - events: one per distinct submit time; after each event, the next event closer than one slot is
  *   moved to `now + slot` and every event up to then is folded into it (unless it is the last);
@@ -9,15 +9,15 @@
  *   (moved to the event where its work runs out, if earlier); progress stops at the planned
  *   (unaligned) end, and the work left then is forgiven;
  * - a deadline counts as met when the last plan's unaligned end (`real_end_time`) is ≤ the deadline,
- *   not by the time the work is done with overheads (`engine.ts` counts that, the stricter test);
+ *   not by the time the work is done with overheads (`sim/training/engine.ts` counts that, the stricter test);
  * - a job is counted from its first start; a late one is declined at its end.
- * Placement (`artifact-placement.ts`) only matters through the overhead cache, as in the artifact.
+ * Placement (`placement.ts`) only matters through the overhead cache, as in the artifact.
  */
 import { alignUp } from '../../training/board';
 import { throughputAt } from '../../training/curve';
 import type { AdmissionDecision, ClusterSpec, SchedulerState, TrainingJob, TrainingPolicy } from '../../training/types';
-import { ArtifactCluster } from './artifact-placement';
-import { overheadSeconds, type SimJob } from './engine';
+import { ArtifactCluster } from './placement';
+import { overheadSeconds, type SimJob } from '../../sim/training/engine';
 
 export interface ArtifactRunResult {
   readonly accepted: number;

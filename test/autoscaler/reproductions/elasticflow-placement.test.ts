@@ -2,7 +2,7 @@
  * The artifact's placement state: per-switch node ids with a stable sort decide which nodes a job
  * gets, and the GPU ranks (which key the overhead cache) follow the log's switch-major row.
  */
-import { ArtifactCluster } from '../../../autoscaler/sim/training/artifact-placement';
+import { ArtifactCluster } from '../../../autoscaler/reproductions/elasticflow/placement';
 
 describe('ArtifactCluster (elastic_placement, release_job_res, scheduling_result ranks)', () => {
   const twoSwitches = { nodes: 4, gpusPerNode: 8, nodesPerSwitch: 2 };

@@ -18,7 +18,7 @@
  * artifact's idiosyncrasies (a function-wide `last_event_gpu` reused across branches, loops over
  * the old board where the new one has an extra key) are kept on purpose and marked "as the artifact".
  */
-import type { Seconds } from '../types';
+import type { Seconds } from '../../training/types';
 
 /** time → free GPUs, in insertion order (a Python dict). */
 export type FreeMap = Map<number, number>;

@@ -6,9 +6,9 @@
  * those of its current plan, per added GPU; a job holding 0 GPUs comes first). Jobs with equal
  * keys keep their order (Python's stable sort), which starts as deadline order.
  */
-import { levelsOf, remainingIterations, throughputAt } from '../curve';
-import type { Seconds, TrainingJob } from '../types';
-import { allocationTime, mergeMap, nextLevelOf, planJob, type ArtifactJob, type ArtifactPlan, type FreeMap } from './artifact-plan';
+import { levelsOf, remainingIterations, throughputAt } from '../../training/curve';
+import type { Seconds, TrainingJob } from '../../training/types';
+import { allocationTime, mergeMap, nextLevelOf, planJob, type ArtifactJob, type ArtifactPlan, type FreeMap } from './plan';
 
 /** A best-effort job's deadline for the planner: far enough never to bind. */
 const NO_DEADLINE = 1e12;

@@ -1,7 +1,7 @@
 /**
  * Shared pieces of the ElasticFlow artifact's baseline loops (`pkusys/ElasticFlow`,
  * `scheduler/scheduler.py`: `gandiva_sim_jobs`, `dlas_sim_jobs`), re-implemented in
- * `artifact-gandiva.ts` and `artifact-dlas.ts`.
+ * `gandiva.ts` and `dlas.ts`.
  *
  * Both loops measure progress in seconds against the trace's `duration` column (the run time at
  * the requested `num_gpu`), not in iterations through the throughput table, so a job needs its
@@ -10,8 +10,8 @@
  * generators truncate or round it, so this may be off by one second).
  */
 import { throughputAt } from '../../training/curve';
-import type { SimJob } from './engine';
-import type { TraceJob } from './data';
+import type { SimJob } from '../../sim/training/engine';
+import type { TraceJob } from '../../sim/training/data';
 
 /** A simulator job, optionally with the trace's `duration` (s). */
 export type ArtifactBaselineJob = SimJob & { readonly duration?: number };

@@ -1,5 +1,5 @@
 /**
- * ElasticFlow resource allocation (Algorithm 2): every admitted deadline job first gets its
+ * The `mlfaas` policy's allocation, ElasticFlow's resource allocation (Algorithm 2): every admitted deadline job first gets its
  * minimum satisfactory share for the coming slot; the GPUs left go, one power-of-two step at a
  * time, to the job with the largest marginal return (throughput gained per added GPU, normalised
  * by the job's single-worker throughput so different models compare). Best-effort, soft-deadline
@@ -18,7 +18,7 @@ export function marginalReturn(job: TrainingJob, from: number, to: number): numb
   return (throughputAt(job.curve, to) - throughputAt(job.curve, from)) / (to - from) / unit;
 }
 
-export function allocateElasticFlow(state: SchedulerState, now: Seconds, opts: ElasticFlowOptions = {}, name = 'mlfaas'): RoundDecision {
+export function allocateMlfaas(state: SchedulerState, now: Seconds, opts: ElasticFlowOptions = {}, name = 'mlfaas'): RoundDecision {
   const cap = capacityOf(state);
   const pass = edfPass(state.jobs, state, now, opts);
   const gpus: Record<string, number> = {};
@@ -57,6 +57,6 @@ export function allocateElasticFlow(state: SchedulerState, now: Seconds, opts: E
   };
 }
 
-export function elasticFlowAllocation(opts: ElasticFlowOptions = {}, name = 'mlfaas'): AllocationPhase {
-  return { allocate: (state, now) => allocateElasticFlow(state, now, opts, name) };
+export function mlfaasAllocation(opts: ElasticFlowOptions = {}, name = 'mlfaas'): AllocationPhase {
+  return { allocate: (state, now) => allocateMlfaas(state, now, opts, name) };
 }

@@ -5,11 +5,12 @@
  * event is declined — so while an admitted job is late, nothing is admitted. Allocation is
  * `artifactRound`. A late job keeps its place in deadline order.
  */
-import { gpusAt } from '../plan';
-import type { AdmissionDecision, AdmissionPhase, AllocationPhase, Plan, PlanStep, RoundDecision, SchedulerState, Seconds, TrainingJob } from '../types';
-import type { ArtifactPlan } from './artifact-plan';
-import { artifactRound, estimateAll } from './artifact-round';
-import { capacityOf } from './edf-pass';
+import { buddyPlacement } from '../../training/placement/buddy';
+import { gpusAt } from '../../training/plan';
+import type { AdmissionDecision, AdmissionPhase, AllocationPhase, Plan, PlanStep, RoundDecision, SchedulerState, Seconds, TrainingJob, TrainingPolicy } from '../../training/types';
+import type { ArtifactPlan } from './plan';
+import { artifactRound, estimateAll } from './round';
+import { capacityOf } from '../../training/mlfaas/edf-pass';
 
 function toPlan(jobId: string, p: ArtifactPlan, slot: Seconds): Plan {
   const steps: PlanStep[] = [...p.allocations.entries()].sort((a, b) => a[0] - b[0]).map(([from, gpus]) => ({ from, gpus }));
@@ -33,7 +34,7 @@ export function admitEventArtifact(arrivals: readonly TrainingJob[], state: Sche
   return arrivals.map(() => ({ admitted: false, reason, earliestFeasibleDeadline: null, ...(own ? {} : { wouldBreak: late }) }));
 }
 
-export const artifactAdmission: AdmissionPhase = {
+export const elasticFlowArtifactAdmission: AdmissionPhase = {
   admit: (job, state, now) => admitEventArtifact([job], state, now)[0],
   admitEvent: admitEventArtifact,
 };
@@ -59,4 +60,19 @@ export function allocateArtifact(state: SchedulerState, now: Seconds): RoundDeci
   return { gpus, plans, reasons, reason: `elasticflow (artifact): ${r.gpus.size} jobs use ${total} of ${cap} GPUs`, nextDecisionAt: r.nextChange };
 }
 
-export const artifactAllocation: AllocationPhase = { allocate: allocateArtifact };
+export const elasticFlowArtifactAllocation: AllocationPhase = { allocate: allocateArtifact };
+
+/** The registered `elasticflow` policy: the authors' artifact, reproduced. */
+export function elasticFlowArtifactPolicy(): TrainingPolicy {
+  return {
+    name: 'elasticflow',
+    description:
+      "ElasticFlow as its authors' artifact runs it: an event's arrivals admitted or declined together (all declined while an admitted job is late), the artifact's minimum-satisfactory-share planner, left-over GPUs by marginal GPU time, buddy placement; the batch size never changes",
+    elastic: true,
+    elasticMaxGpus: true,
+    adaptsBatch: false,
+    admission: elasticFlowArtifactAdmission,
+    allocation: elasticFlowArtifactAllocation,
+    placement: buddyPlacement,
+  };
+}

@@ -1,15 +1,15 @@
 /**
  * The ElasticFlow artifact's Gandiva and Tiresias (`dlas-gpu`) baselines, re-implemented in
- * `artifact-gandiva.ts` / `artifact-dlas.ts`: mechanism tests on hand-made jobs, and fidelity to
+ * `autoscaler/reproductions/elasticflow/gandiva.ts` / `dlas.ts`: mechanism tests on hand-made jobs, and fidelity to
  * the authors' simulator (rerun here, `results_rerun_here.csv`) on the small traces (skipped where
  * the shared data folder is absent).
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { type ArtifactBaselineJob, withTraceDurations } from '../../../autoscaler/sim/training/artifact-baseline-common';
-import { type DlasTraceEntry, simulateArtifactTiresias } from '../../../autoscaler/sim/training/artifact-dlas';
-import { simulateArtifactGandiva } from '../../../autoscaler/sim/training/artifact-gandiva';
-import { type GandivaJob, GandivaNodes } from '../../../autoscaler/sim/training/artifact-gandiva-nodes';
+import { type ArtifactBaselineJob, withTraceDurations } from '../../../autoscaler/reproductions/elasticflow/baseline-loop-parts';
+import { type DlasTraceEntry, simulateArtifactTiresias } from '../../../autoscaler/reproductions/elasticflow/dlas';
+import { simulateArtifactGandiva } from '../../../autoscaler/reproductions/elasticflow/gandiva';
+import { type GandivaJob, GandivaNodes } from '../../../autoscaler/reproductions/elasticflow/gandiva-nodes';
 import { DEFAULT_DATA_DIR, loadClusterSpec, loadThroughputs, loadTrace } from '../../../autoscaler/sim/training/data';
 import { buildSimJobs } from '../../../autoscaler/sim/training/run';
 

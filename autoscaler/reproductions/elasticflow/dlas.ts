@@ -28,7 +28,7 @@ import {
   mergeStartEvents,
   resultOf,
   startEvents,
-} from './artifact-baseline-common';
+} from './baseline-loop-parts';
 
 /** `JOBS.queue_limit` (GPU-seconds) and `JOBS.num_queue`. */
 export const DLAS_QUEUE_LIMITS = [3250, 7200, 18000] as const;
