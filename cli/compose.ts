@@ -9,13 +9,15 @@ import { type Gateway, type GatewayOptions, startGateway } from '../gateway/serv
 import { startTrainingLoop } from '../autoscaler/live/start';
 import { rappProfiler } from '../autoscaler/rapp/rapp-profiler';
 import { trainingScheduler } from '../autoscaler/training/scheduler';
+import { type Clock, systemClock } from '../gateway/ports/clock';
 
-/** The ports a gateway process needs, implemented by the autoscaler side. */
-export function gatewayPorts(cfg: Config): Omit<GatewayOptions, 'embeddedRedis'> {
+/** The ports a gateway process needs, implemented by the autoscaler side; `clock` is the one the jobs API and the round loop share. */
+export function gatewayPorts(cfg: Config, clock: Clock = systemClock): Omit<GatewayOptions, 'embeddedRedis'> {
   return {
+    clock,
     scheduler: trainingScheduler,
     // locally the round loop runs in the process of the node's agent: the jobs are its children
-    trainingLoop: (p) => startTrainingLoop(cfg, p.redis, p.book, p.launcher, p.noun),
+    trainingLoop: (p) => startTrainingLoop(cfg, p.redis, p.book, p.launcher, p.noun, undefined, undefined, clock),
     profiler: rappProfiler,
   };
 }

@@ -44,6 +44,7 @@ import { Registry } from './registry/registry';
 import type { CapabilityProfiler } from './ports/capability-profiler';
 import type { RunningTrainingLoop, TrainingLoopStarter } from './ports/training-jobs';
 import type { TrainingScheduler } from './ports/training-scheduler';
+import type { Clock } from './ports/clock';
 
 /** A running gateway (with its local provider, and the agent when enabled). */
 export interface Gateway {
@@ -78,6 +79,8 @@ export interface GatewayOptions {
   trainingLoop?: TrainingLoopStarter;
   /** The deploy-time capability profile the agent runs (RaPP's, a port; absent: no profiling). */
   profiler?: CapabilityProfiler;
+  /** The platform's clock (ms) the jobs API and service read (absent: the system clock); the composition root passes the loops' own. */
+  clock?: Clock;
 }
 
 /** `redisTarget`: a `redis://` URL or a unix socket path. */
@@ -186,7 +189,7 @@ export async function startGateway(cfg: Config, redisTarget: string, opts: Gatew
     noun,
     capacity: kubeTraining?.capacity,
     scheduler: opts.scheduler,
-  }, trainingLoop);
+  }, trainingLoop, opts.clock);
   let port = cfg.port;
   const url = () => `http://${cfg.host}:${port}`;
   const creds = await resolveCredentials(cfg.auth, redis, cfg.dataDir, url);

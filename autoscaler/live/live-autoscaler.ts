@@ -16,12 +16,10 @@ import { enforcedDims, plannable } from './enforced';
 import { policySpec, targetReplicas, toObservation } from './observation';
 import { zeroAfterMs } from './zero';
 import { GUARD_HOLD_S } from '../inference/stages/slo-guard';
+import { type Clock, systemClock } from '../../gateway/ports/clock';
 
-/** The only clock in the autoscaler; tests pass their own. */
-export interface Clock {
-  now(): number;
-}
-export const systemClock: Clock = { now: () => Date.now() };
+/** The platform's one clock (ms; gateway/ports/clock.ts); tests pass their own. */
+export { type Clock, systemClock };
 
 export interface LiveAutoscalerOptions {
   /** Registered policy name, e.g. `hybrid`. */

@@ -8,6 +8,7 @@ import { LiveAutoscaler } from './live-autoscaler';
 import type { JobBook, JobLauncher } from '../../gateway/ports/training-jobs';
 import type { TrainingCapacity } from '../../gateway/jobs/training-capacity';
 import { TrainingLoop } from './training-loop';
+import { type Clock, systemClock } from '../../gateway/ports/clock';
 
 /** The node's devices as the autoscaler sees them: one per core on a machine without a GPU. */
 export function localDevices(): string[] {
@@ -15,7 +16,7 @@ export function localDevices(): string[] {
 }
 
 /** Starts the live inference autoscaler with the configured policy (leader-elected in Redis unless `leader` is given). */
-export async function startAutoscaler(cfg: Config, redis: Redis, provider: FunctionProvider, leader?: LeaderLease): Promise<LiveAutoscaler> {
+export async function startAutoscaler(cfg: Config, redis: Redis, provider: FunctionProvider, leader?: LeaderLease, clock: Clock = systemClock): Promise<LiveAutoscaler> {
   const a = new LiveAutoscaler(redis, provider, {
     leader,
     policy: cfg.autoscaler.policy,
@@ -25,7 +26,7 @@ export async function startAutoscaler(cfg: Config, redis: Redis, provider: Funct
     devices: localDevices(),
     sloGuardS: cfg.autoscaler.sloGuardS,
     sloGuardHoldS: cfg.autoscaler.sloGuardHoldS,
-  });
+  }, clock);
   await a.start();
   return a;
 }
@@ -36,7 +37,7 @@ export async function startAutoscaler(cfg: Config, redis: Redis, provider: Funct
  * loop, started from the node's image store in the agent's sandbox. On Kubernetes it runs in the
  * autoscaler process, and the jobs are pods on the training nodes (`capacity`).
  */
-export async function startTrainingLoop(cfg: Config, redis: Redis, book: JobBook, launcher: JobLauncher, noun: SlotNoun, capacity?: TrainingCapacity, beforeRound?: () => Promise<void>): Promise<TrainingLoop> {
+export async function startTrainingLoop(cfg: Config, redis: Redis, book: JobBook, launcher: JobLauncher, noun: SlotNoun, capacity?: TrainingCapacity, beforeRound?: () => Promise<void>, clock: Clock = systemClock): Promise<TrainingLoop> {
   const loop = new TrainingLoop(redis, book, launcher, {
     capacity,
     beforeRound,
@@ -45,7 +46,7 @@ export async function startTrainingLoop(cfg: Config, redis: Redis, book: JobBook
     slots: cfg.training.slots,
     lockMs: cfg.training.lockMs,
     noun,
-  });
+  }, clock);
   await loop.start();
   return loop;
 }

@@ -8,6 +8,7 @@ import { fixedCapacity, placeOf, samePlace, type TrainingCapacity, type Training
 import { forecast, getPolicy } from '../training';
 import type { Placement, SchedulerState, TrainingPolicy } from '../training/types';
 import type { JobBook, JobLauncher, JobProcess } from '../../gateway/ports/training-jobs';
+import { type Clock, systemClock } from '../../gateway/ports/clock';
 
 export interface TrainingLoopOptions {
   /** Registered training policy (`elasticflow` by default). */
@@ -55,7 +56,8 @@ export class TrainingLoop {
     private readonly book: JobBook,
     private readonly launcher: JobLauncher,
     private readonly opts: TrainingLoopOptions,
-    private readonly now: () => number = () => Date.now() / 1000,
+    /** The platform's clock (ms); rounds read it once and plan in seconds. */
+    private readonly clock: Clock = systemClock,
   ) {
     // one instance for the loop's life: policies with memory across rounds (FaPES's progress
     // correction, pop-up counters) keep it
@@ -132,9 +134,9 @@ export class TrainingLoop {
     const runner = await this.launcher.launch(rec, {
       progress: (p) => {
         void this.book.setProgress(id, p).catch(() => undefined);
-        void this.book.event(id, { type: 'progress', time: new Date().toISOString(), data: { ...p } }).catch(() => undefined);
+        void this.book.event(id, { type: 'progress', time: new Date(this.clock.now()).toISOString(), data: { ...p } }).catch(() => undefined);
       },
-      log: (t) => void this.book.event(id, { type: 'log', time: new Date().toISOString(), data: { text: t } }).catch(() => undefined),
+      log: (t) => void this.book.event(id, { type: 'log', time: new Date(this.clock.now()).toISOString(), data: { text: t } }).catch(() => undefined),
     });
     this.runners.set(id, runner);
     this.unreported.add(id);
@@ -189,7 +191,7 @@ export class TrainingLoop {
     const running = st.jobs.filter((j) => this.runners.has(j.id));
     if (running.length === 0) return;
     const p = this.policy;
-    const nowS = this.now();
+    const nowS = this.clock.now() / 1000;
     const d = p.allocation.allocate({ ...st, jobs: running }, nowS);
     this.placement = p.placement.place(d.gpus, st.cluster, this.placement);
     let predicted: Record<string, number> | undefined;

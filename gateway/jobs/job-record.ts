@@ -1,4 +1,4 @@
-import type { ClusterSpec, SchedulerState, TrainingJob } from '../ports/training-scheduler';
+import type { ClusterSpec, SchedulerState, Seconds, TrainingJob } from '../ports/training-scheduler';
 
 /**
  * Lifecycle: admitted → running ⇄ waiting (0 workers this round) → completed | cancelled | failed.
@@ -75,9 +75,19 @@ export interface JobEvent {
   data: Record<string, unknown>;
 }
 
-/** The scheduler's view of a record (epoch seconds; progress as done iterations). */
+/** Epoch seconds (whole ms) as the record's RFC3339 time. */
+export const rfc3339 = (s: Seconds): string => new Date(Math.round(s * 1000)).toISOString();
+
+/** The scheduler's view of a stored record (epoch seconds; progress as done iterations). */
 export function toTrainingJob(r: JobRecord): TrainingJob {
-  const deadline = r.deadline ? Date.parse(r.deadline) / 1000 : undefined;
+  return trainingJobOf(r, {
+    deadline: r.deadline ? Date.parse(r.deadline) / 1000 : undefined,
+    softDeadline: r.softDeadline ? Date.parse(r.softDeadline) / 1000 : undefined,
+  });
+}
+
+/** The scheduler's view of a record with its deadlines in epoch seconds (absent: best-effort). */
+export function trainingJobOf(r: JobRecord, { deadline, softDeadline }: { deadline?: Seconds; softDeadline?: Seconds }): TrainingJob {
   return {
     id: r.id,
     model: r.model,
@@ -85,7 +95,7 @@ export function toTrainingJob(r: JobRecord): TrainingJob {
     iterations: r.iterations,
     doneIterations: Math.min(r.progress?.step ?? 0, r.iterations),
     ...(deadline ? { deadline } : {}),
-    ...(r.softDeadline ? { softDeadline: Date.parse(r.softDeadline) / 1000 } : {}),
+    ...(softDeadline ? { softDeadline } : {}),
     batchSize: r.batchSize,
     learningRate: r.learningRate,
     maxGpus: r.maxWorkers,

@@ -2,8 +2,12 @@ import { invalid } from '../errors';
 import { checkDnsLabel, DEFAULT_NAMESPACE, splitQualified } from '../lib/names';
 import { parseRfc3339 } from '../lib/rfc3339';
 import { checkDatasetName, checkModelName } from '../lib/training-names';
+import type { Seconds } from '../ports/training-scheduler';
 
-/** A validated `POST /system/jobs` body. Times are absolute epoch ms. */
+/**
+ * A validated `POST /system/jobs` body. Deadlines are absolute epoch seconds (`Seconds`, the
+ * platform clock's ms / 1000, whole ms): the unit admission plans in, from here to the scheduler.
+ */
 export interface JobRequest {
   function: string;
   namespace: string;
@@ -14,8 +18,8 @@ export interface JobRequest {
   /** Or in optimizer steps at `batchSize`. */
   iterations?: number;
   /** Absent = best-effort. */
-  deadlineMs?: number;
-  softDeadlineMs?: number;
+  deadlineS?: Seconds;
+  softDeadlineS?: Seconds;
   /** Global batch size. */
   batchSize: number;
   learningRate: number;
@@ -33,8 +37,8 @@ function posInt(v: unknown, field: string, max = 1e9): number {
 /** Latest deadline accepted: 10 years from now (s). */
 export const MAX_DEADLINE_SECONDS = 10 * 365.25 * 24 * 3600;
 
-/** RFC3339 time, or seconds from `now` (a number), in (now, now + 10 years]. Epoch ms. */
-function when(v: unknown, field: string, nowMs: number): number {
+/** RFC3339 time, or seconds from `now` (a number), in (now, now + 10 years]. Epoch seconds (whole ms, as RFC3339 keeps them). */
+function when(v: unknown, field: string, nowMs: number): Seconds {
   let t: number;
   if (typeof v === 'number') {
     if (!Number.isFinite(v) || v <= 0 || v > MAX_DEADLINE_SECONDS) {
@@ -50,7 +54,7 @@ function when(v: unknown, field: string, nowMs: number): number {
   }
   if (!(t > nowMs)) throw invalid(field, `${new Date(t).toISOString()} is not in the future (now is ${new Date(nowMs).toISOString()})`);
   if (t > nowMs + MAX_DEADLINE_SECONDS * 1000) throw invalid(field, `${new Date(t).toISOString()} is more than 10 years from now`);
-  return t;
+  return Math.trunc(t) / 1000;
 }
 
 /** Validates a job submission; every error names its field. */
@@ -80,8 +84,8 @@ export function parseJobRequest(body: unknown, nowMs: number): JobRequest {
   }
   if (body.model !== undefined) req.model = checkModelName(body.model, 'model');
   if (body.dataset !== undefined) req.dataset = checkDatasetName(body.dataset, 'dataset');
-  if (body.deadline !== undefined && body.deadline !== null) req.deadlineMs = when(body.deadline, 'deadline', nowMs);
-  if (body.soft_deadline !== undefined && body.soft_deadline !== null) req.softDeadlineMs = when(body.soft_deadline, 'soft_deadline', nowMs);
+  if (body.deadline !== undefined && body.deadline !== null) req.deadlineS = when(body.deadline, 'deadline', nowMs);
+  if (body.soft_deadline !== undefined && body.soft_deadline !== null) req.softDeadlineS = when(body.soft_deadline, 'soft_deadline', nowMs);
   if (body.max_workers !== undefined) req.maxWorkers = posInt(body.max_workers, 'max_workers', 1024);
   return req;
 }

@@ -6,12 +6,13 @@ import { ErrorCode, PlatformError } from '../errors';
 import { checkModelName } from '../lib/training-names';
 import { admittedReason, rejectionBody, SlotNoun } from './admission-answer';
 import { JobRequest } from './job-request';
-import { JobRecord, schedulerState, TERMINAL, toTrainingJob } from './job-record';
+import { JobRecord, rfc3339, schedulerState, TERMINAL, trainingJobOf } from './job-record';
 import { JobStore } from './job-store';
 import { fixedCapacity, maxWorkersOf, type TrainingCapacity } from './training-capacity';
 import type { TrainingSource } from './training-source';
 import type { TrainingScheduler } from '../ports/training-scheduler';
 import type { LocalTrainingLoop } from '../ports/training-jobs';
+import { type Clock, systemClock } from '../ports/clock';
 
 export interface JobServiceOptions {
   /** Registered training policy (`mlfaas` by default): admission plans as the round loop will. */
@@ -54,7 +55,8 @@ export class JobService {
     private readonly opts: JobServiceOptions,
     /** The round loop when it runs in this process: a cancel stops the job's process before answering. */
     private readonly loop?: LocalTrainingLoop,
-    private readonly now: () => number = () => Date.now() / 1000,
+    /** The platform's clock (ms); admission reads it once and plans in seconds. */
+    readonly clock: Clock = systemClock,
   ) {}
 
   /**
@@ -97,7 +99,7 @@ export class JobService {
     const { scheduler } = this.opts;
     const curve = scheduler.curveFromProfile(prof.samples, maxWorkers);
     const id = randomUUID();
-    const nowS = this.now();
+    const nowS = this.clock.now() / 1000;
     const rec: JobRecord = {
       id,
       function: req.function,
@@ -110,8 +112,8 @@ export class JobService {
       learningRate: req.learningRate,
       maxWorkers,
       submittedAt: iso(nowS),
-      ...(req.deadlineMs ? { deadline: new Date(req.deadlineMs).toISOString() } : {}),
-      ...(req.softDeadlineMs ? { softDeadline: new Date(req.softDeadlineMs).toISOString() } : {}),
+      ...(req.deadlineS ? { deadline: rfc3339(req.deadlineS) } : {}),
+      ...(req.softDeadlineS ? { softDeadline: rfc3339(req.softDeadlineS) } : {}),
       state: 'admitted',
       workers: 0,
       plannedRounds: [],
@@ -123,7 +125,8 @@ export class JobService {
       exitSeconds: prof.exitSeconds,
       curve: { gpus: [...curve.gpus], iterPerSec: [...curve.iterPerSec] },
     };
-    const job = toTrainingJob(rec);
+    // the deadlines in seconds as parsed (the record's RFC3339 strings are what the API answers)
+    const job = trainingJobOf(rec, { deadline: req.deadlineS, softDeadline: req.softDeadlineS });
     const st = schedulerState(await this.store.list(), nodes.spec, this.opts.slotSeconds);
     const d = scheduler.admit(job, st, nowS, this.opts.policy);
     if (!d.admitted) {

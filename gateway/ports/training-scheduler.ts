@@ -34,7 +34,7 @@ export interface TrainingJob {
   readonly iterations: number;
   /** Iterations already done (reported progress, corrected by `fapes/correction`). */
   readonly doneIterations: number;
-  /** Absolute hard deadline (s). Absent = best-effort. */
+  /** Absolute hard deadline (s; live: epoch seconds, the jobs API's parse, unconverted on the way here). Absent = best-effort. */
   readonly deadline?: Seconds;
   /** Absolute soft deadline (s): worth finishing by, never guaranteed, never a reason to drop. */
   readonly softDeadline?: Seconds;

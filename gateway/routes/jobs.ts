@@ -19,7 +19,7 @@ export function jobRoutes(training: JobService): Router {
   r.post('/system/jobs', async (req, res) => {
     const dry = req.query.dryRun;
     if (dry !== undefined && dry !== 'true' && dry !== 'false') throw invalid('dryRun', `"${dry}" must be true or false`);
-    const out = await training.submit(parseJobRequest(req.body, Date.now()), dry === 'true');
+    const out = await training.submit(parseJobRequest(req.body, training.clock.now()), dry === 'true');
     res.status(out.status).json(out.body);
   });
 

@@ -68,9 +68,9 @@ describe('POST /system/jobs body: every bad value is a 400 naming its field', ()
     expect(fieldOf(() => parseJobRequest({ ...base, ...body }, NOW))).toBe(field);
   });
 
-  test('deadlines are absolute epoch ms, offsets applied', () => {
-    expect(parseJobRequest({ ...base, deadline: 300 }, NOW).deadlineMs).toBe(NOW + 300_000);
-    expect(parseJobRequest({ ...base, deadline: '2025-06-01T02:00:00+01:00' }, NOW).deadlineMs).toBe(NOW + 3_600_000);
+  test('deadlines are absolute epoch seconds, offsets applied', () => {
+    expect(parseJobRequest({ ...base, deadline: 300 }, NOW).deadlineS).toBe((NOW + 300_000) / 1000);
+    expect(parseJobRequest({ ...base, deadline: '2025-06-01T02:00:00+01:00' }, NOW).deadlineS).toBe((NOW + 3_600_000) / 1000);
   });
 });
 
