@@ -3,7 +3,7 @@ import type { FunctionRef } from '../lib/names';
 import { refKey } from '../lib/names';
 
 /** Where the autoscaler put a replica: its device, SM share, and the batch it plans for. */
-export interface Spot {
+export interface ReplicaPlacement {
   gpu: string;
   smShare: number;
   batchSize: number;
@@ -15,16 +15,16 @@ const key = (r: FunctionRef) => `mlfaas:autoscaler:placements:${refKey(r)}`;
 export class PlacementBook {
   constructor(private readonly redis: Redis) {}
 
-  async read(ref: FunctionRef): Promise<Record<string, Spot>> {
+  async read(ref: FunctionRef): Promise<Record<string, ReplicaPlacement>> {
     const all = await this.redis.hgetall(key(ref));
-    return Object.fromEntries(Object.entries(all).map(([id, v]) => [id, JSON.parse(v) as Spot]));
+    return Object.fromEntries(Object.entries(all).map(([id, v]) => [id, JSON.parse(v) as ReplicaPlacement]));
   }
 
-  async write(ref: FunctionRef, id: string, s: Spot): Promise<void> {
+  async write(ref: FunctionRef, id: string, s: ReplicaPlacement): Promise<void> {
     await this.redis.hset(key(ref), id, JSON.stringify(s));
   }
 
-  /** Drops spots of replicas that no longer exist. */
+  /** Drops placements of replicas that no longer exist. */
   async prune(ref: FunctionRef, live: ReadonlySet<string>): Promise<void> {
     const ids = await this.redis.hkeys(key(ref));
     const gone = ids.filter((id) => !live.has(id));

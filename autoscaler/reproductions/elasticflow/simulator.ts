@@ -13,7 +13,7 @@
  * - a job is counted from its first start; a late one is declined at its end.
  * Placement (`placement.ts`) only matters through the overhead cache, as in the artifact.
  */
-import { alignUp } from '../../training/board';
+import { alignUp } from '../../training/free-gpu-timeline';
 import { throughputAt } from '../../training/curve';
 import type { AdmissionDecision, ClusterSpec, SchedulerState, TrainingJob, TrainingPolicy } from '../../training/types';
 import { ArtifactCluster } from './placement';

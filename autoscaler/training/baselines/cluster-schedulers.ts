@@ -7,7 +7,7 @@ import { marginalReturn } from '../mlfaas/allocation';
 import { greedyFill } from '../marginal';
 import { buddyPlacement } from '../placement/buddy';
 import type { SchedulerState, TrainingJob, TrainingPolicy } from '../types';
-import { active, capacityOf, gangInOrder, gangSize } from './common';
+import { active, capacityOf, gangInOrder, gangSize } from './ordered-allocation';
 
 /** Tiresias' queue thresholds in attained GPU-seconds (ElasticFlow's `dlas-gpu` setting). */
 export const TIRESIAS_QUEUES = [3250, 7200] as const;

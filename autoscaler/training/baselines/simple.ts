@@ -3,7 +3,7 @@ import { mlfaasAdmission } from '../mlfaas/admission';
 import { buddyPlacement } from '../placement/buddy';
 import { secondsToFinish } from '../curve';
 import type { TrainingPolicy } from '../types';
-import { active, capacityOf, elasticInOrder, gangInOrder, gangSize } from './common';
+import { active, capacityOf, elasticInOrder, gangInOrder, gangSize } from './ordered-allocation';
 
 const bySubmit = (a: { submitTime: number; id: string }, b: { submitTime: number; id: string }) =>
   a.submitTime - b.submitTime || (a.id < b.id ? -1 : 1);

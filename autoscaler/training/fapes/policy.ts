@@ -24,7 +24,7 @@
  * memory between calls. A policy built afresh each round (the live service) has no memory and runs
  * uncorrected (factor 1).
  */
-import { freeAt, reserve } from '../board';
+import { freeAt, reserve } from '../free-gpu-timeline';
 import { fitLevel, levelsOf, remainingIterations, throughputAt } from '../curve';
 import { mlfaasAdmission } from '../mlfaas/admission';
 import { marginalReturn } from '../mlfaas/allocation';

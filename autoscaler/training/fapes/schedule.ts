@@ -23,7 +23,7 @@
  *    first, and then scaled up when available resources allow"), so a job no longer has to choose
  *    between queueing for the big allocation and holding a small one to completion.
  */
-import { segmentAt, take, type Board } from '../board';
+import { segmentAt, take, type FreeGpuTimeline } from '../free-gpu-timeline';
 import type { Seconds } from '../types';
 import { serverPrice } from './prices';
 
@@ -61,7 +61,7 @@ export interface PlanChoice {
 }
 
 /** Fewest free GPUs on the board over [from, to). */
-export function minFree(b: Board, from: Seconds, to: Seconds): number {
+export function minFree(b: FreeGpuTimeline, from: Seconds, to: Seconds): number {
   let i = segmentAt(b, from);
   let m = b.free[i];
   for (i++; i < b.times.length && b.times[i] < to; i++) m = Math.min(m, b.free[i]);
@@ -80,7 +80,7 @@ function addPrice(load: number, g: number, cap: number, bounds: PriceBounds): nu
  * Price (s) of holding `g` more GPUs on [from, to) on board `b`: Σ over board segments of
  * (duration ÷ slot) rounds × the added GPUs' prices, scaled by n · slot ÷ (U · capacity) (module note).
  */
-export function holdPrice(b: Board, from: Seconds, to: Seconds, g: number, slot: Seconds, bounds: PriceBounds): number {
+export function holdPrice(b: FreeGpuTimeline, from: Seconds, to: Seconds, g: number, slot: Seconds, bounds: PriceBounds): number {
   if (g <= 0 || to <= from) return 0;
   const cap = b.capacity;
   let p = 0;
@@ -93,7 +93,7 @@ export function holdPrice(b: Board, from: Seconds, to: Seconds, g: number, slot:
 }
 
 /** Start times worth trying: now and the first slot-aligned times at which the board frees GPUs. */
-export function candidateStarts(b: Board, now: Seconds, slot: Seconds, max: number): Seconds[] {
+export function candidateStarts(b: FreeGpuTimeline, now: Seconds, slot: Seconds, max: number): Seconds[] {
   const out = [now];
   const at = (i: number) => now + Math.ceil((b.times[i] - now) / slot - 1e-9) * slot;
   for (let i = 1; i < b.times.length && out.length < max - 1; i++) {
@@ -110,7 +110,7 @@ export function candidateStarts(b: Board, now: Seconds, slot: Seconds, max: numb
  * The job's cheapest plan on the board: min over (early GPUs now, start round, GPUs from then on)
  * of completion + price. `early` ranges over 0 and the levels free on [now, start).
  */
-export function bestPlan(b: Board, job: PlanJob, now: Seconds, slot: Seconds, bounds: PriceBounds, maxStarts = 6): PlanChoice | undefined {
+export function bestPlan(b: FreeGpuTimeline, job: PlanJob, now: Seconds, slot: Seconds, bounds: PriceBounds, maxStarts = 6): PlanChoice | undefined {
   let best: PlanChoice | undefined;
   const consider = (c: PlanChoice) => {
     if (!best || c.objective < best.objective - 1e-9 || (Math.abs(c.objective - best.objective) <= 1e-9 && c.start < best.start)) best = c;
@@ -145,7 +145,7 @@ export function choiceSteps(c: PlanChoice, now: Seconds): { from: Seconds; gpus:
 }
 
 /** Reserves a chosen plan on the board (FaPES-Board collects it). */
-export function reserveChoice(b: Board, c: PlanChoice): void {
+export function reserveChoice(b: FreeGpuTimeline, c: PlanChoice): void {
   if (c.early > 0) take(b, b.now, c.start, c.early);
   take(b, c.start, c.completion, c.gpus);
 }

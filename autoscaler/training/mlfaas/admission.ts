@@ -4,7 +4,7 @@
  * deadline order, it and every admitted job that was still satisfiable keep a minimum satisfactory
  * share. A rejected job gets the earliest deadline that could be guaranteed right now.
  */
-import { alignUp } from '../board';
+import { alignUp } from '../free-gpu-timeline';
 import { levelsOf } from '../curve';
 import type { AdmissionDecision, AdmissionPhase, SchedulerState, Seconds, TrainingJob } from '../types';
 import { capacityOf, edfPass, overheadOf, toFillJob, type ElasticFlowOptions } from './edf-pass';

@@ -3,7 +3,7 @@
  * satisfactory share on the forward board, reserve it. Jobs whose deadline can no longer be met
  * (e.g. after scaling overheads) are reported, not reserved: they continue as best-effort work.
  */
-import { createBoard, type Board } from '../board';
+import { createFreeGpuTimeline, type FreeGpuTimeline } from '../free-gpu-timeline';
 import { levelsOf, remainingIterations } from '../curve';
 import type { Plan, SchedulerState, Seconds, TrainingJob } from '../types';
 import { minSharePlan, reservePlan, type FillJob } from './filling';
@@ -18,7 +18,7 @@ export interface ElasticFlowOptions {
 }
 
 export interface EdfPassResult {
-  readonly board: Board;
+  readonly board: FreeGpuTimeline;
   readonly plans: Map<string, Plan>;
   /** Deadline jobs whose deadline cannot be met any more, in EDF order. */
   readonly infeasible: string[];
@@ -65,7 +65,7 @@ export function edfPass(
   stopOn?: string,
 ): EdfPassResult {
   const cap = capacityOf(state);
-  const board = createBoard(now, cap);
+  const board = createFreeGpuTimeline(now, cap);
   const plans = new Map<string, Plan>();
   const infeasible: string[] = [];
   const sorted = jobs.filter((j) => j.deadline !== undefined).sort(byDeadline);

@@ -5,7 +5,7 @@
  * authors' simulator, the plan runs at the level below (`qp`) until a point `p` and at the
  * satisfying level `q` from `p` on, where `p` is the latest slot from which `q` alone suffices.
  */
-import { alignDown, alignUp, reserve, type Board } from '../board';
+import { alignDown, alignUp, reserve, type FreeGpuTimeline } from '../free-gpu-timeline';
 import { fitLevel, throughputAt } from '../curve';
 import { mergeSteps } from '../plan';
 import type { Plan, PlanStep, ScalingCurve, Seconds } from '../types';
@@ -23,7 +23,7 @@ export interface FillJob {
 }
 
 /** Iterations the job can do before its deadline if it holds up to `q` workers wherever free. */
-function capacity(b: Board, job: FillJob, q: number): number {
+function capacity(b: FreeGpuTimeline, job: FillJob, q: number): number {
   let cap = 0;
   const n = b.times.length;
   for (let i = 0; i < n; i++) {
@@ -40,7 +40,7 @@ function capacity(b: Board, job: FillJob, q: number): number {
 }
 
 /** Latest slot-grid time p such that level q from p to the deadline finishes the work. */
-function latestStart(b: Board, job: FillJob, q: number, slot: Seconds): Seconds {
+function latestStart(b: FreeGpuTimeline, job: FillJob, q: number, slot: Seconds): Seconds {
   if (job.deadline === Infinity) return b.now;
   let acc = 0;
   for (let i = b.times.length - 1; i >= 0; i--) {
@@ -61,7 +61,7 @@ function latestStart(b: Board, job: FillJob, q: number, slot: Seconds): Seconds 
  * Forward plan: level `qp` before `p`, `q` from `p` on, each capped by the free GPUs; null if the
  * work does not finish (only possible when the board never frees enough GPUs).
  */
-export function forwardPlan(b: Board, job: FillJob, q: number, qp: number, p: Seconds, slot: Seconds): Plan | null {
+export function forwardPlan(b: FreeGpuTimeline, job: FillJob, q: number, qp: number, p: Seconds, slot: Seconds): Plan | null {
   const steps: PlanStep[] = [];
   let acc = 0;
   const n = b.times.length;
@@ -86,7 +86,7 @@ export function forwardPlan(b: Board, job: FillJob, q: number, qp: number, p: Se
 }
 
 /** Minimum-satisfactory-share plan by the deadline, or null if no level meets it. */
-export function minSharePlan(b: Board, job: FillJob, slot: Seconds): Plan | null {
+export function minSharePlan(b: FreeGpuTimeline, job: FillJob, slot: Seconds): Plan | null {
   if (job.need <= 0) return { jobId: job.id, slotSeconds: slot, steps: [], predictedCompletion: b.now };
   const L = job.levels;
   if (L.length === 0 || capacity(b, job, L[L.length - 1]) < job.need) return null;
@@ -104,7 +104,7 @@ export function minSharePlan(b: Board, job: FillJob, slot: Seconds): Plan | null
 }
 
 /** Earliest-completion plan: as many workers as fit, from now on, ignoring any deadline. */
-export function earliestPlan(b: Board, job: FillJob, slot: Seconds): Plan | null {
+export function earliestPlan(b: FreeGpuTimeline, job: FillJob, slot: Seconds): Plan | null {
   if (job.need <= 0) return { jobId: job.id, slotSeconds: slot, steps: [], predictedCompletion: b.now };
   const top = job.levels[job.levels.length - 1];
   if (top === undefined) return null;
@@ -115,6 +115,6 @@ export function earliestPlan(b: Board, job: FillJob, slot: Seconds): Plan | null
  * Reserves a plan on the board until its completion rounded up to the slot grid, or until the
  * completion itself when a round runs as soon as a job ends (`untilCompletion`).
  */
-export function reservePlan(b: Board, plan: Plan, untilCompletion = false): void {
+export function reservePlan(b: FreeGpuTimeline, plan: Plan, untilCompletion = false): void {
   reserve(b, plan.steps, untilCompletion ? plan.predictedCompletion : alignUp(b.now, plan.predictedCompletion, plan.slotSeconds));
 }

@@ -146,8 +146,8 @@ export class LocalAgent {
       // a restarted replica keeps its placement: its new process sizes its threads to it
       cpuCores: async (id) => {
         const ref = this.owner.get(id);
-        const spot = ref ? (await this.placements.read(ref).catch(() => ({}) as Record<string, { gpu: string }>))[id] : undefined;
-        return coresOfDevice(spot?.gpu, this.nodeCores).length;
+        const placed = ref ? (await this.placements.read(ref).catch(() => ({}) as Record<string, { gpu: string }>))[id] : undefined;
+        return coresOfDevice(placed?.gpu, this.nodeCores).length;
       },
       gpus: opts.gpus,
     };
@@ -299,8 +299,8 @@ export class LocalAgent {
       const quotas = this.enforces(r) ? [1, 0.5, 0.25] : [1];
       // the autoscaler's device is one core: profile on the placed one (else the first), so that
       // "quota q" in the profile means what it means once the replica is placed
-      const spot = (await this.placements.read(ref))[r.id];
-      const cores = coresOfDevice(spot?.gpu, this.nodeCores).slice(0, 1);
+      const placed = (await this.placements.read(ref))[r.id];
+      const cores = coresOfDevice(placed?.gpu, this.nodeCores).slice(0, 1);
       const device = r.gpu !== undefined ? 'gpu' : 'cpu';
       const model = this.profileMode === 'predicted' && device === 'cpu' && quotas.length > 1 ? modelFile(r.plan.manifest.dir, rec.spec.envVars) : undefined;
       await profiler.profile(

@@ -66,8 +66,8 @@ export class ShareReplacer {
       const next = this.host.newReplica(ref, { ...old.plan, smShare: s.smShare });
       const setting = JSON.parse(settings[old.id] ?? '{}') as { quota?: number; weight?: number };
       await this.redis.hset(replicaSettingsKey(ref), next.id, JSON.stringify({ ...setting, smShare: s.smShare }));
-      const spot = (await this.book.read(ref))[old.id];
-      if (spot) await this.book.write(ref, next.id, { ...spot, smShare: s.smShare });
+      const placed = (await this.book.read(ref))[old.id];
+      if (placed) await this.book.write(ref, next.id, { ...placed, smShare: s.smShare });
       this.inFlight.set(next.id, { ref, replica: next, replaces: old.id, smShare: s.smShare });
       this.host.coldStart(ref, 'sm-share');
       this.started['sm-share']++;

@@ -1,4 +1,4 @@
-import { createBoard, take } from '../../../autoscaler/training/board';
+import { createFreeGpuTimeline, take } from '../../../autoscaler/training/free-gpu-timeline';
 import { manageLoans, serversFromLoad } from '../../../autoscaler/training/fapes/manager';
 import { EMPTY_MEMORY, fapesRound, followPlan } from '../../../autoscaler/training/fapes/policy';
 import { bestPlan, candidateStarts, choiceSteps, holdPrice, makespanBounds, minFree, priceBounds } from '../../../autoscaler/training/fapes/schedule';
@@ -8,7 +8,7 @@ import { aJob, cluster, linear, state } from './fixtures';
 
 describe('FaPES board and plan prices', () => {
   const board = () => {
-    const b = createBoard(0, 4);
+    const b = createFreeGpuTimeline(0, 4);
     take(b, 0, 10, 2); // job2 holds 2 of 4 GPUs until t=10
     return b;
   };

@@ -1,4 +1,4 @@
-import { createBoard, take } from '../../../autoscaler/training/board';
+import { createFreeGpuTimeline, take } from '../../../autoscaler/training/free-gpu-timeline';
 import { admitMlfaas, earliestFeasibleDeadline } from '../../../autoscaler/training/mlfaas/admission';
 import { allocateMlfaas } from '../../../autoscaler/training/mlfaas/allocation';
 import { minSharePlan } from '../../../autoscaler/training/mlfaas/filling';
@@ -11,7 +11,7 @@ import { aJob, cluster, linear, state } from './fixtures';
 describe('ElasticFlow Fig. 4 (minimum satisfactory share)', () => {
   const curveC = { gpus: [1, 2, 4], iterPerSec: [1, 1.5, 2] };
   test('job C needs 4 GPUs in slot 2 after 1 GPU in slot 1', () => {
-    const b = createBoard(0, 4);
+    const b = createFreeGpuTimeline(0, 4);
     take(b, 0, 1, 3); // jobs A and B
     const plan = minSharePlan(b, { id: 'C', need: 3, deadline: 2, levels: [1, 2, 4], curve: curveC }, 1);
     expect(plan).not.toBeNull();
@@ -19,7 +19,7 @@ describe('ElasticFlow Fig. 4 (minimum satisfactory share)', () => {
     expect(plan!.predictedCompletion).toBeCloseTo(2);
   });
   test('with a share of 2 the job would do 2.5 iterations and miss', () => {
-    const b = createBoard(0, 4);
+    const b = createFreeGpuTimeline(0, 4);
     take(b, 0, 1, 3);
     const plan = minSharePlan(b, { id: 'C', need: 3, deadline: 2, levels: [1, 2], curve: curveC }, 1);
     expect(plan).toBeNull();

@@ -1,4 +1,4 @@
-/** Shared pieces of the baseline policies: gang scheduling in a given order, elastic greedy. */
+/** The baselines' allocation in a given job order: gang scheduling (with or without backfill) and elastic greedy. */
 import { fitLevel, levelsOf, remainingIterations } from '../curve';
 import type { RoundDecision, SchedulerState, TrainingJob } from '../types';
 import { capacityOf } from '../mlfaas/edf-pass';

@@ -1,11 +1,11 @@
 /**
- * The forward board: free GPUs over future time as a piecewise-constant timeline starting at the
- * round's `now` (ElasticFlow's `future_free_gpus`, FaPES-Board's occupancy). Breakpoints sit on the
- * slot grid `now + k·slot`; the last segment runs to infinity.
+ * Free GPUs over future time as a piecewise-constant timeline starting at the round's `now`: the
+ * "forward board" that plans are reserved on (ElasticFlow's `future_free_gpus`, FaPES-Board's
+ * occupancy). Breakpoints sit on the slot grid `now + k·slot`; the last segment runs to infinity.
  */
 import type { PlanStep, Seconds } from './types';
 
-export interface Board {
+export interface FreeGpuTimeline {
   readonly now: Seconds;
   readonly capacity: number;
   /** Segment starts, ascending; times[0] = now. Segment i is [times[i], times[i+1]) (last: to ∞). */
@@ -14,16 +14,16 @@ export interface Board {
   readonly free: number[];
 }
 
-export function createBoard(now: Seconds, capacity: number): Board {
+export function createFreeGpuTimeline(now: Seconds, capacity: number): FreeGpuTimeline {
   return { now, capacity, times: [now], free: [Math.max(0, capacity)] };
 }
 
-export function cloneBoard(b: Board): Board {
+export function cloneFreeGpuTimeline(b: FreeGpuTimeline): FreeGpuTimeline {
   return { now: b.now, capacity: b.capacity, times: b.times.slice(), free: b.free.slice() };
 }
 
 /** Index of the segment containing t (t ≥ now). */
-export function segmentAt(b: Board, t: Seconds): number {
+export function segmentAt(b: FreeGpuTimeline, t: Seconds): number {
   let lo = 0;
   let hi = b.times.length - 1;
   while (lo < hi) {
@@ -35,12 +35,12 @@ export function segmentAt(b: Board, t: Seconds): number {
 }
 
 /** Free GPUs at time t. */
-export function freeAt(b: Board, t: Seconds): number {
+export function freeAt(b: FreeGpuTimeline, t: Seconds): number {
   return b.free[segmentAt(b, t)];
 }
 
 /** Ensures a breakpoint at t and returns its index. */
-function splitAt(b: Board, t: Seconds): number {
+function splitAt(b: FreeGpuTimeline, t: Seconds): number {
   const i = segmentAt(b, t);
   if (b.times[i] === t) return i;
   b.times.splice(i + 1, 0, t);
@@ -49,7 +49,7 @@ function splitAt(b: Board, t: Seconds): number {
 }
 
 /** Subtracts `gpus` on [from, to). Throws if the board would go negative (a planning bug). */
-export function take(b: Board, from: Seconds, to: Seconds, gpus: number): void {
+export function take(b: FreeGpuTimeline, from: Seconds, to: Seconds, gpus: number): void {
   if (gpus <= 0 || to <= from) return;
   const i = splitAt(b, from);
   const j = to === Infinity ? b.times.length : splitAt(b, to);
@@ -60,7 +60,7 @@ export function take(b: Board, from: Seconds, to: Seconds, gpus: number): void {
 }
 
 /** Reserves a plan's steps; the last step runs until `until`. */
-export function reserve(b: Board, steps: readonly PlanStep[], until: Seconds): void {
+export function reserve(b: FreeGpuTimeline, steps: readonly PlanStep[], until: Seconds): void {
   for (let k = 0; k < steps.length; k++) {
     const end = k + 1 < steps.length ? steps[k + 1].from : until;
     take(b, steps[k].from, Math.min(end, until), steps[k].gpus);
