@@ -1,24 +1,28 @@
 /**
- * Inference policies by name: one static table, one line per policy (a new baseline is one file
- * plus one line below). The hybrid's variants are stage configurations chosen by its `sloModel`
- * parameter (stages/variants.ts). Nothing registers itself on import.
+ * Inference policies by name: one static table, one line per policy, each a choice of stages
+ * (stages/). The baselines are horizontal-only: a share stage (the replicas' fixed configuration)
+ * and a count stage (their own signals, forecast and hysteresis), resized by `horizontalOnly`.
+ * The hybrid runs forecast → SLO model → vertical → horizontal → hysteresis and its SLO guard;
+ * its variants are the stage configurations its `sloModel` parameter picks (stages/variants.ts).
+ * Nothing registers itself on import.
  */
-import { aiad, oneshot } from './baselines/faro-reactive';
-import { diluHorizontal } from './baselines/dilu-horizontal';
-import { kpa } from './baselines/kpa';
-import { openfaasRps } from './baselines/openfaas-rps';
-import { staticShare } from './baselines/static-share';
+import { FARO_REACTIVE_DEFAULTS, reactiveCount } from './baselines/faro-reactive';
+import { DILU_DEFAULTS, diluCount, diluShare } from './baselines/dilu-horizontal';
+import { KPA_DEFAULTS, kpaCount, kpaLimit } from './baselines/kpa';
+import { OPENFAAS_DEFAULTS, openfaasRpsCount } from './baselines/openfaas-rps';
+import { STATIC_DEFAULTS, staticShareCount, staticShareOf } from './baselines/static-share';
 import { hybrid } from './hybrid';
+import { fixedShare, horizontalOnly } from './stages/resize';
 import { InferencePolicy, PolicyDeps, PolicyFactory, PolicyParams } from './types';
 
 const POLICIES: Readonly<Record<string, PolicyFactory>> = {
   hybrid,
-  kpa,
-  'static-share': staticShare,
-  'openfaas-rps': openfaasRps,
-  oneshot,
-  aiad,
-  'dilu-horizontal': diluHorizontal,
+  kpa: horizontalOnly('kpa', KPA_DEFAULTS, (p) => ({ share: fixedShare({ exclusive: true, smShare: 1, quota: 1, batchSize: p.batchSize }), count: kpaCount(p), limit: kpaLimit(p) })),
+  'static-share': horizontalOnly('static-share', STATIC_DEFAULTS, (p, d) => ({ share: staticShareOf(p, d.capability), count: staticShareCount(p, d.capability) })),
+  'openfaas-rps': horizontalOnly('openfaas-rps', OPENFAAS_DEFAULTS, (p) => ({ share: fixedShare(p), count: openfaasRpsCount(p) })),
+  oneshot: horizontalOnly('oneshot', FARO_REACTIVE_DEFAULTS, (p) => ({ share: fixedShare(p), count: reactiveCount('oneshot', p) })),
+  aiad: horizontalOnly('aiad', FARO_REACTIVE_DEFAULTS, (p) => ({ share: fixedShare(p), count: reactiveCount('aiad', p) })),
+  'dilu-horizontal': horizontalOnly('dilu-horizontal', DILU_DEFAULTS, (p, d) => ({ share: diluShare(p, d.capability), count: diluCount(p, d.capability) })),
 };
 
 /** The factory named `name`; throws listing the known names. */

@@ -1,6 +1,7 @@
-import { chooseBatch, fmt, observedRps, parseParams, resizeTo } from '../common';
+import { chooseBatch, fmt, observedRps } from '../common';
 import { lazyIn, lazyOut, pushSample } from '../lazy';
-import { Capability, FunctionSpec, InferencePolicy, PolicyDeps, PolicyParams } from '../types';
+import type { CountStage, ShareStage } from '../stages/resize';
+import type { Capability, FunctionSpec } from '../types';
 
 /**
  * Dilu's inference profiling (Sec. 3.2, Hybrid Growth Search): the most cost-efficient
@@ -43,30 +44,38 @@ export interface DiluState {
   samples: number[];
 }
 
-export function diluHorizontal(params: PolicyParams, deps: PolicyDeps): InferencePolicy<DiluState> {
-  const p = parseParams('dilu-horizontal', DILU_DEFAULTS, params);
+/** Share stage: Dilu's profiled share (or the fixed one), at the largest profiled batch ≤ its batch. */
+export function diluShare(p: typeof DILU_DEFAULTS, cap: Capability): ShareStage {
   const profiled = new Map<string, { slo: number; smShare: number; quota: number; batchSize: number }>();
   const shareOf = (spec: FunctionSpec) => {
     if (!p.profile) return { smShare: p.smShare, quota: p.quota, batchSize: p.batchSize };
     let e = profiled.get(spec.name);
     if (!e || e.slo !== spec.sloLatencyMs) {
-      const c = diluProfile(deps.capability, spec);
+      const c = diluProfile(cap, spec);
       e = c ? { slo: spec.sloLatencyMs, smShare: c.smShare, quota: 1, batchSize: c.batchSize } : { slo: spec.sloLatencyMs, smShare: p.smShare, quota: p.quota, batchSize: p.batchSize };
       profiled.set(spec.name, e);
     }
     return e;
   };
   return {
-    name: 'dilu-horizontal',
-    initialState: () => ({ samples: [] }),
-    decide(spec, state, obs) {
-      let samples = pushSample(state.samples, observedRps(obs), p, obs.intervalMs / 1000);
+    configOf(spec) {
       const sh = shareOf(spec);
-      const b = chooseBatch(deps.capability, spec.name, Math.min(sh.batchSize, spec.maxBatchSize), sh.smShare, sh.quota, Infinity);
-      const per = deps.capability.capability(spec.name, b, sh.smShare, sh.quota);
+      const b = chooseBatch(cap, spec.name, Math.min(sh.batchSize, spec.maxBatchSize), sh.smShare, sh.quota, Infinity);
+      return { exclusive: false, smShare: sh.smShare, quota: sh.quota, batchSize: b };
+    },
+  };
+}
+
+/** Count stage: Dilu's lazy window out (to the count the window's mean hot sample needs) and in (by one). */
+export function diluCount(p: typeof DILU_DEFAULTS, cap: Capability): CountStage<DiluState> {
+  return {
+    init: () => ({ samples: [] }),
+    count(spec, state, obs, _now, cfg) {
+      let samples = pushSample(state.samples, observedRps(obs), p, obs.intervalMs / 1000);
+      const per = cap.capability(spec.name, cfg.batchSize, cfg.smShare, cfg.quota);
       const n = obs.replicas.length;
       let want = n;
-      let why = `dilu-horizontal (s=${sh.smShare}, q=${sh.quota}, b=${b}): ${fmt(per)} req/s per replica, window ${samples.length} s`;
+      let why = `dilu-horizontal (s=${cfg.smShare}, q=${cfg.quota}, b=${cfg.batchSize}): ${fmt(per)} req/s per replica, window ${samples.length} s`;
       if (per > 0 && lazyOut(samples, n * per, p)) {
         const hot = samples.filter((s) => s > n * per);
         want = Math.max(n + 1, Math.ceil(hot.reduce((a, s) => a + s, 0) / hot.length / per));
@@ -77,8 +86,7 @@ export function diluHorizontal(params: PolicyParams, deps: PolicyDeps): Inferenc
         samples = [];
         why += `, window below ${fmt((n - 1) * per)} req/s`;
       }
-      const decision = resizeTo(spec, obs, deps.capability, Math.max(1, want), { exclusive: false, smShare: sh.smShare, quota: sh.quota, batchSize: b }, why);
-      return { decision, nextState: { samples }, reason: decision.reason };
+      return { want, state: { samples }, reason: why };
     },
   };
 }

@@ -1,12 +1,14 @@
-import { fmt, parseParams, resizeTo } from '../common';
-import { FunctionSpec, InferencePolicy, Observation, PolicyDeps, PolicyParams } from '../types';
+import { fmt } from '../common';
+import type { CountStage } from '../stages/resize';
+import type { FunctionSpec, Observation } from '../types';
 
 /**
  * Faro's reactive baselines (EuroSys'25 Sec. 6): a job that has stayed overloaded for 30 s is
  * scaled up, one that has stayed underloaded for 5 min is scaled down (the thresholds Faro uses).
  * Overloaded: the interval's SLO-percentile latency above the SLO (or requests queued with none
  * completing). Oneshot sets the count proportional to latency/SLO; AIAD adds or removes one.
- * Replicas get a whole GPU each by default (configurable).
+ * Replicas get a whole GPU each by default (configurable: the share stage, `fixedShare` of these
+ * parameters, in ../registry.ts).
  */
 export const FARO_REACTIVE_DEFAULTS = { upAfterS: 30, downAfterS: 300, exclusive: true, smShare: 1, quota: 1 };
 
@@ -21,36 +23,29 @@ function latencyAt(spec: FunctionSpec, obs: Observation): number {
   return l;
 }
 
-function reactive(kind: 'oneshot' | 'aiad') {
-  return (params: PolicyParams, deps: PolicyDeps): InferencePolicy<ReactiveState> => {
-    const p = parseParams(kind, FARO_REACTIVE_DEFAULTS, params);
-    return {
-      name: kind,
-      initialState: () => ({ overSince: null, underSince: null }),
-      decide(spec, state, obs, now) {
-        const lat = latencyAt(spec, obs);
-        const over = lat > spec.sloLatencyMs;
-        let overSince = over ? (state.overSince ?? now) : null;
-        let underSince = over ? null : (state.underSince ?? now);
-        const n = obs.replicas.length;
-        let want = n;
-        let why = `${kind}: p${spec.sloPercentile} ${fmt(lat)} ms vs SLO ${spec.sloLatencyMs} ms`;
-        if (overSince !== null && now - overSince >= p.upAfterS * 1000) {
-          const ratio = Number.isFinite(lat) ? lat / spec.sloLatencyMs : 2;
-          want = kind === 'oneshot' ? Math.max(n + 1, Math.ceil(n * ratio)) : n + 1;
-          overSince = null;
-          why += `, overloaded ${p.upAfterS} s`;
-        } else if (underSince !== null && now - underSince >= p.downAfterS * 1000) {
-          want = kind === 'oneshot' ? Math.min(n - 1, Math.ceil(n * (lat / spec.sloLatencyMs))) : n - 1;
-          underSince = null;
-          why += `, underloaded ${p.downAfterS} s`;
-        }
-        const decision = resizeTo(spec, obs, deps.capability, Math.max(1, want), { exclusive: p.exclusive, smShare: p.smShare, quota: p.quota, batchSize: spec.maxBatchSize }, why);
-        return { decision, nextState: { overSince, underSince }, reason: decision.reason };
-      },
-    };
+/** Count stage: oneshot sets the count proportional to latency/SLO, AIAD adds or removes one. */
+export function reactiveCount(kind: 'oneshot' | 'aiad', p: typeof FARO_REACTIVE_DEFAULTS): CountStage<ReactiveState> {
+  return {
+    init: () => ({ overSince: null, underSince: null }),
+    count(spec, state, obs, now) {
+      const lat = latencyAt(spec, obs);
+      const over = lat > spec.sloLatencyMs;
+      let overSince = over ? (state.overSince ?? now) : null;
+      let underSince = over ? null : (state.underSince ?? now);
+      const n = obs.replicas.length;
+      let want = n;
+      let why = `${kind}: p${spec.sloPercentile} ${fmt(lat)} ms vs SLO ${spec.sloLatencyMs} ms`;
+      if (overSince !== null && now - overSince >= p.upAfterS * 1000) {
+        const ratio = Number.isFinite(lat) ? lat / spec.sloLatencyMs : 2;
+        want = kind === 'oneshot' ? Math.max(n + 1, Math.ceil(n * ratio)) : n + 1;
+        overSince = null;
+        why += `, overloaded ${p.upAfterS} s`;
+      } else if (underSince !== null && now - underSince >= p.downAfterS * 1000) {
+        want = kind === 'oneshot' ? Math.min(n - 1, Math.ceil(n * (lat / spec.sloLatencyMs))) : n - 1;
+        underSince = null;
+        why += `, underloaded ${p.downAfterS} s`;
+      }
+      return { want, state: { overSince, underSince }, reason: why };
+    },
   };
 }
-
-export const oneshot = reactive('oneshot');
-export const aiad = reactive('aiad');

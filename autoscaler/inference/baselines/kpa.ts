@@ -1,12 +1,13 @@
-import { fmt, parseParams, resizeTo } from '../common';
-import { InferencePolicy, PolicyDeps, PolicyParams } from '../types';
+import { fmt } from '../common';
+import type { CountStage } from '../stages/resize';
+import type { FunctionSpec } from '../types';
 
 /**
  * Knative KPA as KServe runs it: concurrency averaged over a stable (60 s) and a panic (6 s)
  * window; desired = ⌈concurrency / (target · utilisation)⌉; panic when the panic-window desire is
  * ≥ 2× the ready pods, holding the count from falling until a stable window passes without panic;
  * scale-down at most halves the ready pods per step (max-scale-down-rate 2). One exclusive GPU per
- * replica. targetConcurrency 1 and batch 4 are HAS-GPU's KServe setup (validation/kserve/yaml:
+ * replica (the share stage, in ../registry.ts). targetConcurrency 1 and batch 4 are HAS-GPU's KServe setup (validation/kserve/yaml:
  * scaleTarget 1, HAS_GPU_BATCH_SIZE 4); stable/panic windows, 0.7 utilisation and the 2× panic
  * threshold are Knative's defaults. Concurrency per interval is the time-averaged requests in the
  * system (queued + executing) when the observation carries it (the simulator does; Knative's
@@ -35,12 +36,14 @@ export interface KpaState {
   panicMax: number;
 }
 
-export function kpa(params: PolicyParams, deps: PolicyDeps): InferencePolicy<KpaState> {
-  const p = parseParams('kpa', KPA_DEFAULTS, params);
+/** maxReplicas > 0: the spec with its max_scale capped there (what the resize holds to). */
+export const kpaLimit = (p: typeof KPA_DEFAULTS) => (p.maxReplicas > 0 ? (spec: FunctionSpec): FunctionSpec => ({ ...spec, maxScale: Math.min(spec.maxScale, p.maxReplicas) }) : undefined);
+
+/** Count stage: the stable or panic window's desire, within the scale-up and scale-down rates. */
+export function kpaCount(p: typeof KPA_DEFAULTS): CountStage<KpaState> {
   return {
-    name: 'kpa',
-    initialState: () => ({ samples: [], panicSince: null, panicMax: 0 }),
-    decide(spec, state, obs, now) {
+    init: () => ({ samples: [], panicSince: null, panicMax: 0 }),
+    count(_spec, state, obs, now) {
       const conc = obs.meanConcurrency ?? obs.inFlight + obs.queueLength;
       const samples = [...state.samples.filter(([t]) => t > now - p.stableWindowS * 1000), [now, conc] as [number, number]];
       const avg = (w: number) => {
@@ -69,10 +72,7 @@ export function kpa(params: PolicyParams, deps: PolicyDeps): InferencePolicy<Kpa
       }
       want = Math.min(want, Math.ceil(ready * p.maxScaleUpRate));
       want = Math.max(want, Math.floor(ready / p.maxScaleDownRate));
-      const batchSize = Math.min(p.batchSize, spec.maxBatchSize);
-      const capped = p.maxReplicas > 0 ? { ...spec, maxScale: Math.min(spec.maxScale, p.maxReplicas) } : spec;
-      const decision = resizeTo(capped, obs, deps.capability, Math.max(1, want), { exclusive: true, smShare: 1, quota: 1, batchSize }, `kpa ${mode}: concurrency ${fmt(avg(p.stableWindowS), 2)} (60 s) / ${fmt(avg(p.panicWindowS), 2)} (6 s), desire ${want}`);
-      return { decision, nextState: { samples, panicSince, panicMax }, reason: decision.reason };
+      return { want, state: { samples, panicSince, panicMax }, reason: `kpa ${mode}: concurrency ${fmt(avg(p.stableWindowS), 2)} (60 s) / ${fmt(avg(p.panicWindowS), 2)} (6 s), desire ${want}` };
     },
   };
 }

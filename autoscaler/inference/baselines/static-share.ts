@@ -1,6 +1,7 @@
-import { chooseBatch, fmt, observedRps, parseParams, resizeTo } from '../common';
+import { chooseBatch, fmt, observedRps } from '../common';
 import { makePredictor, upper } from '../predictors';
-import { Capability, FunctionSpec, InferencePolicy, PolicyDeps, PolicyParams } from '../types';
+import type { CountStage, ShareStage } from '../stages/resize';
+import type { Capability, FunctionSpec } from '../types';
 
 /** How FaST-GShare's profiler picks a function's fixed share; see `STATIC_DEFAULTS`. */
 export type ShareSelect = 'rpr' | 'smallest';
@@ -49,7 +50,7 @@ export function profiledShare(cap: Capability, spec: FunctionSpec, quotaStep = 0
  * its batch-1 throughput, where the hybrid models the replicas as one batching queue at the SLO
  * percentile); batching (it plans batch `batchSize`, 1); hysteresis (no β trigger, no scale-down
  * to a fleet fitting R/0.6, no bridge release, no scale to zero of its own); and the SLO guard
- * (the live decider runs it for the hybrid only, baselines run as published).
+ * (a stage of the hybrid only, baselines run as published).
  */
 export const STATIC_DEFAULTS = {
   perModel: true,
@@ -70,31 +71,40 @@ export interface StaticState {
   lastScaleDownMs: number | null;
 }
 
-export function staticShare(params: PolicyParams, deps: PolicyDeps): InferencePolicy<StaticState> {
-  const p = parseParams('static-share', STATIC_DEFAULTS, params);
+/** Share stage: the profiled (or fixed) share, at the largest profiled batch ≤ `batchSize`; checks the parameters. */
+export function staticShareOf(p: typeof STATIC_DEFAULTS, cap: Capability): ShareStage {
   if (p.select !== 'rpr' && p.select !== 'smallest') throw new Error(`static-share: select must be rpr or smallest, got ${JSON.stringify(p.select)}`);
   if (!(p.headroom > 0 && p.headroom <= 1)) throw new Error(`static-share: headroom must be in (0, 1], got ${p.headroom}`);
-  const predictor = makePredictor(p.predictor);
   const shares = new Map<string, { key: string; smShare: number; quota: number }>();
   const shareOf = (spec: FunctionSpec) => {
     if (!p.perModel) return { smShare: p.smShare, quota: p.quota };
-    const key = `${spec.sloLatencyMs}|${String(deps.capability.profileKey?.(spec.name) ? 'k' : '')}`;
+    const key = `${spec.sloLatencyMs}|${String(cap.profileKey?.(spec.name) ? 'k' : '')}`;
     let e = shares.get(spec.name);
     if (!e || e.key !== key) {
-      const c = profiledShare(deps.capability, spec, p.quotaStep, p.select, p.headroom) ?? { smShare: p.smShare, quota: p.quota };
+      const c = profiledShare(cap, spec, p.quotaStep, p.select, p.headroom) ?? { smShare: p.smShare, quota: p.quota };
       shares.set(spec.name, (e = { key, ...c }));
     }
     return e;
   };
   return {
-    name: 'static-share',
-    initialState: () => ({ pred: predictor.init(), lastScaleDownMs: null }),
-    decide(spec, state, obs, now) {
+    configOf(spec) {
+      const { smShare, quota } = shareOf(spec);
+      const b = chooseBatch(cap, spec.name, Math.min(p.batchSize, spec.maxBatchSize), smShare, quota, Infinity);
+      return { exclusive: false, smShare, quota, batchSize: b };
+    },
+  };
+}
+
+/** Count stage: ⌈R / (α · a replica's capability)⌉ on the forecast R, a removal at most every cooldownS. */
+export function staticShareCount(p: typeof STATIC_DEFAULTS, cap: Capability): CountStage<StaticState> {
+  const predictor = makePredictor(p.predictor);
+  return {
+    init: () => ({ pred: predictor.init(), lastScaleDownMs: null }),
+    count(spec, state, obs, now, cfg) {
       const pred = predictor.observe(state.pred, observedRps(obs));
       const R = upper(predictor.forecast(pred), p.quantile);
-      const { smShare, quota } = shareOf(spec);
-      const b = chooseBatch(deps.capability, spec.name, Math.min(p.batchSize, spec.maxBatchSize), smShare, quota, Infinity);
-      const per = deps.capability.capability(spec.name, b, smShare, quota);
+      const { smShare, quota, batchSize: b } = cfg;
+      const per = cap.capability(spec.name, b, smShare, quota);
       let want = per > 0 ? Math.ceil(R / (p.alpha * per)) : spec.maxScale;
       const n = obs.replicas.length;
       let last = state.lastScaleDownMs;
@@ -102,8 +112,7 @@ export function staticShare(params: PolicyParams, deps: PolicyDeps): InferencePo
         if (last !== null && now - last < p.cooldownS * 1000) want = n;
         else last = now;
       }
-      const decision = resizeTo(spec, obs, deps.capability, Math.max(1, want), { exclusive: false, smShare, quota, batchSize: b }, `static-share (s=${smShare}, q=${quota}, b=${b}): R=${fmt(R)} req/s, ${fmt(per)} req/s per replica`);
-      return { decision, nextState: { pred, lastScaleDownMs: last }, reason: decision.reason };
+      return { want, state: { pred, lastScaleDownMs: last }, reason: `static-share (s=${smShare}, q=${quota}, b=${b}): R=${fmt(R)} req/s, ${fmt(per)} req/s per replica` };
     },
   };
 }
