@@ -26,6 +26,13 @@ import { eventually } from '../helpers/platform';
 
 export interface ProviderHarness {
   provider: FunctionProvider;
+  /**
+   * The CPU time per period, in cores, that replica `replicaId` is held to, read where it is
+   * enforced, not from the provider's own answers: the replica's cgroup CFS quota or tokend's
+   * grant (local), the limits the kubelet reports it applied (kubernetes). Infinity: unlimited;
+   * undefined: nothing enforces it that the harness can see.
+   */
+  enforcedCpu(ref: { name: string; namespace: string }, replicaId: string): Promise<number | undefined>;
   stop(): Promise<void>;
 }
 
@@ -121,6 +128,32 @@ export function describeProvider(name: string, factory: () => Promise<ProviderHa
       expect(after).toEqual(expect.objectContaining({ quota: 0.5, weight: 3 }));
       expect(await codeOf(p.setQuota(ref('c-a'), r.id, 1.5))).toBe(ErrorCode.Validation);
       expect(await codeOf(p.setQuota(ref('c-a'), 'no-such-replica', 0.5))).toBe(ErrorCode.NotFound);
+    });
+
+    it('holds a replica to the time quota it declares enforcing: setQuota reaches the enforcement', async () => {
+      // quotas are what the platform sells: a provider that enforces none does not meet the contract
+      const e = p.enforcement();
+      expect(e.temporal).not.toBe('none');
+      // a CPU limit far above any node's cores, so the quota alone decides (Kubernetes scales the
+      // limit by the quota; local replicas get quota × their cores, capped by it)
+      await p.deploy(parseDeployment({ ...aFunction('c-q').minScale(1).build(), limits: { cpu: '1024' }, requests: { cpu: '100m' } }));
+      expect(await ready('c-q', 1)).toBe(true);
+      const [r] = await p.endpoints(ref('c-q'));
+      // the agent or kubelet applies a quota asynchronously: read until the enforced value agrees
+      const held = async (quota: number, ok: (cores: number) => boolean) => {
+        await p.setQuota(ref('c-q'), r.id, quota);
+        return eventually(async () => {
+          const cores = await h.enforcedCpu(ref('c-q'), r.id);
+          return cores !== undefined && ok(cores) ? cores : undefined;
+        }, 20000);
+      };
+      // quota 1 of a replica's cores is a limit, not "unlimited"
+      const full = await held(1, (c) => Number.isFinite(c) && c > 0);
+      expect(full).toBeDefined();
+      // a quarter of it, and back
+      expect(await held(0.25, (c) => Math.abs(c / full! - 0.25) < 0.01)).toBeDefined();
+      expect(await held(1, (c) => Math.abs(c / full! - 1) < 0.01)).toBeDefined();
+      await p.remove(ref('c-q'));
     });
 
     it('captures replica output as logs', async () => {

@@ -6,6 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ImageStore } from '../../gateway/providers/local/image-store';
+import { cpuCores } from '../../node-runtime/cgroups';
 import { kubeConfig } from '../../gateway/providers/kubernetes/kube-config';
 import { KubernetesProvider } from '../../gateway/providers/kubernetes/kubernetes-provider';
 import { FakeCluster } from '../helpers/fake-kube/cluster';
@@ -35,6 +36,15 @@ describeProvider('kubernetes', async () => {
   await provider.start();
   return {
     provider,
+    // what the fake kubelet reports it applied to the pod's container (its status, as a kubelet
+    // reports an in-place resize), not the spec the provider asked for
+    async enforcedCpu(ref, replicaId) {
+      const pod = kube.store.get('v1/pods', ref.namespace, replicaId) as { status?: { containerStatuses?: Array<{ resources?: { limits?: { cpu?: string } } }> } } | undefined;
+      const statuses = pod?.status?.containerStatuses;
+      if (!statuses?.length) return undefined;
+      const cpu = statuses[0].resources?.limits?.cpu;
+      return cpu ? cpuCores(cpu) : Infinity;
+    },
     async stop() {
       await provider.close();
       await cluster.stop();
