@@ -54,11 +54,52 @@ export function p99Series(outs: readonly Outcome[], binMs: number, bins: number)
 /** Violation counts below this are raised to it in ratios, so a zero denominator stays finite. */
 export const VIOLATION_FLOOR = 1;
 
-/** baseline ÷ ours with `floor` applied to both (so 0/0 = 1, k/0 = k/floor). Pure. */
+/** baseline ÷ ours with `floor` applied to both (k/0 = k/floor). Pure. */
 export function ratio(baseline: number, ours: number, floor = 0): number {
   const b = Math.max(baseline, floor);
   const o = Math.max(ours, floor);
   return o > 0 ? b / o : NaN;
+}
+
+/**
+ * baseline ÷ ours violation counts, or undefined when both are 0: 0 vs 0 says the load did not
+ * tell the two policies apart ("no discrimination"), not that they are equal (a ratio of 1).
+ * One side 0: it is floored at `floor`. Pure.
+ */
+export function violationRatio(baseline: number, ours: number, floor = VIOLATION_FLOOR): number | undefined {
+  return baseline === 0 && ours === 0 ? undefined : ratio(baseline, ours, floor);
+}
+
+/** Mean, min and max of one figure over seeds (NaN when there is none). Pure. */
+export interface OverSeeds {
+  n: number;
+  mean: number;
+  min: number;
+  max: number;
+}
+export function overSeeds(xs: readonly number[]): OverSeeds {
+  const v = xs.filter(Number.isFinite);
+  if (!v.length) return { n: 0, mean: NaN, min: NaN, max: NaN };
+  return { n: v.length, mean: v.reduce((a, b) => a + b, 0) / v.length, min: Math.min(...v), max: Math.max(...v) };
+}
+
+/** `mean [min–max]` over seeds, `digits` decimals; one seed: the value alone. Pure. */
+export function fmtSeeds(s: OverSeeds, digits = 2): string {
+  if (!s.n) return 'n/a';
+  return s.n === 1 ? s.mean.toFixed(digits) : `${s.mean.toFixed(digits)} [${s.min.toFixed(digits)}–${s.max.toFixed(digits)}]`;
+}
+
+/**
+ * A per-seed violation ratio summarised over seeds for the results' last line: `no-discrimination`
+ * when every seed had 0 vs 0; else `mean[min-max]` over the seeds that discriminated, with
+ * `/k-of-n` when some did not (no spaces: the line is `key=value` pairs). Pure.
+ */
+export function fmtViolationRatios(perSeed: ReadonlyArray<number | undefined>): string {
+  const told = perSeed.filter((x): x is number => x !== undefined);
+  if (!told.length) return 'no-discrimination';
+  const s = overSeeds(told);
+  const body = s.n === 1 ? s.mean.toFixed(2) : `${s.mean.toFixed(2)}[${s.min.toFixed(2)}-${s.max.toFixed(2)}]`;
+  return told.length < perSeed.length ? `${body}/${told.length}-of-${perSeed.length}` : body;
 }
 
 /** Fixed two decimals, or `n/a` for NaN / ±∞. Pure. */

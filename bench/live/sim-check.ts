@@ -9,7 +9,7 @@ import { FUNCTIONS, ZERO_S } from './platform';
  * measured profiles and the segment's per-second arrivals, configured as the live platform runs:
  * devices = cores, the live capability (no quota under the smallest measured), quotas served as
  * CFS bandwidth at the provider's period, the live loop's online correction, the heavy function's
- * scale to zero (but up at the segment's start, as live), 3 s cold starts.
+ * scale to zero (at zero when the segment starts, as live), 3 s cold starts.
  */
 export function simulateSegment(policy: string, profiles: Record<string, { points: never[] }>, counts: Record<string, number[]>, seed: number, record = false): SimResult {
   const fns = FUNCTIONS.filter((f) => profiles[f.name]).map((f) => ({
@@ -17,9 +17,9 @@ export function simulateSegment(policy: string, profiles: Record<string, { point
     model: f.name,
     counts: counts[f.name],
     intervalS: 1,
-    // live, the bench calls each function (and waits for its profile) before the segments, and the
-    // gap between segments is shorter than the zero-duration: the heavy function starts warm
-    warmAtStart: true,
+    // live, the bench waits for the heavy function to be back at zero before each measured window,
+    // so its first start is a cold start inside the window, as here
+    warmAtStart: false,
   }));
   const cap = new ProfileCapability(Object.fromEntries(fns.map((f) => [f.model, profiles[f.model].points])), { belowMeasured: 'refuse' });
   return simulate(fns, { policy, capability: cap, coldStartS: 3, gpuLimit: cpus().length, seed, record, cfsPeriodMs: CFS_PERIOD_US / 1000, correction: true });

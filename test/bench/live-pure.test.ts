@@ -1,5 +1,5 @@
 import { allocationSeries, integrateCost, scaleToZeroS } from '../../bench/live/cost';
-import { fmt, ratio, summarise, worstRelError } from '../../bench/live/outcomes';
+import { fmt, fmtSeeds, fmtViolationRatios, overSeeds, ratio, summarise, violationRatio, worstRelError } from '../../bench/live/outcomes';
 import { countsPerSecond, poissonSchedule, segmentRates } from '../../bench/live/schedule';
 
 describe('bench:live schedule', () => {
@@ -53,9 +53,26 @@ describe('bench:live outcomes', () => {
 
   it('floors ratios and formats non-finite values', () => {
     expect(ratio(10, 0, 1)).toBe(10);
-    expect(ratio(0, 0, 1)).toBe(1);
     expect(ratio(6, 3)).toBe(2);
     expect(fmt(ratio(1, 0))).toBe('n/a');
     expect(worstRelError([{ predicted: 12, measured: 10 }, { predicted: 5, measured: 10 }, { predicted: 3, measured: 0 }])).toBeCloseTo(0.5);
+  });
+
+  it('0 vs 0 violations is no discrimination, never a ratio of 1', () => {
+    expect(violationRatio(0, 0)).toBeUndefined();
+    expect(violationRatio(6, 0)).toBe(6);
+    expect(violationRatio(0, 4)).toBe(0.25);
+    expect(violationRatio(6, 3)).toBe(2);
+    expect(fmtViolationRatios([undefined, undefined, undefined])).toBe('no-discrimination');
+    expect(fmtViolationRatios([2, undefined, 4])).toBe('3.00[2.00-4.00]/2-of-3');
+    expect(fmtViolationRatios([2, 1, 3])).toBe('2.00[1.00-3.00]');
+    expect(fmtViolationRatios([1.5])).toBe('1.50');
+  });
+
+  it('summarises a figure over seeds as mean [min–max]', () => {
+    expect(overSeeds([1, 2, 6, NaN])).toEqual({ n: 3, mean: 3, min: 1, max: 6 });
+    expect(fmtSeeds(overSeeds([1, 2, 6]))).toBe('3.00 [1.00–6.00]');
+    expect(fmtSeeds(overSeeds([2]), 1)).toBe('2.0');
+    expect(fmtSeeds(overSeeds([]))).toBe('n/a');
   });
 });
