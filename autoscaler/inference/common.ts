@@ -1,5 +1,5 @@
 import { ClusterOverlay, MAX_SM_PARTITIONS, newReplicaOptions, occupancy } from './cluster';
-import { Capability, Decision, FunctionSpec, Observation, Placement, PolicyParams, ReplicaState } from './types';
+import { Capability, Decision, ScalingSpec, Observation, Placement, PolicyParams, ReplicaState } from './types';
 
 /**
  * Parameters: defaults, overridden by `params`, validated. Every value keeps its default's type;
@@ -91,7 +91,7 @@ export function placeFixed(overlay: ClusterOverlay, fn: string, cfg: ReplicaConf
  * The decision of a horizontal-only policy that wants `target` replicas of configuration `cfg`:
  * adds placed by `placeFixed`, removals taking replicas still starting first, then the last listed.
  */
-export function resizeTo(spec: FunctionSpec, obs: Observation, cap: Capability, target: number, cfg: ReplicaConfig, reason: string): Decision {
+export function resizeTo(spec: ScalingSpec, obs: Observation, cap: Capability, target: number, cfg: ReplicaConfig, reason: string): Decision {
   const n = obs.replicas.length;
   const want = Math.max(spec.minScale, Math.min(spec.maxScale, Math.round(target)));
   let add: Placement[] = [];
@@ -112,7 +112,7 @@ export function resizeTo(spec: FunctionSpec, obs: Observation, cap: Capability, 
 }
 
 /** A decision that changes nothing. */
-export function noChange(spec: FunctionSpec, obs: Observation, cap: Capability, reason: string): Decision {
+export function noChange(spec: ScalingSpec, obs: Observation, cap: Capability, reason: string): Decision {
   return { replicas: obs.replicas.length, quotas: [], add: [], remove: [], weights: weightsByCapability(cap, spec.name, obs.replicas), reason };
 }
 

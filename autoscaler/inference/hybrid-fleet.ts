@@ -1,7 +1,7 @@
 /** sloModel 'shared': the function's replicas as one queue — fleet statistics, the copy search and the cheapest covering configuration. */
 import { sharedQueueLatencyMs, sharedQueueRate } from './queueing';
 import { CAND_W, EPS, HybridParams } from './hybrid-params';
-import { Shared, Ctx, Tables } from './hybrid-tables';
+import { Shared, CapabilityTables, Tables } from './hybrid-tables';
 import type { Capability } from './types';
 
 /**
@@ -23,7 +23,7 @@ export interface Fleet {
   lmax: number;
 }
 
-export interface Cand {
+export interface Candidate {
   smShare: number;
   quota: number;
   batchSize: number;
@@ -39,7 +39,7 @@ export interface Cand {
  * when the list is complete: the full table's list is built lazily, one cost group at a time, as
  * far as `cheapestCover` walks it (it stops at the first cost no cheaper than its best total).
  */
-export class CandList {
+export class CandidateList {
   d = new Float64Array(CAND_W * 16);
   n = 0;
   constructor(public grow: () => boolean = () => false) {}
@@ -60,7 +60,7 @@ export class CandList {
     d[o] = cost;
     this.n++;
   }
-  at(i: number): Cand {
+  at(i: number): Candidate {
     const d = this.d;
     const o = i * CAND_W;
     return { smShare: d[o], quota: d[o + 1], batchSize: d[o + 2], cap: d[o + 3], cap1: d[o + 4], lat: d[o + 5], cost: d[o + 6] };
@@ -77,13 +77,13 @@ export class CandList {
  * slowest batch then being lmax? (sharedQueueLatencyMs without a Fleet object per probe; a
  * module-level function, not a closure per call: the copy search probes it per candidate.)
  */
-function fitsWith(x: Ctx, f: Fleet, m: number, c: number, c1: number, lmax: number, T: number): boolean {
+function fitsWith(x: CapabilityTables, f: Fleet, m: number, c: number, c1: number, lmax: number, T: number): boolean {
   return T <= 0 || (f.n + m > 0 && sharedQueueLatencyMs(x.pct, f.n + m, f.mu + m * c, lmax, T, f.mu1 + m * c1) <= x.budget);
 }
 
 export function makeFleet(p: HybridParams, cap: Capability, quotaLevels: number[], shared: boolean, t: Tables) {
   const { worstLatency, capOf, groupsOf, rate1 } = t;
-  const fleetOf = (x: Ctx, xs: Member[], skip?: Member): Fleet => {
+  const fleetOf = (x: CapabilityTables, xs: Member[], skip?: Member): Fleet => {
     let n = 0;
     let mu = 0;
     let mu1 = 0;
@@ -102,11 +102,11 @@ export function makeFleet(p: HybridParams, cap: Capability, quotaLevels: number[
     return { n, mu, mu1, lmax };
   };
   /** Does the fleet meet the SLO at the function's percentile for arrival rate T? */
-  const fits = (x: Ctx, f: Fleet, T: number): boolean => T <= 0 || (f.n > 0 && sharedQueueLatencyMs(x.pct, f.n, f.mu, f.lmax, T, f.mu1) <= x.budget);
+  const fits = (x: CapabilityTables, f: Fleet, T: number): boolean => T <= 0 || (f.n > 0 && sharedQueueLatencyMs(x.pct, f.n, f.mu, f.lmax, T, f.mu1) <= x.budget);
   /** The fleet's SLO capability: the largest rate it serves within the SLO (req/s). */
-  const fleetCap = (x: Ctx, f: Fleet): number => sharedQueueRate(x.pct, f.n, f.mu, f.lmax, x.budget, 30, f.mu1);
+  const fleetCap = (x: CapabilityTables, f: Fleet): number => sharedQueueRate(x.pct, f.n, f.mu, f.lmax, x.budget, 30, f.mu1);
   /** Fewest copies (≤ mMax) of a member of rate c (c1 with batches of one) and batch latency lat that make fleet f fit T; Infinity if none. */
-  const copiesFor = (x: Ctx, f: Fleet, c: number, c1: number, lat: number, T: number, mMax: number): number => {
+  const copiesFor = (x: CapabilityTables, f: Fleet, c: number, c1: number, lat: number, T: number, mMax: number): number => {
     const lmax = Math.max(f.lmax, lat);
     let lo = Math.max(1, Math.floor((T - f.mu) / c) + 1);
     if (lo > mMax) return Infinity;
@@ -126,20 +126,20 @@ export function makeFleet(p: HybridParams, cap: Capability, quotaLevels: number[
     }
     return lo;
   };
-  const pushCands = (x: Ctx, out: CandList, s: number, q: number): void => {
+  const pushCands = (x: CapabilityTables, out: CandidateList, s: number, q: number): void => {
     for (const b of x.batches) {
       const c = capOf(x, b, s, q);
       if (c > 0) out.push(s, q, b, c, Math.min(c, rate1(x, s, q)), worstLatency(x, b, s, q), s * q);
     }
   };
   /** Every (s, q, b) of the table with a batch fitting the SLO, in ascending cost s·q (lazily, cached per profile). */
-  const candsMemo = new WeakMap<Shared, CandList>();
-  const candidatesOf = (x: Ctx): CandList => {
+  const candsMemo = new WeakMap<Shared, CandidateList>();
+  const candidatesOf = (x: CapabilityTables): CandidateList => {
     let cs = x.shared && candsMemo.get(x.shared);
     if (cs) return cs;
     const groups = groupsOf(x.smGrid);
     let g = 0;
-    const list: CandList = new CandList((): boolean => {
+    const list: CandidateList = new CandidateList((): boolean => {
       const n0 = list.n;
       while (list.n === n0 && g < groups.length) {
         for (const i of groups[g]) pushCands(x, list, x.smGrid[Math.floor(i / quotaLevels.length)], quotaLevels[i % quotaLevels.length]);
@@ -160,8 +160,8 @@ export function makeFleet(p: HybridParams, cap: Capability, quotaLevels: number[
    * lazily, one cost group of the table at a time (so only its cheap end is computed); otherwise
    * eagerly (cache off: always eagerly, the reference).
    */
-  const onGpuMemo = new WeakMap<Shared, Map<string, CandList>>();
-  const onGpuCandidates = (x: Ctx, opts: Array<{ smShare: number; maxQuota: number }>): CandList => {
+  const onGpuMemo = new WeakMap<Shared, Map<string, CandidateList>>();
+  const onGpuCandidates = (x: CapabilityTables, opts: Array<{ smShare: number; maxQuota: number }>): CandidateList => {
     let key = '';
     const nqs: number[] = [];
     for (const o of opts) {
@@ -182,14 +182,14 @@ export function makeFleet(p: HybridParams, cap: Capability, quotaLevels: number[
       if (si === undefined || x.smGrid[si] !== opts[k].smShare) onGrid = false;
       else (bySi[si] ??= []).push(k);
     }
-    let out: CandList;
+    let out: CandidateList;
     if (onGrid) {
       const groups = groupsOf(x.smGrid);
       const nql = quotaLevels.length;
       let g = 0;
       // one group's entries: option index, quota index, batch index, and the candidate values
       const ent: number[][] = [];
-      const list: CandList = new CandList((): boolean => {
+      const list: CandidateList = new CandidateList((): boolean => {
         const n0 = list.n;
         while (list.n === n0 && g < groups.length) {
           ent.length = 0;
@@ -217,7 +217,7 @@ export function makeFleet(p: HybridParams, cap: Capability, quotaLevels: number[
       });
       out = list;
     } else {
-      const tmp = new CandList();
+      const tmp = new CandidateList();
       for (const o of opts)
         for (const q of quotaLevels) {
           if (q > o.maxQuota + EPS) break;
@@ -227,7 +227,7 @@ export function makeFleet(p: HybridParams, cap: Capability, quotaLevels: number[
       const order = Array.from({ length: tmp.n }, (_, i) => i);
       const d = tmp.d;
       order.sort((a, b) => d[a * CAND_W + 6] - d[b * CAND_W + 6] || d[b * CAND_W + 3] - d[a * CAND_W + 3] || a - b);
-      out = new CandList();
+      out = new CandidateList();
       for (const i of order) {
         const o = i * CAND_W;
         out.push(d[o], d[o + 1], d[o + 2], d[o + 3], d[o + 4], d[o + 5], d[o + 6]);
@@ -245,7 +245,7 @@ export function makeFleet(p: HybridParams, cap: Capability, quotaLevels: number[
    * cost): the least total cost m·s·q (the most capable on equal cost); when nothing fits within
    * mMax copies, the most capable configuration. Copies past the first are placed by later calls.
    */
-  const cheapestCover = (x: Ctx, f: Fleet, T: number, mMax: number, cands: CandList): Cand | undefined => {
+  const cheapestCover = (x: CapabilityTables, f: Fleet, T: number, mMax: number, cands: CandidateList): Candidate | undefined => {
     let best = -1;
     let bestCap = 0;
     let bestTotal = Infinity;

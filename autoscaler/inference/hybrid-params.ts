@@ -133,7 +133,7 @@ export function trendSlope(ys: readonly number[]): number {
 }
 
 /** A replica as the policy plans with it (the observation's replica without its throughput). */
-export type Pod = Omit<ReplicaState, 'throughputRps'>;
+export type Replica = Omit<ReplicaState, 'throughputRps'>;
 
 export interface Config {
   smShare: number;
@@ -142,7 +142,7 @@ export interface Config {
   cap: number;
 }
 
-/** Numbers per candidate in a CandList. */
+/** Numbers per candidate in a CandidateList. */
 export const CAND_W = 7;
 export const r6 = (x: number) => Math.round(x * 1e6) / 1e6;
 export const EPS = 1e-9;

@@ -2,7 +2,7 @@
 import { pack } from '../rapp/profile-capability';
 import { sloRate } from './queueing';
 import { Config, EPS, HybridParams } from './hybrid-params';
-import type { Capability, FunctionSpec } from './types';
+import type { Capability, ScalingSpec } from './types';
 
 /**
  * Caches (p.cache, default on). Everything below is a pure function of the capability's latency
@@ -38,9 +38,14 @@ export interface Shared {
   walked: number;
 }
 
-export interface Ctx {
+/**
+ * One function's entry to the capability tables: its spec, the SLO they hold it to (budget,
+ * percentile), its batch and SM grids, and the tables it shares with functions of the same profile
+ * and SLO (`shared`). What the SLO model's `capOf`/`capacity` read; `ctxOf` builds it.
+ */
+export interface CapabilityTables {
   fn: string;
-  spec: FunctionSpec;
+  spec: ScalingSpec;
   /** SLO the capability is held to, ms. */
   budget: number;
   /** Percentile (0..1) the M/D/1 model is held to. */
@@ -56,17 +61,17 @@ export interface Entry {
   slo: number;
   pctIn: number;
   maxB: number;
-  ctx: Ctx;
+  ctx: CapabilityTables;
 }
 
 export function makeTables(p: HybridParams, cap: Capability, quotaLevels: number[], shared: boolean) {
   const byToken = new WeakMap<object, Map<string, Shared>>();
   const byName = new Map<string, Shared>();
   const entries = new Map<string, Entry>();
-  const pctOf = (spec: FunctionSpec) => Math.min(0.9999, Math.max(0.5, (p.mdcPercentile > 0 && !shared ? p.mdcPercentile : spec.sloPercentile) / 100));
+  const pctOf = (spec: ScalingSpec) => Math.min(0.9999, Math.max(0.5, (p.mdcPercentile > 0 && !shared ? p.mdcPercentile : spec.sloPercentile) / 100));
 
   /** The function's context: SLO budget (the spec's, or the fastest latency +5 % if that is unreachable), grids, caches. */
-  const buildCtx = (spec: FunctionSpec): Ctx => {
+  const buildCtx = (spec: ScalingSpec): CapabilityTables => {
     const g = cap.grid(spec.name);
     const fastest = g.batches.length ? cap.latencyMs(spec.name, g.batches[0], 1, 1) : Infinity;
     const slo = p.sloModel === 'budget' ? spec.sloLatencyMs * p.latencyBudget : spec.sloLatencyMs;
@@ -75,7 +80,7 @@ export function makeTables(p: HybridParams, cap: Capability, quotaLevels: number
     const maxB = Math.max(1, spec.maxBatchSize);
     return { fn: spec.name, spec, budget, pct, batches: g.batches.filter((b) => b <= maxB), smGrid: g.smShares };
   };
-  const ctxOf = (spec: FunctionSpec): Ctx => {
+  const ctxOf = (spec: ScalingSpec): CapabilityTables => {
     if (!p.cache) return buildCtx(spec);
     const token = cap.profileKey?.(spec.name);
     const e = entries.get(spec.name);
@@ -113,7 +118,7 @@ export function makeTables(p: HybridParams, cap: Capability, quotaLevels: number
    * batch) when it is made — in the first decision after a profile is loaded or an SLO changes — so
    * later decisions only read dense arrays (600 points for 3 batches × 20 SM shares × 10 quotas).
    */
-  const fill = (x: Ctx): void => {
+  const fill = (x: CapabilityTables): void => {
     for (const s of x.smGrid)
       for (const q of quotaLevels) {
         for (const b of x.batches) capOf(x, b, s, q);
@@ -125,7 +130,7 @@ export function makeTables(p: HybridParams, cap: Capability, quotaLevels: number
    * The slowest batch a replica of batch b may run at (s, q), ms: profiled batches are noisy (a
    * batch of 2 can be faster than one of 1), and a lightly loaded replica runs partial batches.
    */
-  const worstLatency = (x: Ctx, b: number, s: number, q: number): number => {
+  const worstLatency = (x: CapabilityTables, b: number, s: number, q: number): number => {
     const sh = x.shared;
     const gi = sh ? gridIndex(sh, x, s, q) : -1;
     const bi = gi < 0 ? -1 : x.batches.indexOf(b);
@@ -147,13 +152,13 @@ export function makeTables(p: HybridParams, cap: Capability, quotaLevels: number
     }
     return l;
   };
-  const computeWorst = (x: Ctx, b: number, s: number, q: number): number => {
+  const computeWorst = (x: CapabilityTables, b: number, s: number, q: number): number => {
     let l = cap.latencyMs(x.fn, b, s, q);
     for (const k of x.batches) if (k < b) l = Math.max(l, cap.latencyMs(x.fn, k, s, q));
     return l;
   };
   /** A replica's SLO capability, req/s (see the class comment for the models). */
-  const computeCap = (x: Ctx, b: number, s: number, q: number): number => {
+  const computeCap = (x: CapabilityTables, b: number, s: number, q: number): number => {
     if (p.sloModel === 'none') return cap.capability(x.fn, b, s, q);
     const l = cap.latencyMs(x.fn, b, s, q);
     // shared: a replica's full-batch rate if every batch it may run (≤ b) fits the SLO; the queue is the fleet's (fleetOf)
@@ -162,14 +167,14 @@ export function makeTables(p: HybridParams, cap: Capability, quotaLevels: number
   };
   /** Index of (s, q) in the dense grid (SM index × quota levels + quota index), or -1 off the grid. */
   const q0 = quotaLevels[0];
-  const gridIndex = (sh: Shared, x: Ctx, s: number, q: number): number => {
+  const gridIndex = (sh: Shared, x: CapabilityTables, s: number, q: number): number => {
     const si = sh.smIndex.get(Math.round(s * 1e3));
     if (si === undefined || x.smGrid[si] !== s) return -1;
     const qi = Math.round((q - q0) / p.quotaStep);
     if (qi < 0 || qi >= quotaLevels.length || quotaLevels[qi] !== q) return -1;
     return si * quotaLevels.length + qi;
   };
-  const capOf = (x: Ctx, b: number, s: number, q: number): number => {
+  const capOf = (x: CapabilityTables, b: number, s: number, q: number): number => {
     const sh = x.shared;
     if (!sh) return computeCap(x, b, s, q);
     const gi = gridIndex(sh, x, s, q);
@@ -192,7 +197,7 @@ export function makeTables(p: HybridParams, cap: Capability, quotaLevels: number
   };
 
   /** A replica's rate with batches of one (what a lightly loaded replica runs), req/s. */
-  const rate1 = (x: Ctx, s: number, q: number): number => {
+  const rate1 = (x: CapabilityTables, s: number, q: number): number => {
     const b = x.batches[0] ?? 1;
     const sh = x.shared;
     const gi = sh ? gridIndex(sh, x, s, q) : -1;
@@ -213,7 +218,7 @@ export function makeTables(p: HybridParams, cap: Capability, quotaLevels: number
     return r;
   };
   /** The profiled batch ≤ maxBatchSize with the most SLO capability (the smallest on ties). */
-  const computeBest = (x: Ctx, s: number, q: number): number => {
+  const computeBest = (x: CapabilityTables, s: number, q: number): number => {
     let best = 1;
     let bc = -1;
     for (const b of x.batches) {
@@ -225,7 +230,7 @@ export function makeTables(p: HybridParams, cap: Capability, quotaLevels: number
     }
     return best;
   };
-  const bestBatch = (x: Ctx, s: number, q: number): number => {
+  const bestBatch = (x: CapabilityTables, s: number, q: number): number => {
     const sh = x.shared;
     if (!sh) return computeBest(x, s, q);
     const gi = gridIndex(sh, x, s, q);
@@ -246,7 +251,7 @@ export function makeTables(p: HybridParams, cap: Capability, quotaLevels: number
   };
 
   /** Configuration i of the table: SM grid index ⌊i / |quota levels|⌋, quota level i mod |levels|. */
-  const cfgAt = (x: Ctx, i: number): Config => {
+  const cfgAt = (x: CapabilityTables, i: number): Config => {
     const sh = x.shared;
     let c = sh?.cfgs[i];
     if (!c) {
@@ -282,7 +287,7 @@ export function makeTables(p: HybridParams, cap: Capability, quotaLevels: number
    * cost), else the most capable overall. Cached path: walks cost groups in order and stops at the
    * first that covers, so only the cheap end of the table is ever computed for most functions.
    */
-  const efficient = (x: Ctx, dR: number): Config | undefined => {
+  const efficient = (x: CapabilityTables, dR: number): Config | undefined => {
     const n = x.smGrid.length * quotaLevels.length;
     if (!x.shared) {
       const all: Config[] = [];

@@ -8,7 +8,7 @@ import { ClusterOverlay } from './cluster';
 import { fmt, noChange, observedRps, parseParams, weightsByCapability } from './common';
 import { idleLongEnough, idleSince } from './idle';
 import { Decision, InferencePolicy, Observation, PolicyDeps, PolicyParams, QuotaChange } from './types';
-import { HYBRID_DEFAULTS, HybridState, Pod } from './hybrid-params';
+import { HYBRID_DEFAULTS, HybridState, Replica } from './hybrid-params';
 import { hybridStages } from './stages/variants';
 import { SLO_GUARD } from './stages/slo-guard';
 import type { Draft } from './stages/types';
@@ -50,14 +50,14 @@ export function hybrid(params: PolicyParams, deps: PolicyDeps): InferencePolicy<
       const { R, lead, patch: forecastPatch } = forecast.rate(pred, state, rps, obs);
       // SLO model: the function's context and the replicas' capability within the SLO
       const ctx = sloModel.ctxOf(spec);
-      const pods: Pod[] = obs.replicas.map((r) => ({ id: r.id, gpu: r.gpu, smShare: r.smShare, quota: r.quota, batchSize: r.batchSize, ready: r.ready }));
+      const replicas: Replica[] = obs.replicas.map((r) => ({ id: r.id, gpu: r.gpu, smShare: r.smShare, quota: r.quota, batchSize: r.batchSize, ready: r.ready }));
       let notReady = 0;
       for (const r of obs.replicas) if (!r.ready) notReady++;
       const d: Draft = {
-        fn, spec, obs, now, state, rps, R, ctx, pods,
+        fn, spec, obs, now, state, rps, R, ctx, replicas,
         overlay: new ClusterOverlay(obs.cluster),
-        fleet: pods.slice(),
-        Cf: sloModel.capacity(ctx, pods),
+        fleet: replicas.slice(),
+        Cf: sloModel.capacity(ctx, replicas),
         dR: 0,
         floor: Math.max(1, spec.minScale),
         notReady,
@@ -75,7 +75,7 @@ export function hybrid(params: PolicyParams, deps: PolicyDeps): InferencePolicy<
 
       const { add, remove, quotas, notes } = d;
       const quotaList: QuotaChange[] = [...quotas].filter(([id]) => !remove.includes(id)).map(([replicaId, quota]) => ({ replicaId, quota }));
-      const kept = pods.filter((x) => !remove.includes(x.id));
+      const kept = replicas.filter((x) => !remove.includes(x.id));
       const head = `hybrid: R=${fmt(R)} req/s (${forecast.label}, observed ${fmt(rps)}${lead > 0 ? `, +${fmt(lead)} cold-start lead` : ''}), C=${fmt(d.Cf)} req/s, budget ${fmt(ctx.budget)} ms`;
       const nextState: HybridState = { pred, lastScaleDownMs: d.nextDown, samples, ...forecastPatch, ...hysteresis.patch(d), ...(state.idleSinceMs !== undefined ? { idleSinceMs: state.idleSinceMs } : {}) };
       if (quotaList.length === 0 && add.length === 0 && remove.length === 0) {

@@ -9,8 +9,8 @@
 /** Upper bounds (ms) of the gateway's per-second latency histogram buckets, in order (the gateway's own). */
 export { LATENCY_BUCKETS_MS } from '../../gateway/metrics/latency-buckets';
 
-/** What a policy needs to know about a function (a subset of the deployed function's spec). */
-export interface FunctionSpec {
+/** What a policy needs to know about a function to scale it (a subset of the gateway's `FunctionSpec`, gateway/registry/function-spec.ts). */
+export interface ScalingSpec {
   name: string;
   /** Lower bound on the replica count; at least 1 for the hybrid policy (HAS-GPU R_min). */
   minScale: number;
@@ -138,8 +138,8 @@ export interface InferencePolicy<S = unknown> {
    * autoscaler has none, so it runs (live and simulated) as its authors ran it.
    */
   readonly guard?: PolicyGuard;
-  initialState(spec: FunctionSpec): S;
-  decide(spec: FunctionSpec, state: S, obs: Observation, now: number): DecideResult<S>;
+  initialState(spec: ScalingSpec): S;
+  decide(spec: ScalingSpec, state: S, obs: Observation, now: number): DecideResult<S>;
 }
 
 /** The SLO guard's state: the window's intervals with requests, [requests, of them over the SLO], oldest first, and its hold. */
@@ -151,7 +151,7 @@ export interface GuardState {
 
 /** What a guard stage reads besides its state: the decision and the interval it answers. */
 export interface GuardInput {
-  spec: FunctionSpec;
+  spec: ScalingSpec;
   obs: Observation;
   decision: Decision;
   /** ms on the caller's clock. */

@@ -66,7 +66,7 @@ export class Collector {
   async collect(now: number): Promise<{ items: Collected[]; cluster: ClusterView }> {
     const fns = (await this.provider.list()).filter((f) => f.kind === 'inference');
     const sec = Math.floor(now / 1000) - 1;
-    // First every function's replicas with the spots already booked, then spots for new replicas:
+    // First every function's replicas with the placements already booked, then placements for new replicas:
     // a replica nobody planned goes to the least occupied device of the whole node, which needs
     // every function's replicas (per function, a woken function landed on the core another
     // function's replica was using while the other core stayed idle: seen in bench:live).
@@ -90,20 +90,20 @@ export class Collector {
     return { items, cluster: clusterView(this.devices, items.flatMap((x) => x.replicas)) };
   }
 
-  /** The function's replicas (draining ones left out), each with its booked spot or undefined. */
+  /** The function's replicas (draining ones left out), each with its booked placement or undefined. */
   private async booked(ref: FunctionRef): Promise<{ eps: Listed[]; replicas: Array<PlacedReplica | undefined> }> {
     const eps = (await this.provider.endpoints(ref)).filter((r) => r.state !== 'draining');
     const book = await this.book.read(ref);
     const fnId = `${ref.name}.${ref.namespace}`;
     const replicas = eps.map((r) => {
-      const spot = book[r.id];
+      const placement = book[r.id];
       // the share a replica runs at is what it reports where enforced (a replacement may be on its way), else the booked one
-      return spot ? { id: r.id, fn: fnId, ready: r.state === 'ready', gpu: spot.gpu, smShare: r.smShare ?? spot.smShare, quota: r.quota, batchSize: spot.batchSize } : undefined;
+      return placement ? { id: r.id, fn: fnId, ready: r.state === 'ready', gpu: placement.gpu, smShare: r.smShare ?? placement.smShare, quota: r.quota, batchSize: placement.batchSize } : undefined;
     });
     return { eps, replicas };
   }
 
-  /** Spots for replicas without one: the next planned placement, else the node's least occupied device. */
+  /** Placements for replicas without one: the next planned placement, else the node's least occupied device. */
   private async placeNew(
     ref: FunctionRef,
     fnId: string,
@@ -128,15 +128,15 @@ export class Collector {
       // full batch can exceed the SLO (image-classify: 8 at 381 ms against 200 ms), which the SLO
       // model reads as no capacity at all, and the hybrid added a replica beside every wake (bench:live).
       // The runtime batches dynamically up to mlfaas.batch.max, so under load it only does better.
-      // The spot records the share the replica runs at where the provider reports one (MPS fixes it
+      // The placement records the share the replica runs at where the provider reports one (MPS fixes it
       // at start: one started at another share keeps it until its replacement, a new replica, comes),
       // else the planned one.
-      const spot = { gpu, smShare: r.smShare ?? next?.smShare ?? 1, batchSize: next?.batchSize ?? 1 };
-      await this.book.write(ref, r.id, spot);
+      const placement = { gpu, smShare: r.smShare ?? next?.smShare ?? 1, batchSize: next?.batchSize ?? 1 };
+      await this.book.write(ref, r.id, placement);
       if (next && next.quota !== r.quota) initial.push({ replicaId: r.id, quota: next.quota });
       // a share is fixed at a replica's start: one started at another share is replaced at the planned one
       if (next && r.smShare !== undefined && mpsPercent(next.smShare) !== mpsPercent(r.smShare)) shares.push({ replicaId: r.id, smShare: next.smShare });
-      const placed = { id: r.id, fn: fnId, ready: r.state === 'ready', gpu: spot.gpu, smShare: spot.smShare, quota: r.quota, batchSize: spot.batchSize };
+      const placed = { id: r.id, fn: fnId, ready: r.state === 'ready', gpu: placement.gpu, smShare: placement.smShare, quota: r.quota, batchSize: placement.batchSize };
       everywhere.push(placed);
       out.push(placed);
     }

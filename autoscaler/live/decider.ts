@@ -12,7 +12,7 @@
  * 5. a manual-scale pin keeps the replica count (quota changes still apply).
  */
 import { idleLongEnough, idleSince } from '../inference/idle';
-import type { Capability, Decision, FunctionSpec, InferencePolicy, Observation } from '../inference/types';
+import type { Capability, Decision, ScalingSpec, InferencePolicy, Observation } from '../inference/types';
 import type { ManualPin } from '../../gateway/registry/manual-scale';
 import { freshGuard, SloGuardState } from '../inference/stages/slo-guard';
 
@@ -25,7 +25,7 @@ export interface LiveState {
 
 export interface DecideInput {
   policy: InferencePolicy<unknown>;
-  spec: FunctionSpec;
+  spec: ScalingSpec;
   /** undefined: a fresh function (policy.initialState). */
   state?: LiveState;
   obs: Observation;

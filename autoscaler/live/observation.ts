@@ -3,7 +3,7 @@
  * placements) to the policy contract's `Observation` and `ClusterView`.
  */
 import { latencyPercentiles } from '../inference/histogram';
-import type { ClusterView, FunctionSpec, GpuView, Observation, ReplicaState } from '../inference/types';
+import type { ClusterView, ScalingSpec, GpuView, Observation, ReplicaState } from '../inference/types';
 
 /** Per-second counters as the gateway stores them (`gateway/metrics/second-window.ts`). */
 export interface Counters {
@@ -91,7 +91,7 @@ export function policySpec(
   name: string,
   ml: { minScale: number; maxScale: number; sloLatencyMs?: number; sloPercentile: number; maxBatchSize?: number },
   defaultSloMs: number,
-): FunctionSpec {
+): ScalingSpec {
   return {
     name,
     minScale: ml.minScale,

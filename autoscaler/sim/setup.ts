@@ -1,6 +1,6 @@
 import { ProfileCapability, ProfilePoint } from '../rapp/profile-capability';
 import { EnforcedDims, restrictToEnforced } from '../inference/enforcement';
-import { FunctionSpec } from '../inference/types';
+import { ScalingSpec } from '../inference/types';
 import { SimFunction } from './engine';
 import { readRapp } from './latency-data';
 import { remeasure } from './profile-error';
@@ -57,7 +57,7 @@ function part(trace: Trace, o: Omit<BuildOptions, 'dataDir'>, rapp: Profiles, pr
       measured[name] = o.toldProfiles[model];
     } else measured[name] = o.profileError ? remeasure(rapp[model], o.profileError.sigma, o.profileError.seed + seedOffset + i) : rapp[model];
     const base = Math.min(...rapp[model].filter((p) => p.batch === 1 && p.quota === 1 && p.smShare === 1).map((p) => p.latencyMs));
-    const spec: FunctionSpec = {
+    const spec: ScalingSpec = {
       name,
       minScale: o.minScale ?? 1,
       maxScale: o.maxScale ?? 64,

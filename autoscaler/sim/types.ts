@@ -1,9 +1,9 @@
 /** The inference simulator's inputs and results (engine.ts). */
-import type { Capability, FunctionSpec, PolicyParams } from '../inference/types';
+import type { Capability, ScalingSpec, PolicyParams } from '../inference/types';
 
 /** One simulated function: its spec, the profile it runs with, and its arrivals per interval. */
 export interface SimFunction {
-  spec: FunctionSpec;
+  spec: ScalingSpec;
   /** Key of the function's profile in `capability` (e.g. a RaPP model name). */
   model: string;
   counts: number[];

@@ -1,6 +1,6 @@
 import { ProfileCapability, ProfilePoint } from '../../autoscaler/rapp/profile-capability';
 import { createPolicy } from '../../autoscaler/inference/registry';
-import { ClusterView, FunctionSpec, Observation } from '../../autoscaler/inference/types';
+import { ClusterView, ScalingSpec, Observation } from '../../autoscaler/inference/types';
 import { readRapp } from '../../autoscaler/sim/latency-data';
 import { mulberry32 } from '../../autoscaler/sim/rng';
 
@@ -46,11 +46,11 @@ export function tickTimeMs(dataDir: string, n = 3200, reps = 6, distinctProfiles
  */
 export const TICK_MODELS = ['resnet50', 'resnet18', 'mobilenet_v3_large', 'densenet121', 'vgg16', 'efficientnet_b0', 'convnext_tiny', 'shufflenet_v2_x1_0'];
 
-function setup(dataDir: string, n: number, distinctProfiles: boolean, given?: Record<string, ProfilePoint[]>): { specs: FunctionSpec[]; cluster: ClusterView; capability: ProfileCapability } {
+function setup(dataDir: string, n: number, distinctProfiles: boolean, given?: Record<string, ProfilePoint[]>): { specs: ScalingSpec[]; cluster: ClusterView; capability: ProfileCapability } {
   const models = TICK_MODELS;
   const rapp = given ?? readRapp(dataDir, models);
   const profiles: Record<string, (typeof rapp)[string]> = {};
-  const specs: FunctionSpec[] = [];
+  const specs: ScalingSpec[] = [];
   const cluster: ClusterView = { gpus: [], canAddGpu: true };
   for (let i = 0; i < n; i++) {
     const name = `fn${i}`;

@@ -1,5 +1,5 @@
 import { ProfileCapability, ProfilePoint } from '../../autoscaler/rapp/profile-capability';
-import { ClusterView, FunctionSpec, Observation, ReplicaState } from '../../autoscaler/inference/types';
+import { ClusterView, ScalingSpec, Observation, ReplicaState } from '../../autoscaler/inference/types';
 
 /**
  * A synthetic profile shaped like the RaPP data: latency = 20 ms × batch^0.3 / quota, flat in SM
@@ -16,11 +16,11 @@ export function synthProfile(): ProfilePoint[] {
 export const cap = () => new ProfileCapability({ f: synthProfile() });
 
 export class SpecBuilder {
-  private s: FunctionSpec = { name: 'f', minScale: 1, maxScale: 10, sloLatencyMs: 200, sloPercentile: 99, maxBatchSize: 4 };
+  private s: ScalingSpec = { name: 'f', minScale: 1, maxScale: 10, sloLatencyMs: 200, sloPercentile: 99, maxBatchSize: 4 };
   slo(ms: number) { this.s.sloLatencyMs = ms; return this; }
   minScale(n: number) { this.s.minScale = n; return this; }
   maxScale(n: number) { this.s.maxScale = n; return this; }
-  build(): FunctionSpec { return { ...this.s }; }
+  build(): ScalingSpec { return { ...this.s }; }
 }
 export const aFunction = () => new SpecBuilder();
 

@@ -1,7 +1,7 @@
 import { chooseBatch, fmt, observedRps } from '../common';
 import { lazyIn, lazyOut, pushSample } from '../lazy';
 import type { CountStage, ShareStage } from '../stages/resize';
-import type { Capability, FunctionSpec } from '../types';
+import type { Capability, ScalingSpec } from '../types';
 
 /**
  * Dilu's inference profiling (Sec. 3.2, Hybrid Growth Search): the most cost-efficient
@@ -10,7 +10,7 @@ import type { Capability, FunctionSpec } from '../types';
  * whole time quota: Dilu's temporal tokens are its vertical scaling, off here). The SM rate is the
  * replica's *request* quota. The fastest setting when none meets the SLO.
  */
-export function diluProfile(cap: Capability, spec: FunctionSpec): { smShare: number; batchSize: number } | undefined {
+export function diluProfile(cap: Capability, spec: ScalingSpec): { smShare: number; batchSize: number } | undefined {
   const g = cap.grid(spec.name);
   let best: { smShare: number; batchSize: number; te: number } | undefined;
   let fastest: { smShare: number; batchSize: number; l: number } | undefined;
@@ -47,7 +47,7 @@ export interface DiluState {
 /** Share stage: Dilu's profiled share (or the fixed one), at the largest profiled batch ≤ its batch. */
 export function diluShare(p: typeof DILU_DEFAULTS, cap: Capability): ShareStage {
   const profiled = new Map<string, { slo: number; smShare: number; quota: number; batchSize: number }>();
-  const shareOf = (spec: FunctionSpec) => {
+  const shareOf = (spec: ScalingSpec) => {
     if (!p.profile) return { smShare: p.smShare, quota: p.quota, batchSize: p.batchSize };
     let e = profiled.get(spec.name);
     if (!e || e.slo !== spec.sloLatencyMs) {

@@ -1,6 +1,6 @@
 import { fmt } from '../common';
 import type { CountStage } from '../stages/resize';
-import type { FunctionSpec, Observation } from '../types';
+import type { ScalingSpec, Observation } from '../types';
 
 /**
  * Faro's reactive baselines (EuroSys'25 Sec. 6): a job that has stayed overloaded for 30 s is
@@ -17,7 +17,7 @@ export interface ReactiveState {
   underSince: number | null;
 }
 
-function latencyAt(spec: FunctionSpec, obs: Observation): number {
+function latencyAt(spec: ScalingSpec, obs: Observation): number {
   const l = spec.sloPercentile >= 99 ? obs.latencyMs.p99 : spec.sloPercentile >= 95 ? obs.latencyMs.p95 : obs.latencyMs.p50;
   if (Number.isNaN(l)) return obs.queueLength > 0 ? Infinity : 0;
   return l;

@@ -1,6 +1,6 @@
 import { fmt } from '../common';
 import type { CountStage } from '../stages/resize';
-import type { FunctionSpec } from '../types';
+import type { ScalingSpec } from '../types';
 
 /**
  * Knative KPA as KServe runs it: concurrency averaged over a stable (60 s) and a panic (6 s)
@@ -37,7 +37,7 @@ export interface KpaState {
 }
 
 /** maxReplicas > 0: the spec with its max_scale capped there (what the resize holds to). */
-export const kpaLimit = (p: typeof KPA_DEFAULTS) => (p.maxReplicas > 0 ? (spec: FunctionSpec): FunctionSpec => ({ ...spec, maxScale: Math.min(spec.maxScale, p.maxReplicas) }) : undefined);
+export const kpaLimit = (p: typeof KPA_DEFAULTS) => (p.maxReplicas > 0 ? (spec: ScalingSpec): ScalingSpec => ({ ...spec, maxScale: Math.min(spec.maxScale, p.maxReplicas) }) : undefined);
 
 /** Count stage: the stable or panic window's desire, within the scale-up and scale-down rates. */
 export function kpaCount(p: typeof KPA_DEFAULTS): CountStage<KpaState> {

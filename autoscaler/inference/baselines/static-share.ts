@@ -1,7 +1,7 @@
 import { chooseBatch, fmt, observedRps } from '../common';
 import { makePredictor, upper } from '../predictors';
 import type { CountStage, ShareStage } from '../stages/resize';
-import type { Capability, FunctionSpec } from '../types';
+import type { Capability, ScalingSpec } from '../types';
 
 /** How FaST-GShare's profiler picks a function's fixed share; see `STATIC_DEFAULTS`. */
 export type ShareSelect = 'rpr' | 'smallest';
@@ -13,7 +13,7 @@ export type ShareSelect = 'rpr' | 'smallest';
  * most `headroom` × the SLO. 'smallest': the smallest s·q whose batch-1 latency meets the SLO.
  * The fastest configuration when none qualifies.
  */
-export function profiledShare(cap: Capability, spec: FunctionSpec, quotaStep = 0.1, select: ShareSelect = 'smallest', headroom = 1): { smShare: number; quota: number } | undefined {
+export function profiledShare(cap: Capability, spec: ScalingSpec, quotaStep = 0.1, select: ShareSelect = 'smallest', headroom = 1): { smShare: number; quota: number } | undefined {
   const g = cap.grid(spec.name);
   let best: { smShare: number; quota: number; key: number; l: number } | undefined;
   let fastest: { smShare: number; quota: number; l: number } | undefined;
@@ -76,7 +76,7 @@ export function staticShareOf(p: typeof STATIC_DEFAULTS, cap: Capability): Share
   if (p.select !== 'rpr' && p.select !== 'smallest') throw new Error(`static-share: select must be rpr or smallest, got ${JSON.stringify(p.select)}`);
   if (!(p.headroom > 0 && p.headroom <= 1)) throw new Error(`static-share: headroom must be in (0, 1], got ${p.headroom}`);
   const shares = new Map<string, { key: string; smShare: number; quota: number }>();
-  const shareOf = (spec: FunctionSpec) => {
+  const shareOf = (spec: ScalingSpec) => {
     if (!p.perModel) return { smShare: p.smShare, quota: p.quota };
     const key = `${spec.sloLatencyMs}|${String(cap.profileKey?.(spec.name) ? 'k' : '')}`;
     let e = shares.get(spec.name);

@@ -1,7 +1,7 @@
 /** Horizontal scale-up stages: new replicas, on the used device with the lowest occupancy (HGO) or a new one. */
 import { hasRoom, newReplicaOptions } from '../cluster';
 import { Config, EPS, r6 } from '../hybrid-params';
-import type { Cand, CandList } from '../hybrid-fleet';
+import type { Candidate, CandidateList } from '../hybrid-fleet';
 import type { FleetQueueModel, PerReplicaModel } from './slo-model';
 import type { Draft, HorizontalStage, StageDeps } from './types';
 
@@ -75,16 +75,16 @@ export function replicaForGap({ p, quotaLevels }: StageDeps, model: PerReplicaMo
   return {
     toFloor(d) {
       // R_min / min_scale: at least one replica, always.
-      while (d.pods.length + d.add.length < d.floor) {
+      while (d.replicas.length + d.add.length < d.floor) {
         const placed = d.add.length;
         const c = addOne(d, Math.max(d.R / p.alpha - d.Cf, 0));
         // nothing placed (no device has room, or the function has no profile to size a replica by)
-        if (d.add.length === placed || (c <= 0 && d.add.length + d.pods.length < d.floor && !d.overlay.base.canAddGpu)) break;
+        if (d.add.length === placed || (c <= 0 && d.add.length + d.replicas.length < d.floor && !d.overlay.base.canAddGpu)) break;
         d.Cf += c;
       }
     },
     out(d) {
-      while (d.dR > 0 && d.pods.length + d.add.length < d.spec.maxScale && d.add.length < p.maxNewPerTick) {
+      while (d.dR > 0 && d.replicas.length + d.add.length < d.spec.maxScale && d.add.length < p.maxNewPerTick) {
         const c = addOne(d, d.dR);
         if (c <= 0) {
           d.notes.push('no capacity for another replica');
@@ -100,14 +100,14 @@ export function replicaForGap({ p, quotaLevels }: StageDeps, model: PerReplicaMo
 export function cheapestCover({ p }: StageDeps, model: FleetQueueModel): HorizontalStage {
   const { fleetOf, fits, candidatesOf, onGpuCandidates, cheapestCover: cover } = model.fleet;
   const placeShared = (d: Draft, T: number): boolean => {
-    const { ctx, overlay, spec, pods, add, fleet } = d;
+    const { ctx, overlay, spec, replicas, add, fleet } = d;
     const smGrid = ctx.smGrid;
     const f = fleetOf(ctx, fleet);
-    const mMax = Math.max(1, Math.min(spec.maxScale - pods.length - add.length, p.maxNewPerTick - add.length));
-    let target: { gpu: string; cfg: Cand } | undefined;
+    const mMax = Math.max(1, Math.min(spec.maxScale - replicas.length - add.length, p.maxNewPerTick - add.length));
+    let target: { gpu: string; cfg: Candidate } | undefined;
     const minSm = smGrid[0] ?? 1;
     const bg = overlay.lowestOccupancy(p.hgoThreshold, (g) => hasRoom(g, p.maxSmTypes, minSm, p.minQuota));
-    let onBg: CandList | undefined;
+    let onBg: CandidateList | undefined;
     if (bg) {
       onBg = onGpuCandidates(ctx, newReplicaOptions(bg, p.maxSmTypes, smGrid, p.minQuota));
       // a used GPU when one replica there is enough (Algorithm 1 lines 15-22): the cheapest such
@@ -131,11 +131,11 @@ export function cheapestCover({ p }: StageDeps, model: FleetQueueModel): Horizon
   return {
     toFloor(d) {
       const T = d.R / p.alpha;
-      while (d.pods.length + d.add.length < d.floor) if (!placeShared(d, T)) break;
+      while (d.replicas.length + d.add.length < d.floor) if (!placeShared(d, T)) break;
     },
     out(d) {
       const T = d.R / p.alpha;
-      while (!fits(d.ctx, fleetOf(d.ctx, d.fleet), T) && d.pods.length + d.add.length < d.spec.maxScale && d.add.length < p.maxNewPerTick) {
+      while (!fits(d.ctx, fleetOf(d.ctx, d.fleet), T) && d.replicas.length + d.add.length < d.spec.maxScale && d.add.length < p.maxNewPerTick) {
         if (!placeShared(d, T)) {
           d.notes.push('no capacity for another replica');
           break;

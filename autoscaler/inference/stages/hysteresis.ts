@@ -3,7 +3,7 @@
  * Dilu's lazy window, which delays adding and removing replicas (not quota changes).
  */
 import { lazyIn, lazyOut, pushSample } from '../lazy';
-import { EPS, Pod, r6 } from '../hybrid-params';
+import { EPS, Replica, r6 } from '../hybrid-params';
 import type { Member } from '../hybrid-fleet';
 import type { FleetQueueModel, PerReplicaModel } from './slo-model';
 import type { Draft, HysteresisStage, SloModelStage, StageDeps } from './types';
@@ -17,21 +17,21 @@ function lazyGate({ p }: StageDeps, model: SloModelStage): (d: Draft) => number[
   return (d) => {
     let samples = d.state.samples;
     if (!p.lazy) return samples;
-    const { ctx, overlay, obs, pods, add, remove, notes } = d;
+    const { ctx, overlay, obs, replicas, add, remove, notes } = d;
     samples = pushSample(samples, d.rps, lazyP, obs.intervalMs / 1000);
-    const qmax = (x: Pod) => Math.max(x.quota, obs.cluster.gpus.length ? overlay.maxQuotaFor(x.id, x.gpu) : 1);
-    const ceiling = (xs: Pod[]) => model.capacity(ctx, xs.map((x): Member => ({ batchSize: x.batchSize, smShare: x.smShare, quota: qmax(x) })));
-    const needed = Math.max(0, d.floor - pods.length);
+    const qmax = (x: Replica) => Math.max(x.quota, obs.cluster.gpus.length ? overlay.maxQuotaFor(x.id, x.gpu) : 1);
+    const ceiling = (xs: Replica[]) => model.capacity(ctx, xs.map((x): Member => ({ batchSize: x.batchSize, smShare: x.smShare, quota: qmax(x) })));
+    const needed = Math.max(0, d.floor - replicas.length);
     if (add.length > needed) {
-      if (lazyOut(samples, ceiling(pods), lazyP)) samples = [];
+      if (lazyOut(samples, ceiling(replicas), lazyP)) samples = [];
       else {
         notes.push(`lazy: scale-out waits (${add.length - needed} replica(s))`);
         add.splice(needed);
       }
     }
     if (remove.length > 0) {
-      const smallest = [...pods].sort((a, b) => model.capOf(ctx, a.batchSize, a.smShare, a.quota) - model.capOf(ctx, b.batchSize, b.smShare, b.quota))[0];
-      const oneLess = pods.filter((x) => x !== smallest);
+      const smallest = [...replicas].sort((a, b) => model.capOf(ctx, a.batchSize, a.smShare, a.quota) - model.capOf(ctx, b.batchSize, b.smShare, b.quota))[0];
+      const oneLess = replicas.filter((x) => x !== smallest);
       if (lazyIn(samples, ceiling(oneLess), lazyP)) samples = [];
       else {
         notes.push(`lazy: scale-in waits (${remove.length} replica(s))`);
@@ -49,22 +49,22 @@ function lazyGate({ p }: StageDeps, model: SloModelStage): (d: Draft) => number[
  */
 export function betaScaleDown(deps: StageDeps, model: PerReplicaModel): HysteresisStage {
   const { p } = deps;
-  const podCap = (d: Draft, x: Pod, q = x.quota) => model.capOf(d.ctx, x.batchSize, x.smShare, q);
+  const replicaCap = (d: Draft, x: Replica, q = x.quota) => model.capOf(d.ctx, x.batchSize, x.smShare, q);
   return {
     down(d) {
       const { state, now, R, Cf, overlay, remove, quotas, notes } = d;
       if (!(R < p.beta * Cf && (state.lastScaleDownMs === null || now - state.lastScaleDownMs >= p.cooldownS * 1000))) return;
       let dR = p.alpha * Cf - R;
-      let left = d.pods.length;
+      let left = d.replicas.length;
       let capLeft = Cf;
-      const order = [...d.pods].sort((a, b) => a.smShare - b.smShare || Number(a.ready) - Number(b.ready) || a.quota - b.quota);
+      const order = [...d.replicas].sort((a, b) => a.smShare - b.smShare || Number(a.ready) - Number(b.ready) || a.quota - b.quota);
       for (const x of order) {
         if (dR <= 0) break;
         const before = x.quota;
         for (;;) {
-          const c = podCap(d, x);
+          const c = replicaCap(d, x);
           const nq = r6(x.quota - p.quotaStep);
-          const dc = nq < p.minQuota - EPS ? c : c - podCap(d, x, nq);
+          const dc = nq < p.minQuota - EPS ? c : c - replicaCap(d, x, nq);
           if (dc >= c - EPS) {
             // the next step would leave nothing: remove the replica (horizontal scale-down)
             if (c <= dR && left > d.floor && capLeft - c >= p.rMin) {
@@ -114,8 +114,8 @@ export function downUtilScaleDown(deps: StageDeps, model: FleetQueueModel): Hyst
       const trim = !down && p.bridgeTrim && d.notReady < (state.notReady ?? 0) && R <= p.alpha * Cf;
       if (!down && !trim) return;
       const Td = Math.max(R / p.downUtil, p.rMin);
-      let left = d.pods.length;
-      const order = [...d.pods].sort((a, b) => a.smShare - b.smShare || Number(a.ready) - Number(b.ready) || a.quota - b.quota);
+      let left = d.replicas.length;
+      const order = [...d.replicas].sort((a, b) => a.smShare - b.smShare || Number(a.ready) - Number(b.ready) || a.quota - b.quota);
       for (const x of order) {
         if (down && left > d.floor && fits(ctx, fleetOf(ctx, fleet, x), Td)) {
           remove.push(x.id);

@@ -5,24 +5,24 @@
  * (`resizeTo`). A baseline is a choice of the two stages, one line in ../registry.ts.
  */
 import { parseParams, ReplicaConfig, resizeTo } from '../common';
-import type { FunctionSpec, InferencePolicy, Observation, PolicyDeps, PolicyFactory } from '../types';
+import type { ScalingSpec, InferencePolicy, Observation, PolicyDeps, PolicyFactory } from '../types';
 
 /** Share stage: the configuration every replica of the function runs with. */
 export interface ShareStage {
-  configOf(spec: FunctionSpec): ReplicaConfig;
+  configOf(spec: ScalingSpec): ReplicaConfig;
 }
 
 /** Count stage: the replicas wanted now (before min/max scale), the next state and the reason. */
 export interface CountStage<S> {
   init(): S;
-  count(spec: FunctionSpec, state: S, obs: Observation, now: number, cfg: ReplicaConfig): { want: number; state: S; reason: string };
+  count(spec: ScalingSpec, state: S, obs: Observation, now: number, cfg: ReplicaConfig): { want: number; state: S; reason: string };
 }
 
 export interface HorizontalStages<S> {
   share: ShareStage;
   count: CountStage<S>;
   /** Optional: the spec the resize holds to (a policy's own replica ceiling). */
-  limit?: (spec: FunctionSpec) => FunctionSpec;
+  limit?: (spec: ScalingSpec) => ScalingSpec;
 }
 
 /** Whole devices per replica (`exclusive`), or a fixed fraction, at the spec's batch or `batchSize`. */

@@ -26,7 +26,7 @@
  */
 import { countOver } from '../histogram';
 import { CORRECTION } from '../../rapp/online-correction';
-import type { Decision, FunctionSpec, GuardState, Observation, PolicyGuard } from '../types';
+import type { Decision, ScalingSpec, GuardState, Observation, PolicyGuard } from '../types';
 
 /** Significance of the guard's test: how improbable the misses must be for a function that meets its SLO. */
 export const GUARD_ALPHA = 0.001;
@@ -99,7 +99,7 @@ export function guardHolds(st: SloGuardState, d: Decision, obs: Observation, now
  * One interval's [requests, over the SLO]: from the histogram where the observation has one (plus
  * refusals), else all-or-nothing from its percentile (the percentile over the SLO: every request).
  */
-function missed(spec: FunctionSpec, obs: Observation): [number, number] {
+function missed(spec: ScalingSpec, obs: Observation): [number, number] {
   const n = obs.completions + obs.rejected;
   if (obs.latencyBuckets) return [n, countOver(obs.latencyBuckets, spec.sloLatencyMs) + obs.rejected];
   const { ms } = observedPercentile(obs, spec.sloPercentile);
@@ -107,7 +107,7 @@ function missed(spec: FunctionSpec, obs: Observation): [number, number] {
 }
 
 /** The test over a window: whether its misses are beyond chance, and the numbers for the event. */
-export function beyondChance(spec: FunctionSpec, window: ReadonlyArray<[number, number]>): { fire: boolean; n: number; k: number; p: number } {
+export function beyondChance(spec: ScalingSpec, window: ReadonlyArray<[number, number]>): { fire: boolean; n: number; k: number; p: number } {
   let n = 0, k = 0;
   for (const [a, b] of window) { n += a; k += b; }
   const eps = Math.max(1e-4, 1 - spec.sloPercentile / 100);
@@ -121,7 +121,7 @@ export function beyondChance(spec: FunctionSpec, window: ReadonlyArray<[number, 
  */
 export function sloGuard(
   st: SloGuardState,
-  spec: FunctionSpec,
+  spec: ScalingSpec,
   obs: Observation,
   d: Decision,
   seconds: number,

@@ -8,14 +8,14 @@
  */
 import type { ClusterOverlay } from '../cluster';
 import type { Member } from '../hybrid-fleet';
-import type { HybridParams, HybridState, Pod } from '../hybrid-params';
-import type { Ctx } from '../hybrid-tables';
-import type { Capability, FunctionSpec, Observation, Placement } from '../types';
+import type { HybridParams, HybridState, Replica } from '../hybrid-params';
+import type { CapabilityTables } from '../hybrid-tables';
+import type { Capability, ScalingSpec, Observation, Placement } from '../types';
 
 /** One decision's working set, filled and changed by the stages in order. */
 export interface Draft {
   fn: string;
-  spec: FunctionSpec;
+  spec: ScalingSpec;
   obs: Observation;
   /** ms on the caller's clock. */
   now: number;
@@ -26,11 +26,11 @@ export interface Draft {
   /** The rate to provision for, req/s (forecast, plus any lead). */
   R: number;
   /** The function's SLO context (budget, percentile, grids, caches). */
-  ctx: Ctx;
+  ctx: CapabilityTables;
   overlay: ClusterOverlay;
   /** The replicas as the policy plans with them (quotas change in place). */
-  pods: Pod[];
-  /** The fleet being sized (pods and the replicas added so far), for a fleet-queue SLO model. */
+  replicas: Replica[];
+  /** The fleet being sized (`replicas` and the replicas added so far), for a fleet-queue SLO model. */
   fleet: Member[];
   /** Capability of the replicas, req/s, as the SLO model counts it. */
   Cf: number;
@@ -61,11 +61,11 @@ export interface ForecastStage {
 /** SLO model: what a replica, or the fleet, serves within the SLO. */
 export interface SloModelStage {
   readonly name: string;
-  ctxOf(spec: FunctionSpec): Ctx;
+  ctxOf(spec: ScalingSpec): CapabilityTables;
   /** One replica's SLO capability at (b, s, q), req/s. */
-  capOf(ctx: Ctx, b: number, s: number, q: number): number;
+  capOf(ctx: CapabilityTables, b: number, s: number, q: number): number;
   /** SLO capability of a set of replicas together, req/s. */
-  capacity(ctx: Ctx, members: readonly Member[]): number;
+  capacity(ctx: CapabilityTables, members: readonly Member[]): number;
 }
 
 /** Vertical scale-up: raises quotas of the replicas running. */

@@ -11,7 +11,7 @@ export function quotaUpByGap({ p }: StageDeps, model: PerReplicaModel): Vertical
   return {
     up(d) {
       const { ctx, overlay, notes, quotas } = d;
-      const order = [...d.pods].sort((a, b) => b.smShare - a.smShare);
+      const order = [...d.replicas].sort((a, b) => b.smShare - a.smShare);
       for (const x of order) {
         if (d.dR <= 0) break;
         const aq = overlay.maxQuotaFor(x.id, x.gpu);
@@ -41,7 +41,7 @@ export function quotaUpUntilFits({ p }: StageDeps, model: FleetQueueModel): Vert
     up(d) {
       const { ctx, overlay, notes, quotas, fleet } = d;
       const T = d.R / p.alpha;
-      const order = [...d.pods].sort((a, b) => b.smShare - a.smShare);
+      const order = [...d.replicas].sort((a, b) => b.smShare - a.smShare);
       for (const x of order) {
         if (fits(ctx, fleetOf(ctx, fleet), T)) break;
         const aq = overlay.maxQuotaFor(x.id, x.gpu);
