@@ -26,7 +26,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ProfileCapability, ProfilePoint } from '../autoscaler/rapp/profile-capability';
+import { ProfileCapability, LatencyPoint } from '../autoscaler/rapp/profile-capability';
 import { LatencyModel } from '../autoscaler/rapp/latency-model';
 import { featureVector, onnxFileFeatures } from '../autoscaler/rapp/onnx-features';
 import { predictProfile } from '../autoscaler/rapp/predicted-profile';
@@ -124,7 +124,7 @@ async function main(): Promise<void> {
 
     // prediction cost
     const one: number[] = [];
-    let profile: ProfilePoint[] = [];
+    let profile: LatencyPoint[] = [];
     for (let i = 0; i < 7; i++) {
       const t = performance.now();
       profile = await predictProfile(model, GRID, (b, s, q) => featureRow(graphs.resnet50, vecs.get('resnet50')!, b, s, q));
@@ -142,7 +142,7 @@ async function main(): Promise<void> {
       await predictProfile(model, GRID, (b, s, q) => featureRow(graphs[m], vecs.get(m)!, b, s, q));
     }
     const all3200S = (performance.now() - t3) / 1000;
-    const predicted: Record<string, ProfilePoint[]> = {};
+    const predicted: Record<string, LatencyPoint[]> = {};
     for (const m of TICK_MODELS) predicted[m] = await predictProfile(model, GRID, (b, s, q) => featureRow(graphs[m], vecs.get(m)!, b, s, q));
     const tickPred = tickTimeMs(DATA, 3200, 6, true, {}, predicted);
     const tickMeas = tickTimeMs(DATA, 3200, 6, true);

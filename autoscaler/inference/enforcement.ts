@@ -1,4 +1,4 @@
-import type { ProfilePoint } from '../rapp/profile-capability';
+import type { LatencyPoint } from '../rapp/profile-capability';
 
 /**
  * The resource dimensions a provider can enforce on a replica (issue 10: "the provider declares
@@ -30,7 +30,7 @@ export function describeDims(d: EnforcedDims): string {
  * enforce is pinned at its whole value (SM share 1, quota 1), since a replica given less of it
  * would simply take more. Fails when the profile has no point at the pinned value.
  */
-export function restrictToEnforced(points: readonly ProfilePoint[], dims: EnforcedDims): ProfilePoint[] {
+export function restrictToEnforced(points: readonly LatencyPoint[], dims: EnforcedDims): LatencyPoint[] {
   const kept = points.filter((p) => (dims.spatial || p.smShare === 1) && (dims.temporal || p.quota === 1));
   if (kept.length === 0) throw new Error(`no profile point at the unenforced dimensions' full value (${describeDims(dims)} enforced)`);
   return kept;

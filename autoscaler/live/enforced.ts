@@ -1,5 +1,5 @@
 import type { Enforcement } from '../../gateway/providers/function-provider';
-import type { ProfilePoint } from '../rapp/profile-capability';
+import type { LatencyPoint } from '../rapp/profile-capability';
 import { describeDims, EnforcedDims, restrictToEnforced } from '../inference/enforcement';
 
 /**
@@ -18,7 +18,7 @@ export function enforcedDims(e: Enforcement, device: 'cpu' | 'gpu'): EnforcedDim
  * A profile's points restricted to what is enforced, or why there are none (a profile measured
  * only at shares or quotas below 1 on a node that enforces neither).
  */
-export function plannable(points: readonly ProfilePoint[], dims: EnforcedDims): { points: ProfilePoint[] } | { why: string } {
+export function plannable(points: readonly LatencyPoint[], dims: EnforcedDims): { points: LatencyPoint[] } | { why: string } {
   try {
     return { points: restrictToEnforced(points, dims) };
   } catch {

@@ -9,7 +9,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { ProfilePoint } from './profile-capability';
+import type { LatencyPoint } from './profile-capability';
 import { LatencyModel } from './latency-model';
 
 export const CPU_MODELS_DIR = join(__dirname, 'models');
@@ -70,7 +70,7 @@ export const CORPUS_MAX_BATCH = 8;
  * A batch beyond the corpus's is not left to the network's extrapolation: latency continues the
  * trend of the last doubling it learnt (b/2 → b), per quota.
  */
-export async function predictCpuProfile(model: LatencyModel, vector: readonly number[], grid: CpuGrid, anchorMs: number | undefined, variant: FeatureVariant): Promise<Array<ProfilePoint & { throughput: number }>> {
+export async function predictCpuProfile(model: LatencyModel, vector: readonly number[], grid: CpuGrid, anchorMs: number | undefined, variant: FeatureVariant): Promise<Array<LatencyPoint & { throughput: number }>> {
   const top = CORPUS_MAX_BATCH;
   const inRange = [...new Set([...grid.batches.filter((b) => b <= top), top / 2, top])];
   const cfg: Array<[number, number]> = [];
@@ -83,7 +83,7 @@ export async function predictCpuProfile(model: LatencyModel, vector: readonly nu
     const growth = Math.max(1, last / at.get(`${top / 2}|${q}`)!); // a bigger batch is never faster
     return last * Math.pow(growth, Math.log2(b / top));
   };
-  const out: Array<ProfilePoint & { throughput: number }> = [];
+  const out: Array<LatencyPoint & { throughput: number }> = [];
   for (const quota of grid.quotas) for (const batch of grid.batches) {
     const l = latency(batch, quota);
     out.push({ batch, smShare: 1, quota, latencyMs: round3(l), throughput: round3((1000 * batch) / l) });

@@ -5,7 +5,7 @@
  * capability query on the decision path costs what a measured profile costs. Pure but for the
  * model run.
  */
-import type { ProfilePoint } from './profile-capability';
+import type { LatencyPoint } from './profile-capability';
 import type { LatencyModel } from './latency-model';
 
 export interface ConfigGrid {
@@ -15,7 +15,7 @@ export interface ConfigGrid {
 }
 
 /** Every (batch, SM share, quota) of the grid, predicted in one model run. */
-export async function predictProfile(model: LatencyModel, grid: ConfigGrid, featuresOf: (batch: number, smShare: number, quota: number) => number[]): Promise<ProfilePoint[]> {
+export async function predictProfile(model: LatencyModel, grid: ConfigGrid, featuresOf: (batch: number, smShare: number, quota: number) => number[]): Promise<LatencyPoint[]> {
   const cfg: Array<[number, number, number]> = [];
   for (const b of grid.batches) for (const s of grid.smShares) for (const q of grid.quotas) cfg.push([b, s, q]);
   const ms = await model.predictMs(cfg.map(([b, s, q]) => featuresOf(b, s, q)));
@@ -29,7 +29,7 @@ const key = (p: { batch: number; smShare: number; quota: number }) => `${p.batch
  * measured ÷ predicted over the measured points that are on the grid (factor 1 with none), and
  * the measured points themselves in place of their predictions.
  */
-export function calibrate(predicted: readonly ProfilePoint[], measured: readonly ProfilePoint[]): { points: ProfilePoint[]; factor: number; used: number } {
+export function calibrate(predicted: readonly LatencyPoint[], measured: readonly LatencyPoint[]): { points: LatencyPoint[]; factor: number; used: number } {
   const byKey = new Map(predicted.map((p) => [key(p), p]));
   let sum = 0;
   let used = 0;

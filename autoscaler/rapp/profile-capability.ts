@@ -1,7 +1,10 @@
 import { Capability } from '../inference/types';
 
-/** One measured point of a function's profile: a batch's latency at an SM share and a quota. */
-export interface ProfilePoint {
+/**
+ * One measured point of a function's latency profile: a batch's latency at an SM share and a quota.
+ * No throughput, unlike the provider contract's `ProfilePoint` (gateway/providers/capability-profile.ts).
+ */
+export interface LatencyPoint {
   batch: number;
   /** 0..1 */
   smShare: number;
@@ -93,9 +96,9 @@ export class ProfileCapability implements Capability {
    * SLO (CFS throttling tails a throughput profile does not show; bench:live). The simulator's
    * RaPP profiles keep `'scale'` (latency × q_min/q), the default.
    */
-  constructor(profiles: Record<string, ProfilePoint[]>, opts: { belowMeasured?: 'scale' | 'refuse' } = {}) {
+  constructor(profiles: Record<string, LatencyPoint[]>, opts: { belowMeasured?: 'scale' | 'refuse' } = {}) {
     this.refuseBelow = opts.belowMeasured === 'refuse';
-    const seen = new Map<ProfilePoint[], FnProfile>();
+    const seen = new Map<LatencyPoint[], FnProfile>();
     for (const [fn, points] of Object.entries(profiles)) {
       const shared = seen.get(points);
       if (shared) this.fns.set(fn, shared);
@@ -107,7 +110,7 @@ export class ProfileCapability implements Capability {
   }
 
   /** Replaces one function's profile (the live loop re-profiles on deploy); its profileKey changes. */
-  set(fn: string, points: ProfilePoint[]): void {
+  set(fn: string, points: LatencyPoint[]): void {
     const good = points.filter((p) => p.latencyMs > 0 && Number.isFinite(p.latencyMs));
     if (good.length === 0) throw new Error(`profile for ${fn}: no usable points`);
     const batches = uniq(good.map((p) => p.batch));

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ProfilePoint } from '../rapp/profile-capability';
+import { LatencyPoint } from '../rapp/profile-capability';
 
 /**
  * Readers for `../shared/data/latency/` (no licence: read at run time from the shared folder,
@@ -10,15 +10,15 @@ import { ProfilePoint } from '../rapp/profile-capability';
 export const DEFAULT_DATA_DIR = '/work/shared/data';
 
 /** RaPP V100 labels: per model, latency of one batch at batch × SM % × quota %. */
-export function readRapp(dataDir: string, models?: string[]): Record<string, ProfilePoint[]> {
+export function readRapp(dataDir: string, models?: string[]): Record<string, LatencyPoint[]> {
   return readRappFile(join(dataDir, 'latency', 'rapp_v100', 'rapp_latency_bs_sm_quota.csv'), models);
 }
 
 /** A file in the RaPP labels' format (model,batch,sm_pct,quota_pct,latency_ms; e.g. a predictor's output). */
-export function readRappFile(path: string, models?: string[]): Record<string, ProfilePoint[]> {
+export function readRappFile(path: string, models?: string[]): Record<string, LatencyPoint[]> {
   const text = readFileSync(path, 'utf8');
   const want = models ? new Set(models) : undefined;
-  const out: Record<string, ProfilePoint[]> = {};
+  const out: Record<string, LatencyPoint[]> = {};
   for (const line of text.split('\n').slice(1)) {
     if (!line) continue;
     const [model, b, sm, q, lat] = line.split(',');
@@ -33,9 +33,9 @@ export function readRappFile(path: string, models?: string[]): Record<string, Pr
  * Dilu MPS profiles (batch × active-thread %; no quota axis): the quota axis is synthesised as
  * latency / quota at quotas 0.1..1 (a time slice of the token window; our assumption, stated).
  */
-export function readDiluMps(dataDir: string, model: string): ProfilePoint[] {
+export function readDiluMps(dataDir: string, model: string): LatencyPoint[] {
   const text = readFileSync(join(dataDir, 'latency', 'dilu_mps', `bs_sm_${model}.csv`), 'utf8');
-  const out: ProfilePoint[] = [];
+  const out: LatencyPoint[] = [];
   for (const line of text.split('\n').slice(1)) {
     if (!line.trim()) continue;
     const [b, sm, lat] = line.split(',').map(Number);

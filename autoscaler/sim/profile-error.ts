@@ -5,11 +5,11 @@
  * SM share (≥ 55 % of the SMs), a point's log minus the mean of its two SM neighbours' logs is
  * noise, with variance 1.5·σ² for independent errors. Pure.
  */
-import type { ProfilePoint } from '../rapp/profile-capability';
+import type { LatencyPoint } from '../rapp/profile-capability';
 import { mulberry32, normal } from './rng';
 
 /** σ of ln(latency) measurement noise, from second differences along the SM axis where latency is flat (SM ≥ minSm). */
-export function estimateProfileNoise(points: readonly ProfilePoint[], minSm = 0.55): { sigma: number; n: number } {
+export function estimateProfileNoise(points: readonly LatencyPoint[], minSm = 0.55): { sigma: number; n: number } {
   const rows = new Map<string, Map<number, number>>();
   for (const p of points) {
     const k = `${p.batch}|${Math.round(p.quota * 1000)}`;
@@ -31,7 +31,7 @@ export function estimateProfileNoise(points: readonly ProfilePoint[], minSm = 0.
 }
 
 /** The profile a deploy-time profiler would measure: each point × e^(σ·N(0,1)), seeded. */
-export function remeasure(points: readonly ProfilePoint[], sigma: number, seed: number): ProfilePoint[] {
+export function remeasure(points: readonly LatencyPoint[], sigma: number, seed: number): LatencyPoint[] {
   const rand = mulberry32(seed);
   return points.map((p) => ({ ...p, latencyMs: p.latencyMs * Math.exp(sigma * normal(rand)) }));
 }

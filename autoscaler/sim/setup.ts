@@ -1,4 +1,4 @@
-import { ProfileCapability, ProfilePoint } from '../rapp/profile-capability';
+import { ProfileCapability, LatencyPoint } from '../rapp/profile-capability';
 import { EnforcedDims, restrictToEnforced } from '../inference/enforcement';
 import { ScalingSpec } from '../inference/types';
 import { SimFunction } from './engine';
@@ -26,10 +26,10 @@ export interface BuildOptions {
    */
   profileError?: { sigma: number; seed: number };
   /** The policies' profile per model from elsewhere (e.g. a learned predictor's); wins over profileError. */
-  toldProfiles?: Record<string, ProfilePoint[]>;
+  toldProfiles?: Record<string, LatencyPoint[]>;
 }
 
-type Profiles = Record<string, ProfilePoint[]>;
+type Profiles = Record<string, LatencyPoint[]>;
 
 interface Part {
   fns: SimFunction[];

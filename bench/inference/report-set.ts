@@ -11,7 +11,7 @@
  * first 3 h, Azure day 1).
  */
 import { join } from 'node:path';
-import type { ProfilePoint } from '../../autoscaler/rapp/profile-capability';
+import type { LatencyPoint } from '../../autoscaler/rapp/profile-capability';
 import type { EnforcedDims } from '../../autoscaler/inference/enforcement';
 import { simulate } from '../../autoscaler/sim/engine';
 import { readTrace, type Trace } from '../../autoscaler/sim/traces';
@@ -73,7 +73,7 @@ export function reportParts(dataDir: string): ClusterPart[] {
  * (SeedTotals for `headline`), and the share cost s·q per policy, mean over seeds. `toldProfiles`:
  * the policies' profiles per model from a predictor instead of the re-measured ones.
  */
-export function runReportingSet(dataDir: string, o: { coldStartS: number; enforced?: EnforcedDims; toldProfiles?: Record<string, ProfilePoint[]> }): { perSeed: SeedTotals[]; shareCost: Record<string, number>; functions: number } {
+export function runReportingSet(dataDir: string, o: { coldStartS: number; enforced?: EnforcedDims; toldProfiles?: Record<string, LatencyPoint[]> }): { perSeed: SeedTotals[]; shareCost: Record<string, number>; functions: number } {
   const parts = reportParts(dataDir);
   const shareCost: Record<string, number> = Object.fromEntries(REPORT_POLICIES.map((p) => [p.label, 0]));
   const perSeed = REPORT_SEEDS.map((seed) => {

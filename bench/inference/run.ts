@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import type { ProfilePoint } from '../../autoscaler/rapp/profile-capability';
+import type { LatencyPoint } from '../../autoscaler/rapp/profile-capability';
 import { ALL_DIMS, type EnforcedDims, parseEnforcedDims } from '../../autoscaler/inference/enforcement';
 import { DILU_INTERFERENCE_BETA, InterferenceAwareCapability } from '../../autoscaler/inference/interference';
 import { Capability, PolicyParams } from '../../autoscaler/inference/types';
@@ -53,7 +53,7 @@ export interface Scenario {
   /** Seed of the arrivals and of the policies' profile noise (default 42). */
   seed?: number;
   /** The policies' profiles per model from a predictor, in place of the re-measured ones. */
-  toldProfiles?: Record<string, ProfilePoint[]>;
+  toldProfiles?: Record<string, LatencyPoint[]>;
 }
 
 export interface ClusterPart {

@@ -1,4 +1,4 @@
-import { ProfileCapability, ProfilePoint } from '../../autoscaler/rapp/profile-capability';
+import { ProfileCapability, LatencyPoint } from '../../autoscaler/rapp/profile-capability';
 import { createPolicy } from '../../autoscaler/inference/registry';
 import { ClusterView, ScalingSpec, Observation } from '../../autoscaler/inference/types';
 import { readRapp } from '../../autoscaler/sim/latency-data';
@@ -14,7 +14,7 @@ import { mulberry32 } from '../../autoscaler/sim/rng';
  * profiles would, so nothing is shared (the worst case for round 1). `profiles` (by model) replaces
  * the measured RaPP profiles (bench:rapp passes predicted ones).
  */
-export function tickTimeMs(dataDir: string, n = 3200, reps = 6, distinctProfiles = false, params: Record<string, unknown> = {}, profiles?: Record<string, ProfilePoint[]>): { medianMs: number; firstMs: number; rounds: number[] } {
+export function tickTimeMs(dataDir: string, n = 3200, reps = 6, distinctProfiles = false, params: Record<string, unknown> = {}, profiles?: Record<string, LatencyPoint[]>): { medianMs: number; firstMs: number; rounds: number[] } {
   const { specs, cluster, capability } = setup(dataDir, n, distinctProfiles, profiles);
   const policy = createPolicy('hybrid', params, { capability });
   const rand = mulberry32(7);
@@ -46,7 +46,7 @@ export function tickTimeMs(dataDir: string, n = 3200, reps = 6, distinctProfiles
  */
 export const TICK_MODELS = ['resnet50', 'resnet18', 'mobilenet_v3_large', 'densenet121', 'vgg16', 'efficientnet_b0', 'convnext_tiny', 'shufflenet_v2_x1_0'];
 
-function setup(dataDir: string, n: number, distinctProfiles: boolean, given?: Record<string, ProfilePoint[]>): { specs: ScalingSpec[]; cluster: ClusterView; capability: ProfileCapability } {
+function setup(dataDir: string, n: number, distinctProfiles: boolean, given?: Record<string, LatencyPoint[]>): { specs: ScalingSpec[]; cluster: ClusterView; capability: ProfileCapability } {
   const models = TICK_MODELS;
   const rapp = given ?? readRapp(dataDir, models);
   const profiles: Record<string, (typeof rapp)[string]> = {};

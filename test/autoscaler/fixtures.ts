@@ -1,12 +1,12 @@
-import { ProfileCapability, ProfilePoint } from '../../autoscaler/rapp/profile-capability';
+import { ProfileCapability, LatencyPoint } from '../../autoscaler/rapp/profile-capability';
 import { ClusterView, ScalingSpec, Observation, ReplicaState } from '../../autoscaler/inference/types';
 
 /**
  * A synthetic profile shaped like the RaPP data: latency = 20 ms × batch^0.3 / quota, flat in SM
  * above 0.2 and 1.5× slower below, on SM {0.1..1} × quota {0.1..1} × batch {1, 2, 4}.
  */
-export function synthProfile(): ProfilePoint[] {
-  const out: ProfilePoint[] = [];
+export function synthProfile(): LatencyPoint[] {
+  const out: LatencyPoint[] = [];
   for (const batch of [1, 2, 4])
     for (let s = 1; s <= 10; s++)
       for (let q = 1; q <= 10; q++) out.push({ batch, smShare: s / 10, quota: q / 10, latencyMs: (20 * Math.pow(batch, 0.3) * (s < 2 ? 1.5 : 1)) / (q / 10) });
