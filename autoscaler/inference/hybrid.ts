@@ -5,7 +5,7 @@
  * variant, one implementation per stage (stages/variants.ts).
  */
 import { ClusterOverlay } from './cluster';
-import { fmt, noChange, observedRps, parseParams, weightsByCapability } from './common';
+import { fmt, noChange, observedRps, parseParams, weightsByCapability } from './decision-helpers';
 import { idleLongEnough, idleSince } from './idle';
 import { Decision, InferencePolicy, Observation, PolicyDeps, PolicyParams, QuotaChange } from './types';
 import { HYBRID_DEFAULTS, HybridState, Replica } from './hybrid-params';

@@ -1,15 +1,17 @@
 /**
  * Inference policies by name: one static table, one line per policy, each a choice of stages
  * (stages/). The baselines are horizontal-only: a share stage (the replicas' fixed configuration)
- * and a count stage (their own signals, forecast and hysteresis), resized by `horizontalOnly`.
+ * and a count stage (their own signals, forecast and hysteresis), resized by `horizontalOnly`;
+ * the ports of published autoscalers (Knative's KPA, OpenFaaS's rps, Faro's oneshot and AIAD,
+ * Dilu) are in ../reproductions/, our own static-share in baselines/.
  * The hybrid runs forecast → SLO model → vertical → horizontal → hysteresis and its SLO guard;
  * its variants are the stage configurations its `sloModel` parameter picks (stages/variants.ts).
  * Nothing registers itself on import.
  */
-import { FARO_REACTIVE_DEFAULTS, reactiveCount } from './baselines/faro-reactive';
-import { DILU_DEFAULTS, diluCount, diluShare } from './baselines/dilu-horizontal';
-import { KPA_DEFAULTS, kpaCount, kpaLimit } from './baselines/kpa';
-import { OPENFAAS_DEFAULTS, openfaasRpsCount } from './baselines/openfaas-rps';
+import { FARO_REACTIVE_DEFAULTS, reactiveCount } from '../reproductions/faro/reactive';
+import { DILU_DEFAULTS, diluCount, diluShare } from '../reproductions/dilu/horizontal';
+import { KPA_DEFAULTS, kpaCount, kpaLimit } from '../reproductions/knative/kpa';
+import { OPENFAAS_DEFAULTS, openfaasRpsCount } from '../reproductions/openfaas/rps';
 import { STATIC_DEFAULTS, staticShareCount, staticShareOf } from './baselines/static-share';
 import { hybrid } from './hybrid';
 import { fixedShare, horizontalOnly } from './stages/resize';

@@ -1,4 +1,4 @@
-import { chooseBatch, fmt, observedRps } from '../common';
+import { chooseBatch, fmt, observedRps } from '../decision-helpers';
 import { makePredictor, upper } from '../predictors';
 import type { CountStage, ShareStage } from '../stages/resize';
 import type { Capability, ScalingSpec } from '../types';

@@ -4,7 +4,7 @@
  * policy's own signals, forecast and hysteresis (count), and the resize to that count
  * (`resizeTo`). A baseline is a choice of the two stages, one line in ../registry.ts.
  */
-import { parseParams, ReplicaConfig, resizeTo } from '../common';
+import { parseParams, ReplicaConfig, resizeTo } from '../decision-helpers';
 import type { ScalingSpec, InferencePolicy, Observation, PolicyDeps, PolicyFactory } from '../types';
 
 /** Share stage: the configuration every replica of the function runs with. */

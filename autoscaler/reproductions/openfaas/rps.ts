@@ -1,12 +1,12 @@
-import { fmt } from '../common';
-import type { CountStage } from '../stages/resize';
+import { fmt } from '../../inference/decision-helpers';
+import type { CountStage } from '../../inference/stages/resize';
 
 /**
  * OpenFaaS Pro autoscaler, rps mode: desired = ⌈rps / (target · target-proportion)⌉ with the
  * documented defaults target 50 req/s per replica and proportion 0.90 (com.openfaas.scale.*
  * labels). The rate is taken over `windowS` (60 s, a Prometheus rate[1m]; our choice, the docs do
  * not give the query window). Replicas get a whole GPU each, as a Kubernetes nvidia.com/gpu: 1
- * function would (the share stage, `fixedShare` of these parameters, in ../registry.ts).
+ * function would (the share stage, `fixedShare` of these parameters, in autoscaler/inference/registry.ts).
  */
 export const OPENFAAS_DEFAULTS = { target: 50, targetProportion: 0.9, windowS: 60, exclusive: true, smShare: 1, quota: 1 };
 

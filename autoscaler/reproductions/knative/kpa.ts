@@ -1,13 +1,13 @@
-import { fmt } from '../common';
-import type { CountStage } from '../stages/resize';
-import type { ScalingSpec } from '../types';
+import { fmt } from '../../inference/decision-helpers';
+import type { CountStage } from '../../inference/stages/resize';
+import type { ScalingSpec } from '../../inference/types';
 
 /**
  * Knative KPA as KServe runs it: concurrency averaged over a stable (60 s) and a panic (6 s)
  * window; desired = ⌈concurrency / (target · utilisation)⌉; panic when the panic-window desire is
  * ≥ 2× the ready pods, holding the count from falling until a stable window passes without panic;
  * scale-down at most halves the ready pods per step (max-scale-down-rate 2). One exclusive GPU per
- * replica (the share stage, in ../registry.ts). targetConcurrency 1 and batch 4 are HAS-GPU's KServe setup (validation/kserve/yaml:
+ * replica (the share stage, in autoscaler/inference/registry.ts). targetConcurrency 1 and batch 4 are HAS-GPU's KServe setup (validation/kserve/yaml:
  * scaleTarget 1, HAS_GPU_BATCH_SIZE 4); stable/panic windows, 0.7 utilisation and the 2× panic
  * threshold are Knative's defaults. Concurrency per interval is the time-averaged requests in the
  * system (queued + executing) when the observation carries it (the simulator does; Knative's

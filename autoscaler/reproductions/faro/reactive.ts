@@ -1,6 +1,6 @@
-import { fmt } from '../common';
-import type { CountStage } from '../stages/resize';
-import type { ScalingSpec, Observation } from '../types';
+import { fmt } from '../../inference/decision-helpers';
+import type { CountStage } from '../../inference/stages/resize';
+import type { ScalingSpec, Observation } from '../../inference/types';
 
 /**
  * Faro's reactive baselines (EuroSys'25 Sec. 6): a job that has stayed overloaded for 30 s is
@@ -8,7 +8,7 @@ import type { ScalingSpec, Observation } from '../types';
  * Overloaded: the interval's SLO-percentile latency above the SLO (or requests queued with none
  * completing). Oneshot sets the count proportional to latency/SLO; AIAD adds or removes one.
  * Replicas get a whole GPU each by default (configurable: the share stage, `fixedShare` of these
- * parameters, in ../registry.ts).
+ * parameters, in autoscaler/inference/registry.ts).
  */
 export const FARO_REACTIVE_DEFAULTS = { upAfterS: 30, downAfterS: 300, exclusive: true, smShare: 1, quota: 1 };
 

@@ -1,7 +1,7 @@
-import { chooseBatch, fmt, observedRps } from '../common';
-import { lazyIn, lazyOut, pushSample } from '../lazy';
-import type { CountStage, ShareStage } from '../stages/resize';
-import type { Capability, ScalingSpec } from '../types';
+import { chooseBatch, fmt, observedRps } from '../../inference/decision-helpers';
+import { lazyIn, lazyOut, pushSample } from '../../inference/lazy';
+import type { CountStage, ShareStage } from '../../inference/stages/resize';
+import type { Capability, ScalingSpec } from '../../inference/types';
 
 /**
  * Dilu's inference profiling (Sec. 3.2, Hybrid Growth Search): the most cost-efficient
