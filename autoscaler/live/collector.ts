@@ -98,7 +98,8 @@ export class Collector {
     const replicas = eps.map((r) => {
       const placement = book[r.id];
       // the share a replica runs at is what it reports where enforced (a replacement may be on its way), else the booked one
-      return placement ? { id: r.id, fn: fnId, ready: r.state === 'ready', gpu: placement.gpu, smShare: r.smShare ?? placement.smShare, quota: r.quota, batchSize: placement.batchSize } : undefined;
+      return placement ? { id: r.id, fn: fnId, ready: r.state === 'ready', gpu: placement.gpu, smShare: r.smShare ?? placement.smShare, quota: r.quota,
+        batchSize: placement.batchSize } : undefined;
     });
     return { eps, replicas };
   }
@@ -136,7 +137,8 @@ export class Collector {
       if (next && next.quota !== r.quota) initial.push({ replicaId: r.id, quota: next.quota });
       // a share is fixed at a replica's start: one started at another share is replaced at the planned one
       if (next && r.smShare !== undefined && mpsPercent(next.smShare) !== mpsPercent(r.smShare)) shares.push({ replicaId: r.id, smShare: next.smShare });
-      const placed = { id: r.id, fn: fnId, ready: r.state === 'ready', gpu: placement.gpu, smShare: placement.smShare, quota: r.quota, batchSize: placement.batchSize };
+      const placed = { id: r.id, fn: fnId, ready: r.state === 'ready', gpu: placement.gpu, smShare: placement.smShare, quota: r.quota,
+        batchSize: placement.batchSize };
       everywhere.push(placed);
       out.push(placed);
     }
