@@ -41,7 +41,8 @@ export function forecast(policy: TrainingPolicy, state: SchedulerState, now: Sec
   const slot = state.slotSeconds;
   const maxRounds = opts.maxRounds ?? 2000;
   const completion: Record<string, Seconds> = {};
-  const all: Sim[] = state.jobs.map((job) => ({ job, done: job.doneIterations, gpus: job.currentGpus ?? 0, busyUntil: now, steps: [{ from: now, gpus: job.currentGpus ?? 0 }] }));
+  const all: Sim[] = state.jobs.map((job) =>
+    ({ job, done: job.doneIterations, gpus: job.currentGpus ?? 0, busyUntil: now, steps: [{ from: now, gpus: job.currentGpus ?? 0 }] }));
   let live = all.filter((s) => remainingIterations(s.job) > 0);
   for (const s of all) if (remainingIterations(s.job) <= 0) completion[s.job.id] = now;
   const rate = (s: Sim) => throughputAt(s.job.curve, s.gpus);

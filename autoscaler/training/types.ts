@@ -7,7 +7,8 @@
  * are whole GPUs. No phase reads the clock, the environment or the network.
  */
 
-import type { Seconds, ScalingCurve, TrainingJob, ClusterSpec, PlanStep, Plan, SchedulerState, AdmissionDecision } from '../../gateway/ports/training-scheduler';
+import type { Seconds, ScalingCurve, TrainingJob, ClusterSpec, PlanStep, Plan, SchedulerState,
+  AdmissionDecision } from '../../gateway/ports/training-scheduler';
 
 /** The data the gateway's jobs API shares with the scheduler is defined with its port (gateway side). */
 export type { Seconds, ScalingCurve, TrainingJob, ClusterSpec, PlanStep, Plan, SchedulerState, AdmissionDecision };

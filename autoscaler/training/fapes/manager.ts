@@ -14,7 +14,8 @@ import { chooseServersToReclaim } from './reclaim';
 export type { ManagerConfig, ManagerDecision };
 
 /**
- * One round of the manager (the Kubernetes provider's `LoanPolicy` port, `gateway/ports/loans.ts`). `demand` = inference servers needed now (clamped to the VC's size);
+ * One round of the manager (the Kubernetes provider's `LoanPolicy` port,
+ * `gateway/ports/loans.ts`). `demand` = inference servers needed now (clamped to the VC's size);
  * `loaned` = servers on loan before this round; `jobsOn(server)` = training jobs with workers there.
  */
 export function manageLoans(
@@ -39,7 +40,8 @@ export function manageLoans(
     );
     const reclaim = choice.servers.map(Number);
     reclaim.forEach((s) => onLoan.delete(s));
-    return { loaned: [...onLoan].sort((a, b) => a - b), loan: [], reclaim, preempted: choice.preempted, reason: `inference needs ${nr} more: ${choice.reason}` };
+    return { loaned: [...onLoan].sort((a, b) => a - b), loan: [], reclaim, preempted: choice.preempted,
+      reason: `inference needs ${nr} more: ${choice.reason}` };
   }
   return { loaned: [...onLoan].sort((a, b) => a - b), loan: [], reclaim: [], preempted: [], reason: 'no change' };
 }

@@ -196,7 +196,8 @@ export function fapesRound(
   for (const i of kept) {
     const stored = memory.plans?.[i.job.id] ?? [{ from: now, gpus: i.cur }];
     const f = followPlan(stored, now, remainingIterations(i.job), i.rate);
-    const fits = Number.isFinite(f.completion) && f.steps.every((st, k) => minFree(board, st.from, k + 1 < f.steps.length ? f.steps[k + 1].from : f.completion) >= st.gpus);
+    const fits = Number.isFinite(f.completion) &&
+      f.steps.every((st, k) => minFree(board, st.from, k + 1 < f.steps.length ? f.steps[k + 1].from : f.completion) >= st.gpus);
     if (!fits) {
       forced.add(i.job.id);
       continue;
@@ -296,7 +297,9 @@ export function fapesPolicy(opts: FapesOptions = {}): TrainingPolicy {
   return {
     name: 'fapes',
     description:
-      'FaPES: filtering of running jobs, priorities with pop-up after 3 rounds, two-phase plans (run now, scale up when the board frees GPUs) priced H·(U/H)^(load/cap) with U, H the cohort makespans, kept jobs follow their plans, idle GPUs filled by marginal return, goodput with batch co-adaptation, progress-based error correction; deadline jobs keep ElasticFlow admission and minimum shares',
+      'FaPES: filtering of running jobs, priorities with pop-up after 3 rounds, two-phase plans (run now, scale up when the board frees ' +
+      'GPUs) priced H·(U/H)^(load/cap) with U, H the cohort makespans, kept jobs follow their plans, idle GPUs filled by marginal return, ' +
+      'goodput with batch co-adaptation, progress-based error correction; deadline jobs keep ElasticFlow admission and minimum shares',
     elastic: true,
     adaptsBatch: true,
     admission: mlfaasAdmission(opts.elasticFlow ?? {}),

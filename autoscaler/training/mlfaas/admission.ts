@@ -81,7 +81,8 @@ export function admitMlfaas(
     return {
       admitted: true,
       plan: r.plan,
-      reason: `minimum satisfactory share ${Math.max(0, ...gpus)} GPUs finishes ${Math.ceil(r.plan.predictedCompletion - now)} s from now ≤ deadline ${Math.round(job.deadline - now)} s from now`,
+      reason: `minimum satisfactory share ${Math.max(0, ...gpus)} GPUs finishes ${Math.ceil(r.plan.predictedCompletion - now)} s from now ≤ ` +
+        `deadline ${Math.round(job.deadline - now)} s from now`,
     };
   }
   const earliest = earliestFeasibleDeadline(job, state, now, opts);

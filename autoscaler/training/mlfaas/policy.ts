@@ -35,7 +35,8 @@ function build(name: string, description: string, opts: ElasticFlowOptions, adap
 export function mlfaasPolicy(opts: ElasticFlowOptions = MLFAAS_OPTIONS): TrainingPolicy {
   return build(
     'mlfaas',
-    'mlfaas: per-arrival admission by minimum satisfactory share with a counter-offer (a late job blocks nothing and runs best-effort), marginal-return allocation, buddy placement; FaPES goodput with batch co-adaptation for jobs that report a GNS',
+    'mlfaas: per-arrival admission by minimum satisfactory share with a counter-offer (a late job blocks nothing and runs best-effort), ' +
+    'marginal-return allocation, buddy placement; FaPES goodput with batch co-adaptation for jobs that report a GNS',
     opts,
     true,
   );
