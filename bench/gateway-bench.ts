@@ -104,7 +104,8 @@ async function measure(fn: string, body: string, port: number, redis: Redis): Pr
       p99Added: quantile(lg, 0.99) - quantile(ld, 0.99),
       ratio: g.rps / d.rps,
       baselineRatio: p.rps / d.rps,
-      rows: [row(sandboxed ? 'replica (direct, through its sandbox socket)' : 'replica (direct)', ld, d), row('mlfaas gateway /function', lg, g), row('baseline: minimal Node proxy', lp, p)],
+      rows: [row(sandboxed ? 'replica (direct, through its sandbox socket)' : 'replica (direct)', ld, d), row('mlfaas gateway /function', lg, g),
+        row('baseline: minimal Node proxy', lp, p)],
     };
   } finally {
     proxy.kill();
@@ -124,9 +125,15 @@ async function main(): Promise<void> {
       [...digits.rows, ...image.rows],
     );
     const line = (r: FnResult) =>
-      `${r.fn}: added p50 ${r.p50Added.toFixed(3)} ms, added p99 ${r.p99Added.toFixed(3)} ms (1 connection, sequential); throughput ratio ${r.ratio.toFixed(3)} (64 connections; minimal-proxy baseline ${r.baselineRatio.toFixed(3)})`;
+      `${r.fn}: added p50 ${r.p50Added.toFixed(3)} ms, added p99 ${r.p99Added.toFixed(3)} ms (1 connection, sequential); throughput ` +
+      `ratio ${r.ratio.toFixed(3)} (64 connections; minimal-proxy baseline ${r.baselineRatio.toFixed(3)})`;
     const load = loadavg().map((x) => x.toFixed(2)).join(' ');
-    const env = `load average at the end ${load}; ${DURATION_S} s autocannon runs at 64 connections and ${process.env.BENCH_LATENCY_N ?? 3000} sequential requests per latency row; load generator in the bench process, platform and baseline proxy in child processes; ${cpus().length} cores (${cpus()[0]?.model ?? '?'}); gateway → replica over a unix socket (MLFAAS_ISOLATION=${process.env.MLFAAS_ISOLATION ?? 'auto'}: ${process.env.MLFAAS_ISOLATION === 'off' ? 'plain child processes' : 'sandboxed replicas, reached through the sandbox relay'}). Command: \`npm run bench:gateway\``;
+    const env = `load average at the end ${load}; ${DURATION_S} s autocannon runs at 64 connections ` +
+      `and ${process.env.BENCH_LATENCY_N ?? 3000} sequential requests per latency row; load generator in the bench process, platform and ` +
+      `baseline proxy in child processes; ${cpus().length} cores (${cpus()[0]?.model ?? '?'}); gateway → replica over a unix socket ` +
+      `(MLFAAS_ISOLATION=${process.env.MLFAAS_ISOLATION ?? 'auto'}: ${process.env.MLFAAS_ISOLATION === 'off'
+        ? 'plain child processes'
+        : 'sandboxed replicas, reached through the sandbox relay'}). Command: \`npm run bench:gateway\``;
     console.log(t);
     console.log(line(digits));
     console.log(line(image));

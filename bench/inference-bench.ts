@@ -39,11 +39,13 @@ const FULL = process.env.BENCH_FULL === '1';
 const ENFORCED = process.env.BENCH_ENFORCED ? parseEnforcedDims(process.env.BENCH_ENFORCED) : ALL_DIMS;
 const ALL_ENFORCED = ENFORCED.spatial && ENFORCED.temporal;
 /** '' when replicas are enforced as the platform does (the headline), else what differs. */
-const MECH_VARIANT = [MECHANISM.quotaScope !== platformQuotaScope(ENFORCED) && `${MECHANISM.quotaScope}-quotas`, MECHANISM.replicaBatch === 'planned' && 'planned-batch'].filter(Boolean).join('-');
+const MECH_VARIANT = [MECHANISM.quotaScope !== platformQuotaScope(ENFORCED) && `${MECHANISM.quotaScope}-quotas`, MECHANISM.replicaBatch === 'planned' &&
+  'planned-batch'].filter(Boolean).join('-');
 /** The platform's configuration: writes inference.md and the plot; anything else inference-<what>.md. */
 const HEADLINE_RUN = ALL_ENFORCED && !MECH_VARIANT;
 const SCOPE_TEXT: Record<string, string> = {
-  occupancy: "against the GPU's one tokend window in SM-share-weighted units (MPS: a replica at SM share s and quota q claims s·q; grants scale down together only when the busy replicas' Σ s·q exceeds 1)",
+  occupancy: "against the GPU's one tokend window in SM-share-weighted units (MPS: a replica at SM share s and quota q claims s·q; grants " +
+    "scale down together only when the busy replicas' Σ s·q exceeds 1)",
   device: "against the GPU's one tokend window in device time (no MPS: every replica claims its whole quota, whatever its SM share)",
   slot: "per SM row (HAS-GPU's FaST-GShare)",
 };
@@ -57,16 +59,67 @@ const FRONTIER = [0, 95, 94, 93, 92, 91, 90];
 
 const NOTES = `How the comparison is set up (and what was checked):
 
-- **The headline follows the mechanism** (issue 22, item 6; \`MECHANISM\` in \`bench/inference/run.ts\`). Per GPU replica the platform enforces a time quota (the native limiter + tokend, changed live) and an SM share (MPS's active-thread percentage, fixed for the replica's life); the largest batch is set per function (MAX_BATCH_SIZE, the runtime batches dynamically up to it). The simulator holds an SM share fixed: a decision only sets quotas, adds and removes replicas, so a policy that wants another share starts a new replica and pays its cold start (nothing is resized in place; the live provider actuates it the same way). **Quotas**: tokend meters a GPU's replicas against one window of device time per GPU. Under MPS (the default enforced dimensions, spatial+temporal) it does so in SM-share-weighted units, HAS-GPU's occupancy measure: the limiter charges a replica started at SM share s device time × s, its quota q becomes request = limit = q·s, and tokend scales a device's grants down together only when the busy replicas' Σ s·q exceeds 1 (\`quotaScope: 'occupancy'\`: a batch runs at q·min(1, 1 / Σ_busy s·q), the scale fixed when it starts). Without MPS (BENCH_ENFORCED=temporal or none: every share 1, pure time-slicing) it is plain device time, Σ q ≤ 1 per GPU (\`'device'\`). The policies plan per SM row (\`autoscaler/inference/cluster.ts\`: Σ quota ≤ 1 within a row, Σ share ≤ 1 over a device's rows), which implies Σ s·q ≤ 1 per device, so under occupancy accounting their plans are never scaled down and the headline should equal the per-SM-row one (\`'slot'\`, HAS-GPU's FaST-GShare). Under plain device-time accounting (\`BENCH_QUOTA_SCOPE=device\`, the platform before SM-weighted accounting, and without MPS) the hybrid packs replicas on small SM partitions at quotas up to 1, so some of its batches start on a device whose busy replicas' Σ q exceeds 1 and get a fraction of the device's time, and the SLO guard adds replicas into the same oversubscription. **Batches**: every replica batches up to its function's maxBatchSize (4), as the runtime does, not the batch its placement was planned with (static-share plans batch 1). Each of these accountings and batchings alone, with its headline and the share of batches started over Σ q > 1 and Σ s·q > 1, is measured by \`npx tsx bench/inference/mechanism.ts\` → \`bench/results/inference-mechanism.md\`, not by this run. The latency-vs-share model itself is checked against the H100 grid in \`bench/results/gpu-model-check.md\` (\`npx tsx bench/gpu-grid-check.ts\`).
+- **The headline follows the mechanism** (issue 22, item 6; \`MECHANISM\` in \`bench/inference/run.ts\`). Per GPU replica the platform ` +
+  `enforces a time quota (the native limiter + tokend, changed live) and an SM share (MPS's active-thread percentage, fixed for the ` +
+  `replica's life); the largest batch is set per function (MAX_BATCH_SIZE, the runtime batches dynamically up to it). The simulator holds ` +
+  `an SM share fixed: a decision only sets quotas, adds and removes replicas, so a policy that wants another share starts a new replica and ` +
+  `pays its cold start (nothing is resized in place; the live provider actuates it the same way). **Quotas**: tokend meters a GPU's ` +
+  `replicas against one window of device time per GPU. Under MPS (the default enforced dimensions, spatial+temporal) it does so in ` +
+  `SM-share-weighted units, HAS-GPU's occupancy measure: the limiter charges a replica started at SM share s device time × s, its quota q ` +
+  `becomes request = limit = q·s, and tokend scales a device's grants down together only when the busy replicas' Σ s·q exceeds 1 ` +
+  `(\`quotaScope: 'occupancy'\`: a batch runs at q·min(1, 1 / Σ_busy s·q), the scale fixed when it starts). Without MPS ` +
+  `(BENCH_ENFORCED=temporal or none: every share 1, pure time-slicing) it is plain device time, Σ q ≤ 1 per GPU (\`'device'\`). The ` +
+  `policies plan per SM row (\`autoscaler/inference/cluster.ts\`: Σ quota ≤ 1 within a row, Σ share ≤ 1 over a device's rows), which ` +
+  `implies Σ s·q ≤ 1 per device, so under occupancy accounting their plans are never scaled down and the headline should equal the ` +
+  `per-SM-row one (\`'slot'\`, HAS-GPU's FaST-GShare). Under plain device-time accounting (\`BENCH_QUOTA_SCOPE=device\`, the platform ` +
+  `before SM-weighted accounting, and without MPS) the hybrid packs replicas on small SM partitions at quotas up to 1, so some of its ` +
+  `batches start on a device whose busy replicas' Σ q exceeds 1 and get a fraction of the device's time, and the SLO guard adds replicas ` +
+  `into the same oversubscription. **Batches**: every replica batches up to its function's maxBatchSize (4), as the runtime does, not the ` +
+  `batch its placement was planned with (static-share plans batch 1). Each of these accountings and batchings alone, with its headline and ` +
+  `the share of batches started over Σ q > 1 and Σ s·q > 1, is measured by \`npx tsx bench/inference/mechanism.ts\` → ` +
+  `\`bench/results/inference-mechanism.md\`, not by this run. The latency-vs-share model itself is checked against the H100 grid in ` +
+  `\`bench/results/gpu-model-check.md\` (\`npx tsx bench/gpu-grid-check.ts\`).
 
-- **Cost** (since issue 11) = device-seconds × $2.48/h: every V100 that any replica is placed on (starting, serving, or finishing its last batch after removal) is billed whole, by the second, because that is the granularity a cloud sells a V100 at (no MIG on a V100). Each suite's functions are deployed on one cluster, so replicas of different functions can share a device and fractional shares save money only as far as they pack. The share cost HAS-GPU charges (Sec. 4.3, "the actual GPU resources and time consumed": GPU-seconds × SM share × quota) is printed beside it: it is what perfect packing would bill. A KPA replica holds a whole device from its creation, cold start included, until it is removed, so its two costs agree.
-- **SM partitions per device**: 48 (MPS's client limit; \`MAX_SM_PARTITIONS\`) for every fractional policy; HAS-GPU's controller keeps 2 rows per GPU (\`hybrid-2rows\` is our hybrid with that limit), which under per-device billing leaves most of a device's SMs idle behind two small partitions.
-- **KPA** is KServe as HAS-GPU ran it (validation/kserve/yaml): minReplicas 1 (no scale to zero), maxReplicas 2, scaleTarget 1 concurrent request with Knative's 70 % target utilisation, stable 60 s / panic 6 s at 2× ready, max scale-down rate 2, batch 4, one exclusive GPU per replica. Concurrency is the simulator's time-averaged requests in the system per second (what Knative's queue-proxy reports), not a point sample at the second's end. maxReplicas 2 applies to the HAS-GPU suite; elsewhere KPA may use the function's maxScale.
-- **static-share** (FaST-GShare-like) gives each function the share FaST-GShare's profiler would: the most batch-1 throughput per resource (s·q, profile SM grid, quota steps of 0.1) whose batch-1 latency is at most headroom × SLO, the headroom tuned on the tuning set (table below); horizontal scaling only, sized ⌈R/(0.9 · capability)⌉ on the last observed rate. Until 2026-11-24 it took the smallest share whose batch-1 latency just met the SLO, which left no room for queueing (a baseline sized to fail). **static-share-hasgpu** is the share HAS-GPU's FaST-GShare YAMLs used for every model (SM 30 % / quota 0.5). dilu-horizontal takes the share Dilu's profiler picks (\`autoscaler/reproductions/dilu/horizontal.ts\`).
-- **The simulator wraps the live decider** (\`autoscaler/live/decider.ts\`): every policy runs with the live loop's rules around it, and the hybrid with the live SLO guard (misses beyond chance over 5 s while the model says the replicas serve the load: +quota or +1 replica, kept 11 s; baselines run without it, as published). \`BENCH_SLO_GUARD_S=1e9\` runs the hybrid without it; the guard counts misses from the gateway's latency histogram buckets (1, 2, 5, 10, 15, 20, 25, 30, 40, 50, 75, 100, 150, 200, 300, 500 ms…).
-- **hybrid** (default \`sloModel: shared\`) is Algorithm 1 with an SLO-aware capability: the function's replicas as ONE FIFO queue with dynamic batching (the simulator's and the gateway's), at the function's own percentile (p99, no tuned percentile): p-th percentile latency = slowest partial-batch latency + ½ M/M/c wait (Faro's M/D/c), the probability of waiting from the unbatched (batch-1) load, the queue draining at the full-batch rate. Algorithm 1 raises quotas (most SMs first) and adds the cheapest replica(s) until that latency meets the SLO at R/α; on a used GPU, the cheapest SM-aligned option. Hysteresis (ours): a scale-down (at R < β·C) keeps a fleet that fits R/0.6 (\`downUtil\`, (α+β)/2), not R/α, and removals wait the 10 s cool-down after a scale-up — without it a fleet left at the α trigger was re-grown the next tick (the Faro trace's add/remove churn). Bridge release (ours, \`bridgeTrim\`): when a cold-started replica becomes ready, the fleet's quotas step down (no removals) to what fits R/0.6, instead of holding until R < β·C — the share raised to carry a burst through the cold start is given back once the burst has passed. A cold-start lead (\`leadS\`: provision for R + trend·lead) is implemented but off (the per-second least-squares trend over 60 s over-provisions).
-- **hybrid-mdc** is the earlier default (\`sloModel: mdc\`): per-replica M/D/1 at the tuned model percentile p93 (table below), and on a used GPU the cheapest SM-aligned option covering the gap (the printed algorithm takes the largest free SM partition: \`usedGpuConfig: smax\`).
-- **How cost_ratio_vs_kpa is aggregated.** Pooled: KPA's device cost ÷ ours over a whole cluster (the standard workload's 15 functions on the tuning set; the reporting set's 30 functions per seed). HAS-GPU does not say how its 10.8× is aggregated (abstract: "an average of 10.8x"; Sec. 4.3 on Fig. 7, per-model costs per 1K requests: "up to 10.8x"), and it bills s·q: its figure is a share-cost ratio, printed beside ours. Under per-device billing the ceiling is set by packing: at 5-15 req/s KPA holds one to two exclusive GPUs per function, while the configurations whose batch-1 latency meets 1.5-2.5× the full-GPU latency take 0.015-0.08 of a GPU's s·q but their SM partition (s) for all of the time, so a device holds only as many replicas as their partitions fit.`;
+- **Cost** (since issue 11) = device-seconds × $2.48/h: every V100 that any replica is placed on (starting, serving, or finishing its last ` +
+  `batch after removal) is billed whole, by the second, because that is the granularity a cloud sells a V100 at (no MIG on a V100). Each ` +
+  `suite's functions are deployed on one cluster, so replicas of different functions can share a device and fractional shares save money ` +
+  `only as far as they pack. The share cost HAS-GPU charges (Sec. 4.3, "the actual GPU resources and time consumed": GPU-seconds × SM share ` +
+  `× quota) is printed beside it: it is what perfect packing would bill. A KPA replica holds a whole device from its creation, cold start ` +
+  `included, until it is removed, so its two costs agree.
+- **SM partitions per device**: 48 (MPS's client limit; \`MAX_SM_PARTITIONS\`) for every fractional policy; HAS-GPU's controller keeps 2 ` +
+  `rows per GPU (\`hybrid-2rows\` is our hybrid with that limit), which under per-device billing leaves most of a device's SMs idle behind two small partitions.
+- **KPA** is KServe as HAS-GPU ran it (validation/kserve/yaml): minReplicas 1 (no scale to zero), maxReplicas 2, scaleTarget 1 concurrent ` +
+  `request with Knative's 70 % target utilisation, stable 60 s / panic 6 s at 2× ready, max scale-down rate 2, batch 4, one exclusive GPU ` +
+  `per replica. Concurrency is the simulator's time-averaged requests in the system per second (what Knative's queue-proxy reports), not a ` +
+  `point sample at the second's end. maxReplicas 2 applies to the HAS-GPU suite; elsewhere KPA may use the function's maxScale.
+- **static-share** (FaST-GShare-like) gives each function the share FaST-GShare's profiler would: the most batch-1 throughput per resource ` +
+  `(s·q, profile SM grid, quota steps of 0.1) whose batch-1 latency is at most headroom × SLO, the headroom tuned on the tuning set (table ` +
+  `below); horizontal scaling only, sized ⌈R/(0.9 · capability)⌉ on the last observed rate. Until 2026-11-24 it took the smallest share ` +
+  `whose batch-1 latency just met the SLO, which left no room for queueing (a baseline sized to fail). **static-share-hasgpu** is the share ` +
+  `HAS-GPU's FaST-GShare YAMLs used for every model (SM 30 % / quota 0.5). dilu-horizontal takes the share Dilu's profiler picks ` +
+  `(\`autoscaler/reproductions/dilu/horizontal.ts\`).
+- **The simulator wraps the live decider** (\`autoscaler/live/decider.ts\`): every policy runs with the live loop's rules around it, and ` +
+  `the hybrid with the live SLO guard (misses beyond chance over 5 s while the model says the replicas serve the load: +quota or +1 ` +
+  `replica, kept 11 s; baselines run without it, as published). \`BENCH_SLO_GUARD_S=1e9\` runs the hybrid without it; the guard counts ` +
+  `misses from the gateway's latency histogram buckets (1, 2, 5, 10, 15, 20, 25, 30, 40, 50, 75, 100, 150, 200, 300, 500 ms…).
+- **hybrid** (default \`sloModel: shared\`) is Algorithm 1 with an SLO-aware capability: the function's replicas as ONE FIFO queue with ` +
+  `dynamic batching (the simulator's and the gateway's), at the function's own percentile (p99, no tuned percentile): p-th percentile ` +
+  `latency = slowest partial-batch latency + ½ M/M/c wait (Faro's M/D/c), the probability of waiting from the unbatched (batch-1) load, the ` +
+  `queue draining at the full-batch rate. Algorithm 1 raises quotas (most SMs first) and adds the cheapest replica(s) until that latency ` +
+  `meets the SLO at R/α; on a used GPU, the cheapest SM-aligned option. Hysteresis (ours): a scale-down (at R < β·C) keeps a fleet that ` +
+  `fits R/0.6 (\`downUtil\`, (α+β)/2), not R/α, and removals wait the 10 s cool-down after a scale-up — without it a fleet left at the α ` +
+  `trigger was re-grown the next tick (the Faro trace's add/remove churn). Bridge release (ours, \`bridgeTrim\`): when a cold-started ` +
+  `replica becomes ready, the fleet's quotas step down (no removals) to what fits R/0.6, instead of holding until R < β·C — the share ` +
+  `raised to carry a burst through the cold start is given back once the burst has passed. A cold-start lead (\`leadS\`: provision for R + ` +
+  `trend·lead) is implemented but off (the per-second least-squares trend over 60 s over-provisions).
+- **hybrid-mdc** is the earlier default (\`sloModel: mdc\`): per-replica M/D/1 at the tuned model percentile p93 (table below), and on a ` +
+  `used GPU the cheapest SM-aligned option covering the gap (the printed algorithm takes the largest free SM partition: \`usedGpuConfig: smax\`).
+- **How cost_ratio_vs_kpa is aggregated.** Pooled: KPA's device cost ÷ ours over a whole cluster (the standard workload's 15 functions on ` +
+  `the tuning set; the reporting set's 30 functions per seed). HAS-GPU does not say how its 10.8× is aggregated (abstract: "an average of ` +
+  `10.8x"; Sec. 4.3 on Fig. 7, per-model costs per 1K requests: "up to 10.8x"), and it bills s·q: its figure is a share-cost ratio, printed ` +
+  `beside ours. Under per-device billing the ceiling is set by packing: at 5-15 req/s KPA holds one to two exclusive GPUs per function, ` +
+  `while the configurations whose batch-1 latency meets 1.5-2.5× the full-GPU latency take 0.015-0.08 of a GPU's s·q but their SM partition ` +
+  `(s) for all of the time, so a device holds only as many replicas as their partitions fit.`;
 
 function scenarios(): Scenario[] {
   const out: Scenario[] = [];
@@ -76,11 +129,15 @@ function scenarios(): Scenario[] {
     const parts = hasGpuParts(DATA, w);
     out.push({ suite: 'has-gpu', workload: w, trace: parts[0].trace, models: [], sloMult: 2, coldStartS: COLD, params: KSERVE, parts });
   }
-  for (const w of ['bursty', 'periodic', 'sporadic']) out.push({ suite: 'dilu', workload: w, trace: readTrace(T(`dilu_workloads/${w}.txt`)), models: ['resnet152'], sloMult: 2, coldStartS: COLD });
+  for (const w of ['bursty', 'periodic', 'sporadic'])
+    out.push({ suite: 'dilu', workload: w, trace: readTrace(T(`dilu_workloads/${w}.txt`)), models: ['resnet152'], sloMult: 2, coldStartS: COLD });
   const faroS = FULL ? undefined : 3 * 3600;
-  out.push({ suite: 'faro', workload: `10 jobs${faroS ? ' (first 3 h)' : ''}`, trace: readTrace(T('faro_top9_twitter/faro_eval_10jobs_6h_per_minute.csv'), { maxDurationS: faroS }), models: ['resnet34'], sloMult: 2, coldStartS: COLD });
+  out.push({ suite: 'faro', workload: `10 jobs${faroS ? ' (first 3 h)' : ''}`,
+    trace: readTrace(T('faro_top9_twitter/faro_eval_10jobs_6h_per_minute.csv'), { maxDurationS: faroS }), models: ['resnet34'], sloMult: 2, coldStartS: COLD });
   const azS = FULL ? undefined : 3 * 3600;
-  out.push({ suite: 'azure2019', workload: `10 fns day 1${azS ? ' (first 3 h)' : ''}`, trace: readTrace(T('azure_functions_2019/azure2019_faro10fn_d01-d14_per_minute.csv'), { day: 1, maxDurationS: azS }), models: ['resnet50', 'mobilenet_v3_large', 'resnet18', 'densenet121', 'vgg16'], sloMult: 2, coldStartS: COLD });
+  out.push({ suite: 'azure2019', workload: `10 fns day 1${azS ? ' (first 3 h)' : ''}`,
+    trace: readTrace(T('azure_functions_2019/azure2019_faro10fn_d01-d14_per_minute.csv'), { day: 1, maxDurationS: azS }),
+    models: ['resnet50', 'mobilenet_v3_large', 'resnet18', 'densenet121', 'vgg16'], sloMult: 2, coldStartS: COLD });
   return out.map((sc) => ({ ...sc, enforced: ENFORCED }));
 }
 
@@ -142,10 +199,14 @@ function main(): void {
       const share = rs.reduce((a, r) => a + r.r.cost, 0);
       const cs = rs.reduce((a, r) => a + r.r.coldStarts, 0);
       const med = (k: 'p50' | 'p95' | 'p99') => rs.map((r) => r.r[k]).sort((a, b) => a - b)[Math.floor(rs.length / 2)];
-      rows.push([suite, wl, p.label, pct(vio / Math.max(1, req)), f1(med('p50')), f1(med('p95')), f1(med('p99')), cs, cost.toFixed(4), share.toFixed(4), req ? ((1000 * cost) / req).toFixed(5) : '-']);
+      rows.push([suite, wl, p.label, pct(vio / Math.max(1, req)), f1(med('p50')), f1(med('p95')), f1(med('p99')), cs, cost.toFixed(4), share.toFixed(4),
+        req ? ((1000 * cost) / req).toFixed(5) : '-']);
     }
   }
-  sections.push('SLO violation rate (%, dropped requests count as violations), latency percentiles (ms; median over the group\'s runs), cold starts, cost ($): **devices** (whole V100s held by any replica × $2.48/h, the bill) and the share cost beside it (GPU-seconds × SM share × quota, the bill only perfect packing would give), $ per 1k requests on devices:\n\n' + table(['suite', 'workload', 'policy', 'violations %', 'p50', 'p95', 'p99', 'cold starts', 'cost $ (devices)', 'share cost $ (s·q)', '$ / 1k req'], rows));
+  sections.push('SLO violation rate (%, dropped requests count as violations), latency percentiles (ms; median over the group\'s runs), ' +
+    'cold starts, cost ($): **devices** (whole V100s held by any replica × $2.48/h, the bill) and the share cost beside it (GPU-seconds × ' +
+    'SM share × quota, the bill only perfect packing would give), $ per 1k requests on devices:\n\n' +
+    table(['suite', 'workload', 'policy', 'violations %', 'p50', 'p95', 'p99', 'cold starts', 'cost $ (devices)', 'share cost $ (s·q)', '$ / 1k req'], rows));
 
   // HAS-GPU per SLO multiplier
   const sloRows: Array<Array<string | number>> = [];
@@ -154,7 +215,8 @@ function main(): void {
       const fs = runs.filter((r) => r.suite === 'has-gpu' && r.label === p.label).flatMap((r) => HAS_MODELS.flatMap((model) => ofPart(r.r, `${model}-${m}`)));
       return pct(fs.reduce((a, f) => a + f.violations, 0) / Math.max(1, fs.reduce((a, f) => a + f.requests, 0)));
     })]);
-  sections.push('HAS-GPU suite, violation rate (%) by SLO (multiple of batch-1 full-GPU latency), both workloads, 5 models:\n\n' + table(['SLO', ...POLICIES.map((p) => p.label)], sloRows));
+  sections.push('HAS-GPU suite, violation rate (%) by SLO (multiple of batch-1 full-GPU latency), both workloads, 5 models:\n\n' +
+    table(['SLO', ...POLICIES.map((p) => p.label)], sloRows));
 
   // Forecast error
   const fRows: Array<Array<string | number>> = [];
@@ -164,10 +226,16 @@ function main(): void {
     ['dilu periodic (×5, per s)', readTrace(T('dilu_workloads/periodic.txt')).series[0].counts, 1],
     ['hasgpu rps (per 5 s slot)', readTrace(T('hasgpu_workloads/rps.json')).series[0].counts.map((c) => c / 5), 5],
     ['faro job 0 (per min)', readTrace(T('faro_top9_twitter/faro_eval_10jobs_6h_per_minute.csv')).series[0].counts.map((c) => c / 60), 60],
-    ['azure 2019 fn 0 day 1 (per min)', readTrace(T('azure_functions_2019/azure2019_faro10fn_d01-d14_per_minute.csv'), { day: 1 }).series[0].counts.map((c) => c / 60), 60],
+    ['azure 2019 fn 0 day 1 (per min)',
+      readTrace(T('azure_functions_2019/azure2019_faro10fn_d01-d14_per_minute.csv'), { day: 1 }).series[0].counts.map((c) => c / 60), 60],
   ];
-  for (const [name, xs, iv] of series) for (const e of forecastErrors(xs, iv)) fRows.push([name, e.predictor, e.mae.toFixed(3), e.rmse.toFixed(3), e.maeTrue.toFixed(3), pct(e.coverage90), e.spare90.toFixed(2)]);
-  sections.push('One-step-ahead forecast error (req/s), one forecast a second as the live loop makes them: each second observed as a Poisson count at the trace\'s rate (seed 42), errors against the next second\'s observed rate (MAE, RMSE) and its true rate (MAE true); how often the 0.9 upper quantile covered the next observation (%), and the mean spare capacity provisioning for it holds over the true rate (req/s). (Until 2026-11-21 this table fed the predictors the noise-free trace rates, which favours last-value.)\n\n' + table(['series', 'predictor', 'MAE', 'RMSE', 'MAE true', 'covered by q0.9 %', 'spare at q0.9'], fRows));
+  for (const [name, xs, iv] of series) for (const e of forecastErrors(xs, iv))
+    fRows.push([name, e.predictor, e.mae.toFixed(3), e.rmse.toFixed(3), e.maeTrue.toFixed(3), pct(e.coverage90), e.spare90.toFixed(2)]);
+  sections.push('One-step-ahead forecast error (req/s), one forecast a second as the live loop makes them: each second observed as a ' +
+    'Poisson count at the trace\'s rate (seed 42), errors against the next second\'s observed rate (MAE, RMSE) and its true rate (MAE ' +
+    'true); how often the 0.9 upper quantile covered the next observation (%), and the mean spare capacity provisioning for it holds over ' +
+    'the true rate (req/s). (Until 2026-11-21 this table fed the predictors the noise-free trace rates, which favours last-value.)\n\n' +
+    table(['series', 'predictor', 'MAE', 'RMSE', 'MAE true', 'covered by q0.9 %', 'spare at q0.9'], fRows));
 
   // Hybrid cost / violation trade-off along its SLO-model percentile (HAS-GPU suite)
   const hasSc = all.filter((sc) => sc.suite === 'has-gpu');
@@ -176,23 +244,35 @@ function main(): void {
   const kpaCost = kpaRuns.filter((r) => r.workload === 'rps').reduce((a, r) => a + r.r.deviceCost, 0);
   const fr: Array<Array<string | number>> = [];
   for (const pc of FRONTIER) {
-    const rs = hasSc.flatMap((sc) => runScenario({ ...sc, only: [{ label: 'hybrid', policy: 'hybrid', params: { sloModel: 'mdc', mdcPercentile: pc } }] }, DATA));
+    const rs = hasSc.flatMap((sc) =>
+      runScenario({ ...sc, only: [{ label: 'hybrid', policy: 'hybrid', params: { sloModel: 'mdc', mdcPercentile: pc } }] }, DATA));
     const vio = rs.reduce((a, r) => a + r.r.violations, 0);
     const req = rs.reduce((a, r) => a + r.r.requests, 0);
     const cost = rs.filter((r) => r.workload === 'rps').reduce((a, r) => a + r.r.deviceCost, 0);
-    fr.push([pc === 0 ? 'p99 (the functions\' own)' : `p${pc}${pc === 93 ? ' (mdc default)' : ''}`, pct(vio / Math.max(1, req)), cost.toFixed(4), (kpaCost / cost).toFixed(2), (kpaVio / Math.max(1, vio)).toFixed(2)]);
+    fr.push([pc === 0 ? 'p99 (the functions\' own)' : `p${pc}${pc === 93 ? ' (mdc default)' : ''}`, pct(vio / Math.max(1, req)), cost.toFixed(4),
+      (kpaCost / cost).toFixed(2), (kpaVio / Math.max(1, vio)).toFixed(2)]);
   }
-  sections.push(`hybrid-mdc (sloModel: mdc) cost against SLO violations along the percentile its per-replica M/D/1 capability is held to (HAS-GPU suite, both workloads and all SLOs for violations, standard workload for cost; KPA: ${pct(kpaVio / Math.max(1, runs.filter((r) => r.suite === 'has-gpu' && r.label === 'kpa').reduce((a, r) => a + r.r.requests, 0)))} % violations, $${kpaCost.toFixed(4)}):\n\n` + table(['model percentile', 'violations %', 'device cost $ (rps)', 'pooled cost ratio vs KPA', 'kpa_violation_ratio'], fr));
+  sections.push(`hybrid-mdc (sloModel: mdc) cost against SLO violations along the percentile its per-replica M/D/1 capability is held to ` +
+    `(HAS-GPU suite, both workloads and all SLOs for violations, standard workload for cost; ` +
+    `KPA: ${pct(kpaVio / Math.max(1, runs.filter((r) => r.suite === 'has-gpu' && r.label === 'kpa').reduce((a, r) => a + r.r.requests, 0)))} % violations, ` +
+    `$${kpaCost.toFixed(4)}):\n\n` + table(['model percentile', 'violations %', 'device cost $ (rps)', 'pooled cost ratio vs KPA', 'kpa_violation_ratio'], fr));
 
   // Tick timing
   // In fresh processes, as the live autoscaler is its own process (this one holds every simulation's results)
   const tick = ALL_ENFORCED ? tickRuns(false) : undefined;
   const tickD = ALL_ENFORCED ? tickRuns(true) : undefined;
   const showRuns = (t: TickRuns) => t.runs.map((r) => r.medianMs.toFixed(1)).join(', ');
-  if (tick && tickD) sections.push(`One hybrid decision round for 3,200 functions (\`bench/inference/tick.ts\`, each run a fresh process \`tsx bench/inference/tick-run.ts 11 [distinct]\`: the median of 10 rounds after the first; ${TICK_RUNS} runs). Every function has its own copy of its profile (nothing shared, as the live loop's per-function deploy-time profiles): **median ${tickD.medianMs.toFixed(1)} ms** (target ≤ 112 ms; runs ${showRuns(tickD)}), first round ${tickD.firstMs.toFixed(0)} ms (it also builds each profile's capability tables). Functions sharing 8 profiles: median ${tick.medianMs.toFixed(1)} ms (runs ${showRuns(tick)}), first round ${tick.firstMs.toFixed(0)} ms. On this 2-core machine, shared with other work (timings vary ±30 %).`);
+  if (tick && tickD)
+    sections.push(`One hybrid decision round for 3,200 functions (\`bench/inference/tick.ts\`, each run a fresh process \`tsx ` +
+      `bench/inference/tick-run.ts 11 [distinct]\`: the median of 10 rounds after the first; ${TICK_RUNS} runs). Every function has its own ` +
+      `copy of its profile (nothing shared, as the live loop's per-function deploy-time profiles): **median ${tickD.medianMs.toFixed(1)} ` +
+      `ms** (target ≤ 112 ms; runs ${showRuns(tickD)}), first round ${tickD.firstMs.toFixed(0)} ms (it also builds each profile's ` +
+      `capability tables). Functions sharing 8 profiles: median ${tick.medianMs.toFixed(1)} ms (runs ${showRuns(tick)}), first ` +
+      `round ${tick.firstMs.toFixed(0)} ms. On this 2-core machine, shared with other work (timings vary ±30 %).`);
 
   // Plot
-  const colors: Record<string, string> = { hybrid: '#d62728', 'static-share': '#1f77b4', kpa: '#2ca02c', 'dilu-horizontal': '#9467bd', 'hybrid+lazy': '#ff7f0e' };
+  const colors: Record<string, string> = { hybrid: '#d62728', 'static-share': '#1f77b4', kpa: '#2ca02c', 'dilu-horizontal': '#9467bd',
+    'hybrid+lazy': '#ff7f0e' };
   const pick = bursty.filter((r) => colors[r.label]);
   const arrivals = pick[0]?.r.functions[0].series?.arrivals ?? [];
   if (HEADLINE_RUN) writeFileSync(join(__dirname, 'results', 'inference-bursty.svg'), lineChart('Dilu bursty (resnet152, SLO 2×): load and GPU share held', [
@@ -203,7 +283,8 @@ function main(): void {
 
   // Headline
   const has = runs.filter((r) => r.suite === 'has-gpu');
-  const sumOf = (label: string, k: 'violations' | 'deviceCost' | 'cost', f: (r: Run) => boolean = () => true) => has.filter((r) => r.label === label && f(r)).reduce((a, r) => a + r.r[k], 0);
+  const sumOf = (label: string, k: 'violations' | 'deviceCost' | 'cost', f: (r: Run) => boolean = () => true) => has.filter((r) => r.label === label && f(r))
+    .reduce((a, r) => a + r.r[k], 0);
   const ours = Math.max(1, sumOf('hybrid', 'violations'));
   const x = sumOf('static-share', 'violations') / ours;
   const std = (r: Run) => r.workload === 'rps';
@@ -212,11 +293,17 @@ function main(): void {
   const y = sumOf('kpa', 'deviceCost', std) / sumOf('hybrid', 'deviceCost', std);
   const yShare = sumOf('kpa', 'cost', std) / sumOf('hybrid', 'cost', std);
   const z = sumOf('kpa', 'violations') / ours;
-  const tuning = `Tuning set (HAS-GPU suite; baseline ÷ ours, seed 42, the figures every parameter was chosen on): violation_ratio_vs_static=${x.toFixed(2)}, cost_ratio_vs_kpa=${y.toFixed(2)} (KPA's device cost ÷ ours, standard workload; at the share cost s·q it would be ${yShare.toFixed(2)}), kpa_violation_ratio=${z.toFixed(2)}.`;
+  const tuning = `Tuning set (HAS-GPU suite; baseline ÷ ours, seed 42, the figures every parameter was chosen on): ` +
+    `violation_ratio_vs_static=${x.toFixed(2)}, cost_ratio_vs_kpa=${y.toFixed(2)} (KPA's device cost ÷ ours, standard workload; at the ` +
+    `share cost s·q it would be ${yShare.toFixed(2)}), kpa_violation_ratio=${z.toFixed(2)}.`;
 
   // The static-share baseline's tuning (its one free parameter), on the tuning set
   const tune = tuneStatic(DATA);
-  sections.push(`static-share's headroom, tuned on the tuning set (HAS-GPU suite, both workloads, each on one cluster, seed 42, device cost; \`bench/inference/tune-static.ts\`): FaST-GShare's profiler takes the most batch-1 throughput per resource (s·q) whose batch-1 latency is ≤ headroom × SLO. Rule fixed before the sweep: the fewest violations among the headrooms costing no more than KPA ($${tune.kpaCost.toFixed(4)}); chosen ${tune.chosen}, frozen in \`STATIC_DEFAULTS\`.\n\n` + table(['headroom', 'violations %', 'cost $'], tune.rows.map((r) => [r.headroom, pct(r.violationRate), r.cost.toFixed(4)])));
+  sections.push(`static-share's headroom, tuned on the tuning set (HAS-GPU suite, both workloads, each on one cluster, seed 42, device ` +
+    `cost; \`bench/inference/tune-static.ts\`): FaST-GShare's profiler takes the most batch-1 throughput per resource (s·q) whose batch-1 ` +
+    `latency is ≤ headroom × SLO. Rule fixed before the sweep: the fewest violations among the headrooms costing no more than KPA ` +
+    `($${tune.kpaCost.toFixed(4)}); chosen ${tune.chosen}, frozen in \`STATIC_DEFAULTS\`.\n\n` +
+    table(['headroom', 'violations %', 'cost $'], tune.rows.map((r) => [r.headroom, pct(r.violationRate), r.cost.toFixed(4)])));
 
   // Reporting set: 1 h HAS-GPU-like workloads not tuned on, 5 seeds
   const { perSeed, shareCost, functions } = runReportingSet(DATA, { coldStartS: COLD, enforced: ENFORCED });
@@ -230,17 +317,42 @@ function main(): void {
     const m = (xs: number[]) => xs.reduce((a2, b2) => a2 + b2, 0) / xs.length;
     return [p.label, pct(m(v)), m(c).toFixed(4), shareCost[p.label].toFixed(4)];
   });
-  sections.unshift(`**Reporting set** (\`bench/inference/report-set.ts\`, frozen before it was run: ${wls.length} one-hour HAS-GPU-like workloads, ${wls.map((w) => `${w.source} → ${w.model}`).join('; ')}; each scaled to HAS-GPU's standard mean rate; SLO 1.5/2/2.5×; seeds ${REPORT_SEEDS.join(', ')}). All ${functions} functions run on one cluster. Mean over seeds of the pooled violation rate and cost (devices; the share cost s·q beside it):\n\n` + table(['policy', 'violations %', 'cost $ (devices)', 'share cost $ (s·q)'], repRows) + `\n\nPer seed, Σ baseline ÷ Σ ours over the reporting set; mean [95 % t-interval] over ${REPORT_SEEDS.length} seeds: violation_ratio_vs_static ${ci(hl.violationVsStatic)} (target ≥ 4.8), vs static-share-hasgpu (HAS-GPU's SM 30 % / quota 0.5) ${ci(hl.violationVsStaticHasgpu)}, cost_ratio_vs_kpa ${ci(hl.costVsKpa)} (target ≥ 10.8), kpa_violation_ratio ${ci(hl.kpaViolation)} (target ≥ 1).`);
+  sections.unshift(`**Reporting set** (\`bench/inference/report-set.ts\`, frozen before it was run: ${wls.length} one-hour HAS-GPU-like ` +
+    `workloads, ${wls.map((w) => `${w.source} → ${w.model}`).join('; ')}; each scaled to HAS-GPU's standard mean rate; SLO 1.5/2/2.5×; ` +
+    `seeds ${REPORT_SEEDS.join(', ')}). All ${functions} functions run on one cluster. Mean over seeds of the pooled violation rate and ` +
+    `cost (devices; the share cost s·q beside it):\n\n` + table(['policy', 'violations %', 'cost $ (devices)', 'share cost $ (s·q)'], repRows) +
+    `\n\nPer seed, Σ baseline ÷ Σ ours over the reporting set; mean [95 % t-interval] over ${REPORT_SEEDS.length} seeds: ` +
+    `violation_ratio_vs_static ${ci(hl.violationVsStatic)} (target ≥ 4.8), vs static-share-hasgpu (HAS-GPU's SM 30 % / quota ` +
+    `0.5) ${ci(hl.violationVsStaticHasgpu)}, cost_ratio_vs_kpa ${ci(hl.costVsKpa)} (target ≥ 10.8), kpa_violation_ratio ${ci(hl.kpaViolation)} (target ≥ 1).`);
   const rl = realism(DATA);
   const realismNote = rl.beta > 0
-    ? `What the simulator charges and what policies are told (issue 11; \`bench/inference/run.ts\` \`setUp\`): **interference**: a batch takes the ground truth × (1 + ${rl.beta}·u), u the SM share × quota of the other replicas on its device busy when it starts (Dilu Fig. 7: 1.24× p50 beside a co-runner using the rest of the device; \`autoscaler/inference/interference.ts\`), and every policy plans with the worst case its placement allows (1 + ${rl.beta}·(1 − s·q)); **profiles**: policies are told a second measurement of the RaPP surface, every point × e^(σ·N(0,1)) with σ = ${rl.sigma.toFixed(4)} estimated from RaPP's own labels (${rl.n} SM-flat second differences, \`autoscaler/sim/profile-error.ts\`), never the ground truth; **cost**: whole devices (a V100 is sold whole, by the second) held by any replica, starting or draining included; each suite's functions share one cluster.`
+    ? `What the simulator charges and what policies are told (issue 11; \`bench/inference/run.ts\` \`setUp\`): **interference**: a batch ` +
+        `takes the ground truth × (1 + ${rl.beta}·u), u the SM share × quota of the other replicas on its device busy when it starts (Dilu ` +
+        `Fig. 7: 1.24× p50 beside a co-runner using the rest of the device; \`autoscaler/inference/interference.ts\`), and every policy ` +
+        `plans with the worst case its placement allows (1 + ${rl.beta}·(1 − s·q)); **profiles**: policies are told a second measurement of ` +
+        `the RaPP surface, every point × e^(σ·N(0,1)) with σ = ${rl.sigma.toFixed(4)} estimated from RaPP's own labels (${rl.n} SM-flat ` +
+        `second differences, \`autoscaler/sim/profile-error.ts\`), never the ground truth; **cost**: whole devices (a V100 is sold whole, ` +
+        `by the second) held by any replica, starting or draining included; each suite's functions share one cluster.`
     : 'BENCH_IDEAL=1: no interference, policies told the ground truth (the pre-issue-11 simulator); cost still per device.';
-  const head = `Command: \`npm run bench:inference\` (tsx bench/inference-bench.ts${FULL ? ', BENCH_FULL=1' : ''}); simulator with RaPP V100 latencies, cold start ${COLD} s, Poisson arrivals, 1 s decisions; enforced dimensions: ${describeDims(ENFORCED)}${ALL_ENFORCED ? ' (a GPU node with the native limiter and MPS; simulated)' : ' (profiles restricted to them)'}, per replica as the platform enforces them: SM share fixed for a replica's life (a new share is a new replica, its cold start counted), quota changed live and metered ${SCOPE_TEXT[MECHANISM.quotaScope ?? 'slot']}${MECH_VARIANT.includes('quotas') ? ` (BENCH_QUOTA_SCOPE=${MECHANISM.quotaScope}: not the platform's for these dimensions)` : ''}, batches up to ${MECHANISM.replicaBatch === 'function' ? "the function's MAX_BATCH_SIZE" : "each replica's planned batch (BENCH_REPLICA_BATCH=planned, not the platform)"}; ${((Date.now() - t0) / 1000).toFixed(0)} s wall on this machine.${FULL ? '' : ' Tuning set subsampled: Faro and Azure 2019 to their first 3 h.'} ${realismNote}\n\n${tuning}`;
-  const last = `inference: violation_ratio_vs_static=${hl.violationVsStatic.mean.toFixed(2)} cost_ratio_vs_kpa=${hl.costVsKpa.mean.toFixed(2)} kpa_violation_ratio=${hl.kpaViolation.mean.toFixed(2)} seeds=${REPORT_SEEDS.length}`;
+  const head = `Command: \`npm run bench:inference\` (tsx bench/inference-bench.ts${FULL ? ', BENCH_FULL=1' : ''}); simulator with RaPP ` +
+    `V100 latencies, cold start ${COLD} s, Poisson arrivals, 1 s decisions; enforced ` +
+    `dimensions: ${describeDims(ENFORCED)}${ALL_ENFORCED ? ' (a GPU node with the native limiter and MPS; simulated)' : ' (profiles restricted to them)'}, ` +
+    `per replica as the platform enforces them: SM share fixed for a replica's life (a new share is a new replica, its cold start counted), ` +
+    `quota changed live and metered ${SCOPE_TEXT[MECHANISM.quotaScope ?? 'slot']}` +
+    `${MECH_VARIANT.includes('quotas') ? ` (BENCH_QUOTA_SCOPE=${MECHANISM.quotaScope}: not the platform's for these dimensions)` : ''}, ` +
+    `batches up to ${MECHANISM.replicaBatch === 'function'
+      ? "the function's MAX_BATCH_SIZE"
+      : "each replica's planned batch (BENCH_REPLICA_BATCH=planned, not the platform)"}; ` +
+    `${((Date.now() - t0) / 1000).toFixed(0)} s wall on this machine.${FULL ? '' : ' Tuning set subsampled: Faro and Azure 2019 to their first 3 h.'} ` +
+    `${realismNote}\n\n${tuning}`;
+  const last = `inference: violation_ratio_vs_static=${hl.violationVsStatic.mean.toFixed(2)} ` +
+    `cost_ratio_vs_kpa=${hl.costVsKpa.mean.toFixed(2)} kpa_violation_ratio=${hl.kpaViolation.mean.toFixed(2)} seeds=${REPORT_SEEDS.length}`;
   const body = [head, NOTES, ...sections, 'Plot: `bench/results/inference-bursty.svg`.', last].join('\n\n');
   const file = HEADLINE_RUN ? 'inference.md' : `inference-${[ALL_ENFORCED ? '' : describeDims(ENFORCED), MECH_VARIANT].filter(Boolean).join('-')}.md`;
   mkdirSync(join(__dirname, 'results'), { recursive: true });
-  writeFileSync(join(__dirname, 'results', file), `# Inference autoscaling benchmark${ALL_ENFORCED ? '' : ` (enforced: ${describeDims(ENFORCED)})`}${MECH_VARIANT ? ` (${MECH_VARIANT}: not the platform's enforcement)` : ''}\n\n${body}\n`);
+  writeFileSync(join(__dirname, 'results', file),
+    `# Inference autoscaling benchmark${ALL_ENFORCED ? '' : ` (enforced: ${describeDims(ENFORCED)})`}` +
+    `${MECH_VARIANT ? ` (${MECH_VARIANT}: not the platform's enforcement)` : ''}\n\n${body}\n`);
   console.log(body); // ends with the headline line, the required last line
 }
 

@@ -149,7 +149,17 @@ const waitedP50Us = (r: ContendResult) => { const w = r.procs.filter((p) => p.wa
 const overPts = (r: ContendResult) => Math.max(...r.quotas.map((q, i) => (r.used[i] - q) * 100));
 const waitedFrac = (r: ContendResult) => r.procs.reduce((a, p) => a + p.waited, 0) / Math.max(1, r.procs.reduce((a, p) => a + p.timed, 0));
 
-interface Scenario { key: string; label: string; quotas: number[]; threads?: number; depth?: number; nsPerBlock?: number | null; limiter?: boolean; shared?: boolean; seconds?: number }
+interface Scenario {
+  key: string;
+  label: string;
+  quotas: number[];
+  threads?: number;
+  depth?: number;
+  nsPerBlock?: number | null;
+  limiter?: boolean;
+  shared?: boolean;
+  seconds?: number;
+}
 
 const CONTENDED: Scenario[] = [
   { key: 'c2-55', label: '2 processes', quotas: [0.5, 0.5] },
@@ -179,7 +189,8 @@ async function unswappedCounts(dir: string): Promise<{ swapped: number; unswappe
   let unswapped = 0;
   for (const p of progs) {
     const stats = path.join(dir, `${p}.stats`);
-    await startProc(path.join(build, p), [], { LD_LIBRARY_PATH: path.join(build, 'stub'), LD_PRELOAD: path.join(build, 'liblimiter.so'), TL_STATS_FILE: stats }).done;
+    await startProc(path.join(build, p), [],
+      { LD_LIBRARY_PATH: path.join(build, 'stub'), LD_PRELOAD: path.join(build, 'liblimiter.so'), TL_STATS_FILE: stats }).done;
     const kv = Object.fromEntries(readFileSync(stats, 'utf8').split('\n').filter(Boolean).map((l) => l.split('=')));
     swapped += Number(kv.swapped);
     unswapped += Number(kv.unswapped);
@@ -284,7 +295,9 @@ async function main(): Promise<void> {
       `Machine: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, no GPU: stub libcuda.so.1 (\`native/stub/cuda_stub.c\`), ` +
         `1 ms kernels, tokend window ${WINDOW_MS} ms. Load average (1/5/15 min) ${load0.map((x) => x.toFixed(2)).join(' / ')} at the start, ` +
         `${load1.map((x) => x.toFixed(2)).join(' / ')} at the end, 1-min load after each repetition ${repLoad.map((x) => x.toFixed(1)).join(', ')}` +
-        `${Math.max(...repLoad) > cpus().length ? ': other jobs shared the machine (a loaded host only delays processes: they fall short of their quota, never above it)' : ''}.`,
+        `${Math.max(...repLoad) > cpus().length
+          ? ': other jobs shared the machine (a loaded host only delays processes: they fall short of their quota, never above it)'
+          : ''}.`,
       '',
       `Every measurement was repeated ${REPS} times (the repetitions interleaved); a cell is the median of the runs and, in brackets, ` +
         `a 95 % percentile-bootstrap interval of that median (2000 resamples; with ${REPS} runs it spans about the 2nd smallest ` +
@@ -354,7 +367,8 @@ async function main(): Promise<void> {
         'with a learnt cost a sampled launch also records two events. "waited p50" = the median over the processes ' +
         'that waited of their median waited call (with 16 threads it includes fast calls that overlapped another thread\'s wait).',
       '',
-      '| scenario | quotas | limiter fast p50 (ns) | limiter fast p99 (ns) | stub alone p50 (ns) | stub alone p99 (ns) | overhead p50 (ns) | waited | waited p50 (µs) |',
+      '| scenario | quotas | limiter fast p50 (ns) | limiter fast p99 (ns) | stub alone p50 (ns) | stub alone p99 (ns) | overhead p50 (ns) ' +
+      '| waited | waited p50 (µs) |',
       '| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
       callRow(UNCONTENDED),
       callRow(ALONE_DRY),

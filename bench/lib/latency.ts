@@ -13,7 +13,8 @@ export async function sequentialLatencies(url: string, body: string, n: number, 
       const t0 = process.hrtime.bigint();
       const status = await new Promise<number>((resolve, reject) => {
         const r = request(
-          { ...(socketPath ? { socketPath } : { host: u.hostname, port: u.port }), path: u.pathname, method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
+          { ...(socketPath ? { socketPath } : { host: u.hostname, port: u.port }), path: u.pathname, method: 'POST', agent,
+            headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
           (res) => {
             res.resume();
             res.on('end', () => resolve(res.statusCode ?? 0));

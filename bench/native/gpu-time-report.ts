@@ -48,7 +48,8 @@ export async function measureGpuTime(build: string, dir: string, baselineSo?: st
       rmSync(d, { recursive: true, force: true });
     }
   };
-  const rep = { charge: {}, baselineCharge: {}, quota: {}, baselineQuota: {}, quota1x: {}, baselineQuota1x: {}, shared: [], baselineShared: [], q1Rps: 0, freeRps: 0 } as unknown as GpuTimeRep;
+  const rep = { charge: {}, baselineCharge: {}, quota: {}, baselineQuota: {}, quota1x: {}, baselineQuota1x: {}, shared: [], baselineShared: [], q1Rps: 0,
+    freeRps: 0 } as unknown as GpuTimeRep;
   for (const g of GAPS) {
     for (const s of STREAMS) {
       const key = `${g}x${s}`;

@@ -92,7 +92,8 @@ export async function runGaps(o: GapsOptions): Promise<GapsProc[]> {
       c.stdout.setEncoding('utf8').on('data', (d: string) => { out += d; });
       c.stderr.setEncoding('utf8').on('data', (d: string) => { err += d; });
       const timer = setTimeout(() => c.kill('SIGKILL'), (o.seconds + 30) * 1000);
-      const done = new Promise<{ code: number | null; out: string; err: string }>((r) => c.on('close', (code) => { clearTimeout(timer); r({ code, out, err }); }));
+      const done = new Promise<{ code: number | null; out: string; err: string }>((r) =>
+        c.on('close', (code) => { clearTimeout(timer); r({ code, out, err }); }));
       return { pid: c.pid as number, q, done };
     });
     for (const r of runs) if (ctl && r.q !== null) await ctl.setQuota({ pid: r.pid, device: 'gpu0', request: r.q, limit: r.q });

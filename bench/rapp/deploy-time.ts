@@ -31,7 +31,9 @@ async function readyNow(p: Platform, fn: string): Promise<boolean> {
 
 async function timeOne(p: Platform, mode: DeployTiming['mode'], f: (typeof FUNCTIONS)[number]): Promise<DeployTiming> {
   // a function at zero gets its first replica from a request
-  if (f.minScale === 0) void request(`${p.url}/function/${f.name}`, { method: 'POST', body: f.body(), headers: { 'content-type': 'application/json' }, headersTimeout: 120_000 }).then((r) => r.body.dump()).catch(() => undefined);
+  if (f.minScale === 0)
+    void request(`${p.url}/function/${f.name}`, { method: 'POST', body: f.body(), headers: { 'content-type': 'application/json' }, headersTimeout: 120_000 })
+      .then((r) => r.body.dump()).catch(() => undefined);
   const out: DeployTiming = { mode, fn: f.name };
   const end = Date.now() + 180_000;
   let ready: number | undefined;
@@ -41,7 +43,8 @@ async function timeOne(p: Platform, mode: DeployTiming['mode'], f: (typeof FUNCT
     const prof = await profileNow(p.url, f.name);
     if (prof && ready !== undefined) {
       if (!out.first) Object.assign(out, { first: prof, firstS: (t - ready) / 1000, firstSource: prof.source ?? 'measured' });
-      if (prof.source !== 'predicted') return Object.assign(out, { final: prof, finalS: (t - ready) / 1000, measuredPoints: prof.measuredPoints ?? prof.points.length });
+      if (prof.source !== 'predicted')
+        return Object.assign(out, { final: prof, finalS: (t - ready) / 1000, measuredPoints: prof.measuredPoints ?? prof.points.length });
     }
     await new Promise((r) => setTimeout(r, 25));
   }
@@ -56,7 +59,8 @@ export async function deployTimes(log: (s: string) => void): Promise<DeployTimin
     try {
       for (const f of FUNCTIONS) {
         const r = await timeOne(p, mode, f);
-        log(`${mode} ${f.name}: first profile (${r.firstSource}) ${r.firstS?.toFixed(2)} s after ready, final ${r.finalS?.toFixed(2)} s (${r.measuredPoints} points measured)`);
+        log(`${mode} ${f.name}: first profile (${r.firstSource}) ${r.firstS?.toFixed(2)} s after ready, final ${r.finalS?.toFixed(2)} s ` +
+          `(${r.measuredPoints} points measured)`);
         res.push(r);
       }
     } finally {

@@ -51,7 +51,8 @@ async function start(dir: string, cg: Cgroups, id: string, cores: number[]): Pro
   const enter = procs.map((f) => `echo $$ > ${f}`).join(' && ');
   const child = spawn('sh', ['-c', `${enter} && exec "${process.execPath}" index.js`], {
     cwd: dir,
-    env: { ...process.env, NODE_PATH: join(REPO_ROOT, 'node_modules'), PORT: '0', HOST: '127.0.0.1', MAX_BATCH_SIZE: '8', MLFAAS_CPU_CORES: String(cores.length), REPORT_INTERVAL_MS: '0' },
+    env: { ...process.env, NODE_PATH: join(REPO_ROOT, 'node_modules'), PORT: '0', HOST: '127.0.0.1', MAX_BATCH_SIZE: '8',
+      MLFAAS_CPU_CORES: String(cores.length), REPORT_INTERVAL_MS: '0' },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   let port = 0;

@@ -37,7 +37,8 @@ export function modelVector(g: Graph): number[] {
   const mean = (lo: number, hi: number) => Array.from({ length: hi - lo }, (_, k) => nf.reduce((a, r) => a + r[lo + k], 0) / n);
   const logSum = (lo: number, hi: number) => Array.from({ length: hi - lo }, (_, k) => Math.log1p(nf.reduce((a, r) => a + Math.abs(r[lo + k]), 0)));
   const gf = g.graph_features;
-  return [...mean(0, 32), ...logSum(0, 32), ...gf.slice(0, 5).map((v) => Math.log1p(Math.abs(v))), Math.log(n), ...mean(32, 38), ...gf.slice(5, 10).map((v) => Math.log1p(Math.abs(v)))];
+  return [...mean(0, 32), ...logSum(0, 32), ...gf.slice(0, 5).map((v) => Math.log1p(Math.abs(v))), Math.log(n), ...mean(32, 38), ...gf.slice(5, 10)
+    .map((v) => Math.log1p(Math.abs(v)))];
 }
 
 /** One feature row: the model's vector, the configuration, ln(anchor at q). */

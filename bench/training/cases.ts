@@ -30,8 +30,10 @@ const fig8b = (i: number) => ({
 });
 
 export const CASES: readonly BenchCase[] = [
-  { name: 'fig10 100jobs_1500lam', trace: 'traces_for_ElasticFlow/100jobs_1500lam.csv', cluster: 'n16g8', slot: 240, gpu: 'A100', csvTrace: '100jobs_1500lam.csv' },
-  { name: 'fig8a elasticVpollux_e', trace: 'traces_for_ElasticFlow/elasticVpollux_e.csv', cluster: 'n16g4', slot: 60, gpu: 'T4', csvTrace: 'elasticVpollux_e.csv' },
+  { name: 'fig10 100jobs_1500lam', trace: 'traces_for_ElasticFlow/100jobs_1500lam.csv', cluster: 'n16g8', slot: 240, gpu: 'A100',
+    csvTrace: '100jobs_1500lam.csv' },
+  { name: 'fig8a elasticVpollux_e', trace: 'traces_for_ElasticFlow/elasticVpollux_e.csv', cluster: 'n16g4', slot: 60, gpu: 'T4',
+    csvTrace: 'elasticVpollux_e.csv' },
   { name: 'cluster01', trace: 'elasticflow-traces/cluster01.csv', cluster: 'n64g8', slot: 60, gpu: 'A100', csvTrace: 'cluster01.csv', published: fig8b(0) },
   { name: 'cluster02', trace: 'elasticflow-traces/cluster02.csv', cluster: 'n64g8', slot: 60, gpu: 'A100', csvTrace: 'cluster02.csv', published: fig8b(1) },
   { name: 'cluster05', trace: 'elasticflow-traces/cluster05.csv', cluster: 'n64g8', slot: 60, gpu: 'A100', csvTrace: 'cluster05.csv', published: fig8b(4) },
@@ -77,7 +79,8 @@ export function loadReferences(dataDir: string): (c: BenchCase, scheduler: strin
   const rows = [...rowsOf(join(dataDir, 'results_rerun_here.csv')), ...(existsSync(OUR_RERUNS) ? rowsOf(OUR_RERUNS) : [])];
   return (c, scheduler) => {
     const row = rows.find(
-      (r) => r.trace === c.csvTrace && r.cluster_spec === c.cluster && Number(r.scheduling_slot_s) === c.slot && r.scheduler === scheduler && r.ddl_satis_ratio !== '',
+      (r) => r.trace === c.csvTrace && r.cluster_spec === c.cluster && Number(r.scheduling_slot_s) === c.slot && r.scheduler === scheduler &&
+        r.ddl_satis_ratio !== '',
     );
     if (row) return { value: Number(row.accepted) / (Number(row.accepted) + Number(row.declined)), source: 'rerun', accepted: Number(row.accepted) };
     const p = c.published?.[scheduler];

@@ -66,7 +66,8 @@ export function runLoaning(
   const out: LoanRow[] = [];
   for (const policy of policies)
     for (const loaning of [false, true]) {
-      const r = runPolicy({ jobs, cluster, slotSeconds: slot, policy, inference: { servers, demandAt: demandFromLoad(load, inferenceNodes, origin), loaning } });
+      const r = runPolicy({ jobs, cluster, slotSeconds: slot, policy,
+        inference: { servers, demandAt: demandFromLoad(load, inferenceNodes, origin), loaning } });
       const u = r.utilisation;
       out.push({
         policy,
