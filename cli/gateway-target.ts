@@ -72,7 +72,8 @@ export function resolveGatewayTarget(i: GatewayTargetInputs): GatewayTarget {
   const url = trim(raw!);
   const t: GatewayTarget = { url, urlFrom };
   if (flags.password) t.credentials = { user: flags.username ?? env.MLFAAS_AUTH_USER ?? 'admin', password: flags.password, from: 'flags' };
-  else if (env.MLFAAS_AUTH_PASSWORD) t.credentials = { user: flags.username ?? env.MLFAAS_AUTH_USER ?? 'admin', password: env.MLFAAS_AUTH_PASSWORD, from: 'env' };
+  else if (env.MLFAAS_AUTH_PASSWORD)
+    t.credentials = { user: flags.username ?? env.MLFAAS_AUTH_USER ?? 'admin', password: env.MLFAAS_AUTH_PASSWORD, from: 'env' };
   else {
     const login = i.faasCliConfig === null ? undefined : faasCliLogin(i.faasCliConfig, url);
     if (login) t.credentials = { ...login, from: 'faas-cli login' };

@@ -67,7 +67,8 @@ async function watch(base: string, id: string, out: NodeJS.WriteStream): Promise
     if (e.type === 'allocation') workers = Number(e.data.workers);
     if (e.type === 'progress') {
       const d = e.data as { epoch: number; epochs: number; accuracy?: number; loss?: number };
-      out.write(`\r${bar(d.epoch, d.epochs)} epoch ${d.epoch}/${d.epochs} loss ${d.loss?.toFixed(4) ?? '-'} acc ${d.accuracy?.toFixed(3) ?? '-'} workers ${workers}`);
+      out.write(`\r${bar(d.epoch, d.epochs)} epoch ${d.epoch}/${d.epochs} loss ${d.loss?.toFixed(4) ?? '-'} ` +
+        `acc ${d.accuracy?.toFixed(3) ?? '-'} workers ${workers}`);
     }
     if (e.type === 'state' && ['completed', 'cancelled', 'failed'].includes(String(e.data.state))) {
       out.write(`\n${id}: ${e.data.state}\n`);
@@ -131,11 +132,14 @@ async function run(sub: string, values: Record<string, string | boolean | undefi
   if (sub === 'list') {
     const res = await fetch(`${base}/system/jobs`, { headers: authHeader });
     if (res.status !== 200) {
-      process.stderr.write(`${res.status}: ${await res.text()}${res.status === 401 ? `\n${target.credentials ? `credentials (from ${target.credentials.from}) refused` : 'no credentials: see mlfaas jobs --help'}` : ''}\n`);
+      const refused = target.credentials ? `credentials (from ${target.credentials.from}) refused` : 'no credentials: see mlfaas jobs --help';
+      process.stderr.write(`${res.status}: ${await res.text()}${res.status === 401 ? `\n${refused}` : ''}\n`);
       return 1;
     }
     const list = (await res.json()) as Array<{ id: string; state: string; function: string; workers: number; progress?: { epoch: number; epochs: number } }>;
-    for (const j of list) console.log(`${j.id}  ${j.function.padEnd(16)} ${j.state.padEnd(10)} workers ${j.workers}  ${j.progress ? `${j.progress.epoch}/${j.progress.epochs}` : '-'}`);
+    for (const j of list)
+      console.log(`${j.id}  ${j.function.padEnd(16)} ${j.state.padEnd(10)} ` +
+        `workers ${j.workers}  ${j.progress ? `${j.progress.epoch}/${j.progress.epochs}` : '-'}`);
     return 0;
   }
   if (sub === 'watch' && positionals[0]) return watch(base, positionals[0], process.stderr);
@@ -148,7 +152,8 @@ async function run(sub: string, values: Record<string, string | boolean | undefi
     if (str('batch-size')) body.batch_size = Number(str('batch-size'));
     if (str('learning-rate')) body.learning_rate = Number(str('learning-rate'));
     if (str('model')) body.model = str('model');
-    const res = await fetch(`${base}/system/jobs${values['dry-run'] ? '?dryRun=true' : ''}`, { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json', ...authHeader } });
+    const res = await fetch(`${base}/system/jobs${values['dry-run'] ? '?dryRun=true' : ''}`,
+      { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json', ...authHeader } });
     console.log(JSON.stringify(await res.json(), null, 2));
     return res.status < 300 ? 0 : 1;
   }

@@ -174,14 +174,19 @@ async function main(argv: string[]): Promise<number> {
       const a = await startAutoscaler(cfg, redis, provider, kube ? await kubeLeader(cfg) : undefined);
       // on Kubernetes the training round loop runs here too: its jobs are pods, not children of an agent
       const training = kube ? await startKubeTraining(cfg, redis, provider) : undefined;
-      const loop = training && (await startTrainingLoop(cfg, redis, new JobStore(redis), training.source, slotNounOf(provider.info()), training.capacity, () => training.manageNodes(manageLoans)));
+      const loop = training &&
+        (await startTrainingLoop(cfg, redis, new JobStore(redis), training.source, slotNounOf(provider.info()), training.capacity, () =>
+          training.manageNodes(manageLoans)));
       onSignals(async () => {
         await loop?.close();
         await a.close();
         redis.disconnect();
       });
-      log(`inference autoscaler: policy ${cfg.autoscaler.policy} (waits for the ${kube ? 'Kubernetes Lease mlfaas-autoscaler' : 'Redis lease'} if another runs)`);
-      if (loop) log(`training round loop: policy ${cfg.training.policy}, jobs as pods on the nodes labelled mlfaas.io/vc=training (waits for the Redis training lease if another runs)`);
+      log(`inference autoscaler: policy ${cfg.autoscaler.policy} (waits for ` +
+        `the ${kube ? 'Kubernetes Lease mlfaas-autoscaler' : 'Redis lease'} if another runs)`);
+      if (loop)
+        log(`training round loop: policy ${cfg.training.policy}, jobs as pods on the nodes labelled mlfaas.io/vc=training (waits for the ` +
+          `Redis training lease if another runs)`);
       return -1;
     }
     case 'node-agent': {

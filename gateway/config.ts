@@ -29,7 +29,8 @@ export function parseDefaultLimits(raw: string | undefined): DefaultLimits {
     const bad = () => new Error(`config: MLFAAS_DEFAULT_LIMITS entry "${part}" must be memory=<quantity>, pids=<count> or tmp=<quantity>`);
     if (v === undefined || extra !== undefined) throw bad();
     if (k === 'pids') {
-      if (!/^\d+$/.test(v) || Number(v) < 16 || Number(v) > 1_000_000) throw new Error(`config: MLFAAS_DEFAULT_LIMITS pids=${v} must be a count from 16 to 1000000`);
+      if (!/^\d+$/.test(v) || Number(v) < 16 || Number(v) > 1_000_000)
+        throw new Error(`config: MLFAAS_DEFAULT_LIMITS pids=${v} must be a count from 16 to 1000000`);
       out.pids = Number(v);
       continue;
     }

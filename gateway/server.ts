@@ -115,7 +115,8 @@ export async function startGateway(cfg: Config, redisTarget: string, opts: Gatew
   let gpu: GpuNodeRuntime | undefined;
   mkdirSync(cfg.dataDir, { recursive: true, mode: 0o700 });
   chmodSync(cfg.dataDir, 0o700); // secrets, Redis, images: the platform's alone
-  if (cfg.agent && !local) platformLog('MLFAAS_PROVIDER=kubernetes: no agent in the gateway (replicas run as pods; the node agent enforces quotas on the nodes)');
+  if (cfg.agent && !local)
+    platformLog('MLFAAS_PROVIDER=kubernetes: no agent in the gateway (replicas run as pods; the node agent enforces quotas on the nodes)');
   if (cfg.agent && local) {
     const gpuNode = discoverGpus(cfg.gpus);
     // the node's token daemon: replicas take CPU-device tokens per batch, quotas set here
@@ -139,7 +140,8 @@ export async function startGateway(cfg: Config, redisTarget: string, opts: Gatew
       : control
         ? tokendCpuEnforcer(async (pid, share) => void (await control.setQuota({ pid, device: 'cpu', request: share, limit: share })), nodeCores.length)
         : undefined;
-    const enforcement = enforcementOf(cpu, !!cgroups?.hasMemory, cgroups ? undefined : isolation.isolation ? 'no writable cgroup hierarchy' : `isolation ${isolation.describe}`);
+    const enforcement = enforcementOf(cpu, !!cgroups?.hasMemory,
+      cgroups ? undefined : isolation.isolation ? 'no writable cgroup hierarchy' : `isolation ${isolation.describe}`);
     if (enforcement.temporal !== 'cfs') platformLog(`enforcement: ${enforcement.summary}`);
     // GPU replicas: the limiter preloaded against tokend's gpuN window, MPS where it can run
     gpu = startGpuNode(gpuNode, { dataDir: cfg.dataDir, tokendSocket: tokend?.socketPath, sandboxed: !!isolation.isolation, log: platformLog });
@@ -180,7 +182,8 @@ export async function startGateway(cfg: Config, redisTarget: string, opts: Gatew
   const kubeTraining = local ? undefined : await startKubeTraining(cfg, redis, provider);
   const trainingFunctions = kubeTraining?.source ?? new TrainingFunctions(redis, provider, images, cfg.dataDir, isolation?.isolation);
   const noun = slotNounOf(provider.info());
-  const trainingLoop = cfg.agent && local && opts.trainingLoop ? await opts.trainingLoop({ redis, book: jobStore, launcher: trainingFunctions, noun }) : undefined;
+  const trainingLoop = cfg.agent && local &&
+    opts.trainingLoop ? await opts.trainingLoop({ redis, book: jobStore, launcher: trainingFunctions, noun }) : undefined;
   const training = new JobService(redis, trainingFunctions, jobStore, {
     policy: cfg.training.policy,
     slotSeconds: cfg.training.slotSeconds,
@@ -202,7 +205,8 @@ export async function startGateway(cfg: Config, redisTarget: string, opts: Gatew
     metrics,
     extra: [jobRoutes(training)],
     origins: () => ownOrigins(cfg.host, port, cfg.allowedOrigins),
-    info: { mlfaas: { isolation: isolationLine, enforcement: provider.enforcement(), auth: creds.auth.enabled ? 'basic' : 'off', ...(gpu ? { gpus: gpu.describe } : {}) } },
+    info: { mlfaas: { isolation: isolationLine, enforcement: provider.enforcement(), auth: creds.auth.enabled ? 'basic' : 'off',
+      ...(gpu ? { gpus: gpu.describe } : {}) } },
   });
 
   const asyncHandler = async (req: IncomingMessage, res: ServerResponse) => {

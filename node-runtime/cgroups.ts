@@ -113,7 +113,8 @@ export class Cgroups {
     }
     try {
       const acct = at('cpuacct');
-      if (existsSync(join(acct, 'cpuacct.usage')) && realpathSync(acct) !== realpathSync(at('cpu'))) mkdirSync((parents.cpuacct = join(acct, 'mlfaas')), { recursive: true });
+      if (existsSync(join(acct, 'cpuacct.usage')) && realpathSync(acct) !== realpathSync(at('cpu')))
+        mkdirSync((parents.cpuacct = join(acct, 'mlfaas')), { recursive: true });
     } catch {
       parents.cpuacct = undefined;
     }

@@ -62,9 +62,11 @@ export function enforcementOf(cpu: CpuEnforcer | undefined, memory: boolean, why
   const mem = memory ? 'cgroup' : 'none';
   const summary =
     temporal === 'cfs'
-      ? `kernel-enforced: ${spatial === 'cpuset' ? 'cpuset per replica (spatial)' : 'no cpuset (spatial share not enforced)'}, CFS bandwidth (temporal), memory ${mem}`
+      ? `kernel-enforced: ${spatial === 'cpuset' ? 'cpuset per replica (spatial)' : 'no cpuset (spatial share not enforced)'}, CFS ` +
+          `bandwidth (temporal), memory ${mem}`
       : temporal === 'tokend'
-        ? `WARNING: ${whyNoCgroups}; CPU quota falls back to the tokend gate: VOLUNTARY (a function that does not ask tokend for tokens is not limited), no cpuset`
+        ? `WARNING: ${whyNoCgroups}; CPU quota falls back to the tokend gate: VOLUNTARY (a function that does not ask tokend for tokens is ` +
+            `not limited), no cpuset`
         : `WARNING: nothing enforced (${whyNoCgroups}, no tokend): replicas use any CPU they like`;
   return { spatial, temporal, memory: mem, summary };
 }

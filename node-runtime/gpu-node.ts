@@ -60,7 +60,8 @@ export function startGpuNode(node: GpuNode, opts: GpuNodeOptions): GpuNodeRuntim
   const bin = (opts.findMps ?? (() => onPath(MPS_CONTROL)))();
   const unusable = mpsUnusable(node, bin);
   const uid = opts.sandboxed ? (opts.gpuUid ?? GPU_UID) : undefined;
-  const started: { daemon?: MpsDaemon; why: string } = unusable ? { why: unusable } : MpsDaemon.start(bin!, opts.dataDir, undefined, uid !== undefined ? { uid, gid: uid } : undefined);
+  const started: { daemon?: MpsDaemon; why: string } = unusable ? { why: unusable } : MpsDaemon.start(bin!, opts.dataDir, undefined,
+    uid !== undefined ? { uid, gid: uid } : undefined);
   const mps = started.daemon;
   if (mps) {
     setup.mpsPipeDir = mps.dirs.pipe;

@@ -158,9 +158,11 @@ export class GpuReplicas {
 export function gpuEnforcement(setup: GpuNodeSetup): GpuEnforcement {
   const timeQuota = setup.limiter && setup.tokendSocket ? 'limiter' : 'none';
   const smShare = setup.mpsPipeDir ? 'mps' : 'none';
-  const t = timeQuota === 'limiter' ? 'time quota by the limiter and tokend (a cooperative process: LD_PRELOAD)' : `time quota NOT enforced (${setup.limiter ? 'no tokend' : 'liblimiter.so not built'})`;
+  const t = timeQuota === 'limiter' ? 'time quota by the limiter and tokend (a cooperative process: LD_PRELOAD)' : `time quota NOT enforced ` +
+    `(${setup.limiter ? 'no tokend' : 'liblimiter.so not built'})`;
   const uid = setup.gpuUid !== undefined ? `, every GPU replica as uid ${setup.gpuUid}` : '';
-  const sm = smShare === 'mps' ? `SM share by MPS, fixed at start (a new share is a replacement replica${uid})` : `SM share NOT enforced (MPS not available: ${setup.mpsWhy ?? 'not started'}): planned at 1`;
+  const sm = smShare === 'mps' ? `SM share by MPS, fixed at start (a new share is a replacement replica${uid})` : `SM share NOT enforced ` +
+    `(MPS not available: ${setup.mpsWhy ?? 'not started'}): planned at 1`;
   return { smShare, timeQuota, memory: 'none', summary: `GPU replicas: ${t}; ${sm}; device memory not capped` };
 }
 
@@ -168,7 +170,10 @@ export function gpuEnforcement(setup: GpuNodeSetup): GpuEnforcement {
 export function describeGpus(setup: GpuNodeSetup | undefined, node: GpuNode): string {
   if (!node.gpus.length) return `none (${node.note ?? 'no GPU'})`;
   const list = node.gpus.map((g) => `gpu${g.index} ${g.name}${g.memoryMiB ? ` ${g.memoryMiB} MiB` : ''}`).join(', ');
-  const temporal = setup?.limiter && setup.tokendSocket ? 'temporal quota enforced (limiter + tokend)' : `temporal quota not enforced (${setup?.limiter ? 'no tokend' : 'liblimiter.so not built'})`;
-  const spatial = setup?.mpsPipeDir ? `SM share enforced (MPS${setup.gpuUid !== undefined ? `, GPU replicas as uid ${setup.gpuUid}` : ''})` : `SM share not enforced (no MPS: ${setup?.mpsWhy ?? 'not started'})`;
+  const temporal = setup?.limiter &&
+    setup.tokendSocket ? 'temporal quota enforced (limiter + tokend)' : `temporal quota not enforced ` +
+      `(${setup?.limiter ? 'no tokend' : 'liblimiter.so not built'})`;
+  const spatial = setup?.mpsPipeDir ? `SM share enforced ` +
+    `(MPS${setup.gpuUid !== undefined ? `, GPU replicas as uid ${setup.gpuUid}` : ''})` : `SM share not enforced (no MPS: ${setup?.mpsWhy ?? 'not started'})`;
   return `${node.source}: ${list}; ${temporal}; ${spatial}`;
 }

@@ -90,7 +90,8 @@ export function discoverGpus(
   if (setting.kind === 'off') return { source: 'none', gpus: [], note: 'MLFAAS_GPUS=off' };
   if (setting.kind === 'stub') {
     if (!existsSync(join(STUB_DRIVER_DIR, 'libcuda.so.1'))) {
-      return { source: 'none', gpus: [], note: `MLFAAS_GPUS=stub:${setting.count} but ${STUB_DRIVER_DIR}/libcuda.so.1 is not built (make -C native test-progs)` };
+      return { source: 'none', gpus: [],
+        note: `MLFAAS_GPUS=stub:${setting.count} but ${STUB_DRIVER_DIR}/libcuda.so.1 is not built (make -C native test-progs)` };
     }
     return { source: 'stub', gpus: stubGpus(setting.count), stubDriverDir: STUB_DRIVER_DIR };
   }

@@ -51,7 +51,8 @@ async function drive(pool: Pool, body: string, concurrency: number, seconds: num
   const client = async () => {
     while (performance.now() < end) {
       const t0 = performance.now();
-      const res = await pool.request({ path: '/', method: 'POST', body, headers: { 'content-type': 'application/json' }, headersTimeout: (seconds + 30) * 1000 });
+      const res = await pool.request({ path: '/', method: 'POST', body, headers: { 'content-type': 'application/json' },
+        headersTimeout: (seconds + 30) * 1000 });
       await res.body.dump();
       if (res.statusCode !== 200) throw new Error(`inference answered ${res.statusCode}`);
       lat.push(performance.now() - t0);
@@ -80,7 +81,8 @@ export async function profileReplica(
   const points: ProfilePoint[] = [];
   // a sandboxed replica is reachable only through its socket (its port is in its own network namespace)
   const { socket } = socketOrUrl;
-  const pool = new Pool(socket ? 'http://localhost' : socketOrUrl.url, { connections: Math.max(...opts.batches) * 2, pipelining: 1, ...(socket ? { socketPath: socket } : {}) });
+  const pool = new Pool(socket ? 'http://localhost' : socketOrUrl.url,
+    { connections: Math.max(...opts.batches) * 2, pipelining: 1, ...(socket ? { socketPath: socket } : {}) });
   try {
     const body = opts.body ?? (await sampleBody(pool));
     for (const quota of opts.quotas) {

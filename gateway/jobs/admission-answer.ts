@@ -58,14 +58,17 @@ export function rejectionBody(d: Extract<AdmissionDecision, { admitted: false }>
     why = `deadline ${fromNow(dl, now)} is too soon: even alone with ${slots} the job needs ${needs}`;
   } else if (d.wouldBreak) {
     const other = c.admitted.find((j) => j.id === d.wouldBreak);
-    why = `deadline ${fromNow(dl, now)} is feasible alone (${needs}), but admitting the job would make admitted job ${d.wouldBreak}${other?.deadline ? ` (deadline ${fromNow(other.deadline, now)})` : ''} miss its deadline`;
+    why = `deadline ${fromNow(dl, now)} is feasible alone (${needs}), but admitting the job would make admitted ` +
+      `job ${d.wouldBreak}${other?.deadline ? ` (deadline ${fromNow(other.deadline, now)})` : ''} miss its deadline`;
   } else {
     const ahead = c.admitted.filter((j) => j.deadline !== undefined && j.deadline <= dl).sort((a, b) => a.deadline! - b.deadline!);
     const list = ahead.slice(0, 5).map((j) => `${j.id} (deadline ${fromNow(j.deadline!, now)}, holding ${countOf(j.currentGpus ?? 0, noun)})`);
     why =
       ahead.length > 0
-        ? `deadline ${fromNow(dl, now)} cannot be met: alone the job needs ${needs}, but the ${countOf(c.capacity, noun)} are reserved for ${ahead.length} admitted job(s) with earlier deadlines: ${list.join(', ')}${ahead.length > 5 ? ', …' : ''}`
-        : `deadline ${fromNow(dl, now)} cannot be met on the ${countOf(c.capacity, noun)} of this node (alone the job needs ${needs}): ${inNodeWords(d.reason, noun)}`;
+        ? `deadline ${fromNow(dl, now)} cannot be met: alone the job needs ${needs}, but the ${countOf(c.capacity, noun)} are reserved ` +
+            `for ${ahead.length} admitted job(s) with earlier deadlines: ${list.join(', ')}${ahead.length > 5 ? ', …' : ''}`
+        : `deadline ${fromNow(dl, now)} cannot be met on the ${countOf(c.capacity, noun)} of this node (alone the job ` +
+            `needs ${needs}): ${inNodeWords(d.reason, noun)}`;
   }
   const e = d.earliestFeasibleDeadline;
   if (e !== null) why += `; the earliest deadline that can be guaranteed now is ${fromNow(e, now)}`;
@@ -77,7 +80,8 @@ export function rejectionBody(d: Extract<AdmissionDecision, { admitted: false }>
 }
 
 /** The reason recorded for an admitted job: what is guaranteed and what is predicted. */
-export function admittedReason(job: TrainingJob, d: Extract<AdmissionDecision, { admitted: true }>, predicted: Seconds | undefined, now: Seconds, noun: SlotNoun): string {
+export function admittedReason(job: TrainingJob, d: Extract<AdmissionDecision, { admitted: true }>, predicted: Seconds | undefined, now: Seconds,
+  noun: SlotNoun): string {
   const pred = predicted === undefined ? 'no completion predicted yet' : `predicted to finish ${fromNow(predicted, now)} with the ${noun.many} it is allocated`;
   if (job.deadline === undefined) return `best-effort: ${pred} (a forecast, not a guarantee)`;
   const share = Math.max(0, ...d.plan.steps.map((s) => s.gpus));

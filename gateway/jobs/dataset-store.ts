@@ -34,5 +34,7 @@ export function resolveDataset(name: string, roots: DatasetRoots, field = 'datas
     if (!st.isFile() && !st.isDirectory()) throw invalid(field, `${JSON.stringify(name)} is neither a file nor a directory`);
     return real;
   }
-  throw invalid(field, `dataset ${JSON.stringify(name)} not found: looked in the function's image (${join(roots.image, name)}) and the dataset store (${join(roots.store, name)})`);
+  throw invalid(field,
+    `dataset ${JSON.stringify(name)} not found: looked in the function's image (${join(roots.image, name)}) and the dataset store ` +
+    `(${join(roots.store, name)})`);
 }

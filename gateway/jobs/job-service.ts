@@ -77,14 +77,17 @@ export class JobService {
       }
       return await this.admitOne(req, dryRun);
     } finally {
-      await this.redis.eval("if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0", 1, ADMIT_LOCK, token).catch(() => undefined);
+      await this.redis.eval("if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0", 1, ADMIT_LOCK, token)
+        .catch(() => undefined);
       release();
     }
   }
 
   private async admitOne(req: JobRequest, dryRun: boolean): Promise<SubmitResult> {
     const { dir, status: fn } = await this.functions.locate(req.function, req.namespace);
-    const label = (k: string) => (k in fn.annotations ? { value: fn.annotations[k], field: `annotations.${k}` } : k in fn.labels ? { value: fn.labels[k], field: `labels.${k}` } : undefined);
+    const label = (k: string) =>
+      (k in fn.annotations ? { value: fn.annotations[k], field: `annotations.${k}` } : k in fn.labels ? { value: fn.labels[k],
+        field: `labels.${k}` } : undefined);
     const fnModel = label('mlfaas.model');
     const model = req.model ?? (fnModel ? checkModelName(fnModel.value, fnModel.field) : 'default');
     const fnDataset = label('mlfaas.dataset');
@@ -94,7 +97,9 @@ export class JobService {
     const stepsPerEpoch = Math.max(1, Math.ceil(prof.trainExamples / req.batchSize));
     const epochs = req.epochs ?? Math.ceil(req.iterations! / stepsPerEpoch);
     const nodes = await (this.opts.capacity ?? fixedCapacity(this.opts.slots)).now();
-    if (nodes.spec.nodes * nodes.spec.gpusPerNode === 0) throw new PlatformError(ErrorCode.Conflict, 'no training capacity: no node is in the training virtual cluster (label one: kubectl label node <name> mlfaas.io/vc=training)', 'function');
+    if (nodes.spec.nodes * nodes.spec.gpusPerNode === 0)
+      throw new PlatformError(ErrorCode.Conflict,
+        'no training capacity: no node is in the training virtual cluster (label one: kubectl label node <name> mlfaas.io/vc=training)', 'function');
     const maxWorkers = maxWorkersOf(req.maxWorkers, nodes);
     const { scheduler } = this.opts;
     const curve = scheduler.curveFromProfile(prof.samples, maxWorkers);
@@ -131,7 +136,8 @@ export class JobService {
     const d = scheduler.admit(job, st, nowS, this.opts.policy);
     if (!d.admitted) {
       const alone = scheduler.forecast(this.opts.policy, { ...st, jobs: [job] }, nowS).completion[id];
-      return { status: 409, body: rejectionBody(d, { job, admitted: st.jobs, now: nowS, capacity: nodes.spec.nodes * nodes.spec.gpusPerNode, noun: this.opts.noun, alone }) };
+      return { status: 409,
+        body: rejectionBody(d, { job, admitted: st.jobs, now: nowS, capacity: nodes.spec.nodes * nodes.spec.gpusPerNode, noun: this.opts.noun, alone }) };
     }
     // what the round loop will do (a fresh policy instance: the loop's own memory stays untouched)
     const f = scheduler.forecast(this.opts.policy, { ...st, jobs: [...st.jobs, job] }, nowS);

@@ -75,7 +75,8 @@ export async function profileModel(start: HarnessStarter, env: Record<string, st
       const fatal = text.find((l) => l.includes('fatal:')) ?? text.filter((l) => /Error/.test(l)).pop() ?? text.pop() ?? '';
       const msg = fatal.replace(/^\[ml-training\]\s*(fatal:\s*)?/, '').slice(0, 300);
       const field = /\bMODEL\b|createModel/.test(msg) ? 'model' : /DATASET|dataset|ENOENT/.test(msg) ? 'dataset' : 'function';
-      throw new PlatformError(ErrorCode.Validation, `the training function cannot run this job: its profile run at ${gpus} worker(s) exited ${code}${msg ? `: ${msg}` : ''}`, field);
+      throw new PlatformError(ErrorCode.Validation,
+        `the training function cannot run this job: its profile run at ${gpus} worker(s) exited ${code}${msg ? `: ${msg}` : ''}`, field);
     }
     const epochS = (b.at - a.at) / 1000;
     samples.push({ gpus, iterPerSec: (b.step - a.step) / epochS });

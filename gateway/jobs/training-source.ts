@@ -37,7 +37,8 @@ export async function trainingFunction(provider: FunctionProvider, fn: string, n
 const PROFILES = 'mlfaas:training-profiles:v2';
 
 /** The cached profile of the key `req`'s function, model, dataset and batch name, or `measure()`'s, cached. */
-export async function cachedProfile(redis: Redis, req: JobRequest, model: string, datasetName: string | undefined, measure: () => Promise<ModelProfile>): Promise<ModelProfile> {
+export async function cachedProfile(redis: Redis, req: JobRequest, model: string, datasetName: string | undefined,
+  measure: () => Promise<ModelProfile>): Promise<ModelProfile> {
   const key = `${req.namespace}/${req.function}|${model}|${datasetName ?? ''}|${req.batchSize}`;
   const cached = await redis.hget(PROFILES, key);
   if (cached) return JSON.parse(cached) as ModelProfile;

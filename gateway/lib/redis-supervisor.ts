@@ -137,7 +137,8 @@ export class RedisSupervisor {
   private died(p: RedisChild, exit: ChildExit, delay: number): string {
     const full = aofWriteFailed(this.newLogLines());
     if (full) this.refusing = true;
-    const why = full ? 'it could not write its AOF (disk full?); writes stay refused (503 storage_full) until space is freed' : 'the store is unavailable (503) until it is back';
+    const why = full ? 'it could not write its AOF (disk full?); writes stay refused (503 storage_full) until ' +
+      'space is freed' : 'the store is unavailable (503) until it is back';
     return `redis-server (pid ${p.pid}) died (${exitText(exit)}): ${why}; restarting in ${delay} ms`;
   }
 
@@ -172,7 +173,8 @@ export class RedisSupervisor {
 
   private refusingLine(): string {
     const mib = ((freeBytes(this.recipe.dir) ?? 0) / 2 ** 20).toFixed(1);
-    return `disk under ${this.recipe.dir} has ${mib} MiB free (reserve ${this.recipe.reserveBytes / 2 ** 20} MiB): writes refused (503 storage_full) until space is freed`;
+    return `disk under ${this.recipe.dir} has ${mib} MiB free (reserve ${this.recipe.reserveBytes / 2 ** 20} MiB): writes refused (503 ` +
+      `storage_full) until space is freed`;
   }
 
   /** redis.log written since the current server started. */

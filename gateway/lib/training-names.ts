@@ -37,7 +37,8 @@ export function checkModelName(value: unknown, field: string): string {
   if (typeof value !== 'string' || value === '') throw invalid(field, 'must be a non-empty string: a model name such as mlp');
   if (value.length > MAX_MODEL_NAME) throw invalid(field, `is longer than ${MAX_MODEL_NAME} characters`);
   if (!MODEL.test(value) || value.includes('..')) {
-    throw invalid(field, `${JSON.stringify(value)} is not a model name: letters, digits, '.', '_' and '-', starting with a letter or digit (a name, not a path)`);
+    throw invalid(field,
+      `${JSON.stringify(value)} is not a model name: letters, digits, '.', '_' and '-', starting with a letter or digit (a name, not a path)`);
   }
   return value;
 }

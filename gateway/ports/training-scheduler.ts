@@ -115,13 +115,13 @@ export interface SchedulerState {
 export type AdmissionDecision =
   | { readonly admitted: true; readonly plan: Plan; readonly reason: string }
   | {
-      readonly admitted: false;
-      readonly reason: string;
-      /** Earliest absolute deadline (s) that could be guaranteed now (the 409 counter-offer); null if none (e.g. the job cannot run on this cluster). */
-      readonly earliestFeasibleDeadline: Seconds | null;
-      /** The admitted job that would miss its deadline if this one were admitted; absent when the new job's own deadline is what fails. */
-      readonly wouldBreak?: string;
-    };
+    readonly admitted: false;
+    readonly reason: string;
+    /** Earliest absolute deadline (s) that could be guaranteed now (the 409 counter-offer); null if none (e.g. the job cannot run on this cluster). */
+    readonly earliestFeasibleDeadline: Seconds | null;
+    /** The admitted job that would miss its deadline if this one were admitted; absent when the new job's own deadline is what fails. */
+    readonly wouldBreak?: string;
+  };
 
 /** One profile-run measurement: a job's throughput at 1 or 2 workers. */
 export interface ProfileSample {

@@ -161,7 +161,8 @@ function envVars(v: unknown, field: string): Record<string, string> {
     if (reserved) throw invalid(`${field}.${k}`, reserved.why);
     if (val.includes('\0')) throw invalid(`${field}.${k}`, 'must not contain NUL (a process environment cannot hold it)');
     const n = bytes(k) + 1 + bytes(val);
-    if (n > DEPLOY_BOUNDS.envEntryBytes) throw invalid(k.length > 256 ? field : `${field}.${k}`, `${shown(k)} is ${n} bytes as KEY=value; at most ${DEPLOY_BOUNDS.envEntryBytes}`);
+    if (n > DEPLOY_BOUNDS.envEntryBytes)
+      throw invalid(k.length > 256 ? field : `${field}.${k}`, `${shown(k)} is ${n} bytes as KEY=value; at most ${DEPLOY_BOUNDS.envEntryBytes}`);
     total += n + 1;
   }
   if (total > DEPLOY_BOUNDS.envTotalBytes) throw invalid(field, `${total} bytes in all; at most ${DEPLOY_BOUNDS.envTotalBytes}`);
@@ -209,8 +210,10 @@ function resources(v: unknown, field: string): ResourceList | undefined {
   if (m.memory !== undefined) {
     const b = memoryQuantityBytes(m.memory);
     if (b === undefined) throw invalid(`${field}.memory`, `"${m.memory}" is not a quantity like 512Mi`);
-    if (b < DEPLOY_BOUNDS.memoryMinBytes) throw invalid(`${field}.memory`, `"${m.memory}" is below the minimum ${mib(DEPLOY_BOUNDS.memoryMinBytes)} (no runtime starts in less)`);
-    if (b > DEPLOY_BOUNDS.memoryMaxBytes) throw invalid(`${field}.memory`, `"${m.memory}" is above the maximum ${mib(DEPLOY_BOUNDS.memoryMaxBytes)} (the host's memory)`);
+    if (b < DEPLOY_BOUNDS.memoryMinBytes)
+      throw invalid(`${field}.memory`, `"${m.memory}" is below the minimum ${mib(DEPLOY_BOUNDS.memoryMinBytes)} (no runtime starts in less)`);
+    if (b > DEPLOY_BOUNDS.memoryMaxBytes)
+      throw invalid(`${field}.memory`, `"${m.memory}" is above the maximum ${mib(DEPLOY_BOUNDS.memoryMaxBytes)} (the host's memory)`);
   }
   if (m.cpu !== undefined) {
     const c = cpuQuantityCores(m.cpu);

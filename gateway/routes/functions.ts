@@ -39,7 +39,9 @@ async function withExistingSecrets(provider: FunctionProvider, spec: FunctionSpe
   const have = new Set((await provider.secrets.list(spec.namespace)).map((s) => s.name));
   const missing = spec.secrets.find((s) => !have.has(s));
   if (missing !== undefined) {
-    throw invalid('secrets', `secret "${missing}" does not exist in namespace ${spec.namespace} (create it first: faas-cli secret create ${missing}${spec.namespace === DEFAULT_NAMESPACE ? '' : ` -n ${spec.namespace}`})`);
+    throw invalid('secrets',
+      `secret "${missing}" does not exist in namespace ${spec.namespace} (create it first: faas-cli secret ` +
+      `create ${missing}${spec.namespace === DEFAULT_NAMESPACE ? '' : ` -n ${spec.namespace}`})`);
   }
   return spec;
 }
@@ -127,7 +129,8 @@ export function functionRoutes(provider: FunctionProvider, registry: Registry, e
     const s = await provider.get(ref);
     if (!s) throw notFound(`No such function: ${name}`);
     if (s.kind === 'training') {
-      throw invalid('name', `${name} is a training function: the job scheduler sets its workers per job (submit jobs to POST /system/jobs), not a replica count`);
+      throw invalid('name',
+        `${name} is a training function: the job scheduler sets its workers per job (submit jobs to POST /system/jobs), not a replica count`);
     }
     const ml = parseMlSpec(s.labels, s.annotations);
     const floor = ml.scaleToZero ? 0 : ml.minScale;
@@ -137,7 +140,9 @@ export function functionRoutes(provider: FunctionProvider, registry: Registry, e
     // the autoscaler keeps this count for the hold window (manual-scale.ts), and says so
     const pin = await pinReplicas(registry.redis, ref, b.replicas, manualHoldMs(s.labels, s.annotations));
     const held = pin ? `held until ${new Date(pin.until).toISOString()}` : 'not held (hold window 0)';
-    await events.record(ref, { time: new Date().toISOString(), policy: 'manual', action: 'replicas', from: s.replicas, to: b.replicas, reason: `manual scale to ${b.replicas} by API, ${held}` });
+    await events.record(ref,
+      { time: new Date().toISOString(), policy: 'manual', action: 'replicas', from: s.replicas, to: b.replicas,
+        reason: `manual scale to ${b.replicas} by API, ${held}` });
     res.status(202).end();
   });
 

@@ -14,7 +14,8 @@ export function kubeConfig(c: KubeConnection = {}): KubeConfig {
   if (c.inCluster) kc.loadFromCluster();
   else if (c.server) {
     kc.loadFromOptions({
-      clusters: [{ name: 'mlfaas', server: c.server.replace(/\/+$/, ''), skipTLSVerify: !!c.insecure, ...(c.caPem ? { caData: Buffer.from(c.caPem).toString('base64') } : {}) }],
+      clusters: [{ name: 'mlfaas', server: c.server.replace(/\/+$/, ''), skipTLSVerify: !!c.insecure,
+        ...(c.caPem ? { caData: Buffer.from(c.caPem).toString('base64') } : {}) }],
       users: [{ name: 'mlfaas', ...(c.token ? { token: c.token } : {}) }],
       contexts: [{ name: 'mlfaas', cluster: 'mlfaas', user: 'mlfaas' }],
       currentContext: 'mlfaas',

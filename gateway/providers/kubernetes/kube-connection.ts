@@ -12,7 +12,8 @@ export interface KubeConnection {
 
 /** The connection named by the environment: MLFAAS_KUBE_SERVER / _TOKEN / _CA / _INSECURE, or in-cluster when running in a pod. */
 export function connectionFromEnv(env: NodeJS.ProcessEnv = process.env): KubeConnection {
-  if (env.MLFAAS_KUBE_SERVER) return { server: env.MLFAAS_KUBE_SERVER, token: env.MLFAAS_KUBE_TOKEN, caPem: env.MLFAAS_KUBE_CA, insecure: env.MLFAAS_KUBE_INSECURE === '1' };
+  if (env.MLFAAS_KUBE_SERVER)
+    return { server: env.MLFAAS_KUBE_SERVER, token: env.MLFAAS_KUBE_TOKEN, caPem: env.MLFAAS_KUBE_CA, insecure: env.MLFAAS_KUBE_INSECURE === '1' };
   if (env.KUBERNETES_SERVICE_HOST) return { inCluster: true };
   return {};
 }

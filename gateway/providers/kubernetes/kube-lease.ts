@@ -49,7 +49,8 @@ export class KubeLease implements LeaderLease {
   /** Lease times are MicroTime on the wire (6 fractional digits): V1MicroTime serialises so. */
   private spec(transitions: number, acquired?: Date | string): V1Lease['spec'] {
     const t = new V1MicroTime(this.now());
-    return { holderIdentity: this.identity, leaseDurationSeconds: Math.max(1, Math.ceil(this.leaseMs / 1000)), acquireTime: acquired ? new V1MicroTime(acquired) : t, renewTime: t, leaseTransitions: transitions };
+    return { holderIdentity: this.identity, leaseDurationSeconds: Math.max(1, Math.ceil(this.leaseMs / 1000)),
+      acquireTime: acquired ? new V1MicroTime(acquired) : t, renewTime: t, leaseTransitions: transitions };
   }
 
   /** One round: create, renew, or take over an expired lease. */
@@ -77,7 +78,8 @@ export class KubeLease implements LeaderLease {
         return;
       }
       const transitions = (cur.spec?.leaseTransitions ?? 0) + (mine ? 0 : 1);
-      await this.api.replaceNamespacedLease({ name: this.name, namespace: this.namespace, body: { ...cur, spec: this.spec(transitions, mine ? cur.spec?.acquireTime : undefined) } });
+      await this.api.replaceNamespacedLease({ name: this.name, namespace: this.namespace,
+        body: { ...cur, spec: this.spec(transitions, mine ? cur.spec?.acquireTime : undefined) } });
       this.won();
     } catch (e) {
       // 409: another candidate wrote first; anything else: keep the lease only while it is fresh
@@ -100,7 +102,8 @@ export class KubeLease implements LeaderLease {
     try {
       const cur = await this.api.readNamespacedLease({ name: this.name, namespace: this.namespace });
       if (cur.spec?.holderIdentity === this.identity) {
-        const spec = { ...cur.spec, holderIdentity: '', acquireTime: new V1MicroTime(cur.spec.acquireTime ?? this.now()), renewTime: new V1MicroTime(this.now()) };
+        const spec = { ...cur.spec, holderIdentity: '', acquireTime: new V1MicroTime(cur.spec.acquireTime ?? this.now()),
+          renewTime: new V1MicroTime(this.now()) };
         await this.api.replaceNamespacedLease({ name: this.name, namespace: this.namespace, body: { ...cur, spec } });
       }
     } catch {

@@ -50,7 +50,8 @@ export class KubeTrainingFunctions implements TrainingSource {
   async profile(image: string, req: JobRequest, model: string, datasetName: string | undefined, datasetPath: string | undefined): Promise<ModelProfile> {
     return cachedProfile(this.redis, req, model, datasetName, async () => {
       const nodes = await this.capacity.now();
-      return profileModel(this.profileStarter(image, req.namespace, req.function, nodes), profileEnv(req, model, datasetPath), req.batchSize, this.opts.profileTimeoutMs);
+      return profileModel(this.profileStarter(image, req.namespace, req.function, nodes), profileEnv(req, model, datasetPath), req.batchSize,
+        this.opts.profileTimeoutMs);
     });
   }
 
@@ -59,7 +60,8 @@ export class KubeTrainingFunctions implements TrainingSource {
     return (env, onLine, onText) => {
       const workers = Number(env.WORKERS);
       const name = `profile-${fn.slice(0, 30)}-${randomBytes(4).toString('hex')}`;
-      const pod = harnessPod(name, { [TRAINING_FN_LABEL]: fn, 'mlfaas.io/profile': 'true' }, { ...env, CHECKPOINT_DIR: `${CHECKPOINT_MOUNT}/profile` }, { namespace, image }, nodes.gpuDevices ? { gpus: workers } : { cpus: workers });
+      const pod = harnessPod(name, { [TRAINING_FN_LABEL]: fn, 'mlfaas.io/profile': 'true' }, { ...env, CHECKPOINT_DIR: `${CHECKPOINT_MOUNT}/profile` },
+        { namespace, image }, nodes.gpuDevices ? { gpus: workers } : { cpus: workers });
       const run = startPodHarness(this.kc, this.core, pod, onLine, onText);
       // a profile pod is deleted when it ends, whatever its end, before its result counts
       const exited = run.exited.then(async (code) => {
@@ -73,7 +75,8 @@ export class KubeTrainingFunctions implements TrainingSource {
   /** The job's pods, none started yet: the function's image is resolved again at every launch. */
   async launch(rec: JobRecord, hooks: RunnerHooks): Promise<KubeJob> {
     const { status } = await this.locate(rec.function, rec.namespace);
-    return new KubeJob(this.kc, this.core, rec, hooks, { namespace: rec.namespace, image: status.image, checkpointClaim: this.opts.checkpointClaim, ...(rec.dataset ? { dataset: rec.dataset } : {}) });
+    return new KubeJob(this.kc, this.core, rec, hooks,
+      { namespace: rec.namespace, image: status.image, checkpointClaim: this.opts.checkpointClaim, ...(rec.dataset ? { dataset: rec.dataset } : {}) });
   }
 }
 

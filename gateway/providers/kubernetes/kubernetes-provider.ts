@@ -77,7 +77,9 @@ export class KubernetesProvider implements FunctionProvider {
       temporal: 'cfs',
       memory: 'cgroup',
       gpu: this.gpuEnforcement(),
-      summary: `Kubernetes: CPU and memory limits enforced by the kubelet (CFS quota, memory cgroup); CPU quota changes ${this.podResize ? 'by in-place pod resize (the pod resize subresource)' : 'by the node agent writing the pod cgroup (this API server has no pod resize subresource)'}; ${this.gpuEnforcement().summary}`,
+      summary: `Kubernetes: CPU and memory limits enforced by the kubelet (CFS quota, memory cgroup); CPU quota changes ${this.podResize
+        ? 'by in-place pod resize (the pod resize subresource)'
+        : 'by the node agent writing the pod cgroup (this API server has no pod resize subresource)'}; ${this.gpuEnforcement().summary}`,
     };
   }
 
@@ -86,13 +88,16 @@ export class KubernetesProvider implements FunctionProvider {
     const sm = this.opts.gpuMps
       ? 'SM share by the node agent\'s MPS control daemon, fixed at a container\'s start (a new share restarts the pod\'s container in place)'
       : 'SM share NOT enforced (MLFAAS_KUBE_GPU_MPS is off: the nodes are not declared to run MPS)';
-    return { smShare: this.opts.gpuMps ? 'mps' : 'none', timeQuota: 'limiter', memory: 'none', summary: `fractional-GPU pods: time quota by the node agent (tokend and the limiter); ${sm}; device memory not capped` };
+    return { smShare: this.opts.gpuMps ? 'mps' : 'none', timeQuota: 'limiter', memory: 'none',
+      summary: `fractional-GPU pods: time quota by the node agent (tokend and the limiter); ${sm}; device memory not capped` };
   }
 
   private async kindOf(spec: FunctionSpec): Promise<FunctionKind> {
     if (!this.opts.images) return 'inference';
     const m = await this.opts.images(spec.image);
-    if (!m) throw new PlatformError(ErrorCode.ImageNotFound, `image "${spec.image}" is not in the cluster's registry; build and push it with: mlfaas build -f stack.yml`, 'image');
+    if (!m)
+      throw new PlatformError(ErrorCode.ImageNotFound,
+        `image "${spec.image}" is not in the cluster's registry; build and push it with: mlfaas build -f stack.yml`, 'image');
     return m.kind;
   }
 
@@ -113,7 +118,8 @@ export class KubernetesProvider implements FunctionProvider {
     try {
       await this.apps.createNamespacedDeployment({ namespace: spec.namespace, body: this.deployment(spec, kind, kind === 'training' ? 0 : spec.ml.minScale) });
     } catch (e) {
-      if (apiCode(e) === 409) throw new PlatformError(ErrorCode.Conflict, `function ${spec.service}.${spec.namespace} already exists; use PUT to update`, 'service');
+      if (apiCode(e) === 409)
+        throw new PlatformError(ErrorCode.Conflict, `function ${spec.service}.${spec.namespace} already exists; use PUT to update`, 'service');
       throw e;
     }
     await unless(this.core.createNamespacedService({ namespace: spec.namespace, body: serviceFor(spec) }), 409);
@@ -175,7 +181,8 @@ export class KubernetesProvider implements FunctionProvider {
 
   async list(namespace?: string): Promise<FunctionStatus[]> {
     const labelSelector = 'app.kubernetes.io/managed-by=mlfaas';
-    const l = namespace ? await this.apps.listNamespacedDeployment({ namespace, labelSelector }) : await this.apps.listDeploymentForAllNamespaces({ labelSelector });
+    const l = namespace ? await this.apps.listNamespacedDeployment({ namespace,
+      labelSelector }) : await this.apps.listDeploymentForAllNamespaces({ labelSelector });
     return l.items.map((d) => this.status(d)).filter((s): s is FunctionStatus => !!s);
   }
 
@@ -184,7 +191,8 @@ export class KubernetesProvider implements FunctionProvider {
     const n = d.metadata?.annotations?.[KIND_ANNOTATION] === 'training' ? 0 : replicas;
     // the ReplicaSet controller removes the pods with the lowest deletion cost first
     for (const id of remove) {
-      await unless(this.core.patchNamespacedPod({ name: id, namespace: ref.namespace, body: { metadata: { annotations: { [DELETION_COST]: '-1000000' } } } }, MERGE), 404);
+      await unless(this.core.patchNamespacedPod({ name: id, namespace: ref.namespace, body: { metadata: { annotations: { [DELETION_COST]: '-1000000' } } } },
+        MERGE), 404);
     }
     try {
       await this.apps.patchNamespacedDeploymentScale({ name: ref.name, namespace: ref.namespace, body: { spec: { replicas: n } } }, MERGE);
@@ -221,11 +229,13 @@ export class KubernetesProvider implements FunctionProvider {
   async setQuota(ref: FunctionRef, replicaId: string, quota: number): Promise<void> {
     if (!(quota > 0 && quota <= 1)) throw invalid('quota', `${quota} must be in (0, 1]`);
     const pod = await this.replicaPod(ref, replicaId);
-    this.cache.notePod(await this.core.patchNamespacedPod({ name: replicaId, namespace: ref.namespace, body: { metadata: { annotations: { [QUOTA_ANNOTATION]: String(quota) } } } }, MERGE));
+    this.cache.notePod(await this.core.patchNamespacedPod({ name: replicaId, namespace: ref.namespace,
+      body: { metadata: { annotations: { [QUOTA_ANNOTATION]: String(quota) } } } }, MERGE));
     const cpu = cpuLimitFor(pod, quota);
     if (cpu && this.podResize) {
       const c = pod.spec!.containers[0];
-      const resized = await this.core.patchNamespacedPodResize({ name: replicaId, namespace: ref.namespace, body: { spec: { containers: [{ name: c.name, resources: { limits: { cpu } } }] } } }, STRATEGIC);
+      const resized = await this.core.patchNamespacedPodResize({ name: replicaId, namespace: ref.namespace,
+        body: { spec: { containers: [{ name: c.name, resources: { limits: { cpu } } }] } } }, STRATEGIC);
       this.cache.notePod(resized);
     }
   }
@@ -240,7 +250,8 @@ export class KubernetesProvider implements FunctionProvider {
     if (!(smShare > 0 && smShare <= 1)) throw invalid('smShare', `${smShare} must be in (0, 1]`);
     if (!this.opts.gpuMps) throw invalid('smShare', `SM shares are not enforced here (${this.gpuEnforcement().summary})`);
     const pod = await this.replicaPod(ref, replicaId);
-    if (pod.metadata?.annotations?.[SM_PERCENT_ANNOTATION] === undefined) throw invalid('smShare', `replica ${replicaId} of ${fnId(ref)} has no fractional GPU (mlfaas.gpu.sm_share < 1)`);
+    if (pod.metadata?.annotations?.[SM_PERCENT_ANNOTATION] === undefined)
+      throw invalid('smShare', `replica ${replicaId} of ${fnId(ref)} has no fractional GPU (mlfaas.gpu.sm_share < 1)`);
     const body = { metadata: { annotations: { [SM_PERCENT_ANNOTATION]: String(mpsPercent(smShare)) } } };
     this.cache.notePod(await this.core.patchNamespacedPod({ name: replicaId, namespace: ref.namespace, body }, MERGE));
   }
@@ -248,7 +259,8 @@ export class KubernetesProvider implements FunctionProvider {
   async setWeight(ref: FunctionRef, replicaId: string, weight: number): Promise<void> {
     if (!(weight > 0 && Number.isFinite(weight))) throw invalid('weight', `${weight} must be a positive number`);
     await this.replicaPod(ref, replicaId);
-    this.cache.notePod(await this.core.patchNamespacedPod({ name: replicaId, namespace: ref.namespace, body: { metadata: { annotations: { [WEIGHT_ANNOTATION]: String(weight) } } } }, MERGE));
+    this.cache.notePod(await this.core.patchNamespacedPod({ name: replicaId, namespace: ref.namespace,
+      body: { metadata: { annotations: { [WEIGHT_ANNOTATION]: String(weight) } } } }, MERGE));
   }
 
   capability(ref: FunctionRef): Promise<CapabilityProfile | undefined> {
@@ -262,7 +274,8 @@ export class KubernetesProvider implements FunctionProvider {
   async *logs(ref: FunctionRef, q: LogQuery): AsyncIterable<LogLine> {
     const pods = this.cache.podsOf(ref.namespace, ref.name);
     const key = `${ref.namespace}/${ref.name}`;
-    const onPods = (cb: (p: typeof pods) => void) => this.cache.subscribe((e) => e.kind === 'replicas' && e.key === key && cb(this.cache.podsOf(ref.namespace, ref.name)));
+    const onPods = (cb: (p: typeof pods) => void) =>
+      this.cache.subscribe((e) => e.kind === 'replicas' && e.key === key && cb(this.cache.podsOf(ref.namespace, ref.name)));
     yield* podLogLines(this.kc, this.core, ref, pods, q, onPods);
   }
 

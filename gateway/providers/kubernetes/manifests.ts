@@ -94,7 +94,8 @@ export function podTemplate(spec: FunctionSpec): Obj {
       { name: 'mlfaas-tokend', hostPath: { path: NODE_TOKEND_DIR, type: 'Directory' } },
       { name: 'mlfaas-mps', hostPath: { path: `${NODE_MPS_DIR}/pipe`, type: 'DirectoryOrCreate' } },
     );
-    mounts.push({ name: 'mlfaas-lib', mountPath: NODE_LIB_DIR, readOnly: true }, { name: 'mlfaas-tokend', mountPath: NODE_TOKEND_DIR }, { name: 'mlfaas-mps', mountPath: `${NODE_MPS_DIR}/pipe` });
+    mounts.push({ name: 'mlfaas-lib', mountPath: NODE_LIB_DIR, readOnly: true }, { name: 'mlfaas-tokend', mountPath: NODE_TOKEND_DIR },
+      { name: 'mlfaas-mps', mountPath: `${NODE_MPS_DIR}/pipe` });
     env.push(
       { name: 'LD_PRELOAD', value: `${NODE_LIB_DIR}/libmlfaas_limiter.so` },
       { name: 'MLFAAS_TOKEND_SOCKET', value: `${NODE_TOKEND_DIR}/tokend.sock` },
@@ -103,7 +104,8 @@ export function podTemplate(spec: FunctionSpec): Obj {
       { name: 'CUDA_MPS_ACTIVE_THREAD_PERCENTAGE', valueFrom: { fieldRef: { fieldPath: `metadata.annotations['${SM_PERCENT_ANNOTATION}']` } } },
     );
   }
-  const probe = (path: string) => ({ httpGet: { path, port: WATCHDOG_PORT }, initialDelaySeconds: 0, periodSeconds: 2, timeoutSeconds: 1, failureThreshold: 3 });
+  const probe = (path: string) =>
+    ({ httpGet: { path, port: WATCHDOG_PORT }, initialDelaySeconds: 0, periodSeconds: 2, timeoutSeconds: 1, failureThreshold: 3 });
   const selector = nodeSelectorOf(spec.constraints);
   const podSpec: Obj = {
     containers: [
@@ -127,10 +129,12 @@ export function podTemplate(spec: FunctionSpec): Obj {
   if (gpu) {
     podSpec.runtimeClassName = 'nvidia';
     podSpec.tolerations = [{ key: 'nvidia.com/gpu', operator: 'Exists', effect: 'NoSchedule' }];
-    podSpec.affinity = { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: VC_LABEL, operator: 'In', values: ['inference'] }] }] } } };
+    podSpec.affinity = { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: VC_LABEL,
+      operator: 'In', values: ['inference'] }] }] } } };
   } else {
     // off the training virtual cluster's nodes (and so off a node loaned to it); a cluster without the labels is unaffected
-    podSpec.affinity = { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: VC_LABEL, operator: 'NotIn', values: ['training'] }] }] } } };
+    podSpec.affinity = { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: VC_LABEL,
+      operator: 'NotIn', values: ['training'] }] }] } } };
   }
   return {
     metadata: {
@@ -171,8 +175,10 @@ export function serviceFor(spec: FunctionSpec): Obj {
   return {
     apiVersion: 'v1',
     kind: 'Service',
-    metadata: { name: spec.service, namespace: spec.namespace, labels: { [FN_LABEL]: spec.service, 'app.kubernetes.io/managed-by': 'mlfaas' }, annotations: { 'prometheus.io.scrape': 'false' } },
-    spec: { type: 'ClusterIP', selector: { [FN_LABEL]: spec.service }, ports: [{ name: 'http', port: WATCHDOG_PORT, targetPort: WATCHDOG_PORT, protocol: 'TCP' }] },
+    metadata: { name: spec.service, namespace: spec.namespace, labels: { [FN_LABEL]: spec.service, 'app.kubernetes.io/managed-by': 'mlfaas' },
+      annotations: { 'prometheus.io.scrape': 'false' } },
+    spec: { type: 'ClusterIP', selector: { [FN_LABEL]: spec.service },
+      ports: [{ name: 'http', port: WATCHDOG_PORT, targetPort: WATCHDOG_PORT, protocol: 'TCP' }] },
   };
 }
 
@@ -188,7 +194,8 @@ export function specOf(dep: { metadata?: { annotations?: Record<string, string> 
 }
 
 /** `/system/functions`' view of a Deployment mlfaas made. */
-export function statusOf(dep: { metadata?: { creationTimestamp?: string | Date; annotations?: Record<string, string> }; spec?: { replicas?: number }; status?: { availableReplicas?: number } }, kind: string): FunctionStatus | undefined {
+export function statusOf(dep: { metadata?: { creationTimestamp?: string | Date; annotations?: Record<string, string> }; spec?: { replicas?: number };
+  status?: { availableReplicas?: number }; }, kind: string): FunctionStatus | undefined {
   const spec = specOf(dep);
   if (!spec) return undefined;
   const created = dep.metadata?.creationTimestamp;

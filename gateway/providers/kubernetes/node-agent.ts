@@ -78,10 +78,15 @@ export function cfsQuotaFor(quota: number, cpuBase: string | undefined, nodeCore
 export class NodeAgent {
   private readonly core: CoreV1Api;
   private readonly metrics = new Registry();
-  private readonly quotaGauge = new Gauge({ name: 'mlfaas_node_replica_quota', help: 'Time quota applied to a replica on this node', labelNames: ['namespace', 'pod', 'function'], registers: [this.metrics] });
-  private readonly cpuGauge = new Gauge({ name: 'mlfaas_node_replica_cpu_seconds', help: 'CPU time a replica on this node used (its cgroup)', labelNames: ['namespace', 'pod', 'function'], registers: [this.metrics] });
-  private readonly shareRestarts = new Counter({ name: 'mlfaas_node_sm_share_restarts_total', help: 'Fractional-GPU containers this node agent restarted to run at a new SM share (cold starts)', labelNames: ['namespace', 'function'], registers: [this.metrics] });
-  private readonly capacityGauge = new Gauge({ name: 'mlfaas_node_capacity', help: 'This node\'s devices', labelNames: ['resource'], registers: [this.metrics] });
+  private readonly quotaGauge = new Gauge({ name: 'mlfaas_node_replica_quota', help: 'Time quota applied to a replica on this node',
+    labelNames: ['namespace', 'pod', 'function'], registers: [this.metrics] });
+  private readonly cpuGauge = new Gauge({ name: 'mlfaas_node_replica_cpu_seconds', help: 'CPU time a replica on this node used (its cgroup)',
+    labelNames: ['namespace', 'pod', 'function'], registers: [this.metrics] });
+  private readonly shareRestarts = new Counter({ name: 'mlfaas_node_sm_share_restarts_total',
+    help: 'Fractional-GPU containers this node agent restarted to run at a new SM share (cold starts)', labelNames: ['namespace', 'function'],
+    registers: [this.metrics] });
+  private readonly capacityGauge = new Gauge({ name: 'mlfaas_node_capacity', help: 'This node\'s devices', labelNames: ['resource'],
+    registers: [this.metrics] });
   private readonly pods = new Map<string, V1Pod>();
   private readonly applied = new Map<string, string>();
   /** Each pod's cgroup folder by hierarchy root, found once (a walk of the kubelet's tree). */
@@ -111,7 +116,8 @@ export class NodeAgent {
       copyFileSync(this.opts.limiter.from, join(this.opts.limiter.to, 'libmlfaas_limiter.so'));
     }
     // client-node's informer takes no field selector: pods of every node are listed, ours kept
-    const inf = makeInformer(this.kc, '/api/v1/pods', () => this.core.listPodForAllNamespaces({ labelSelector: FN_LABEL, fieldSelector: `spec.nodeName=${this.opts.nodeName}` }), FN_LABEL);
+    const inf = makeInformer(this.kc, '/api/v1/pods', () =>
+      this.core.listPodForAllNamespaces({ labelSelector: FN_LABEL, fieldSelector: `spec.nodeName=${this.opts.nodeName}` }), FN_LABEL);
     const seen = (p: V1Pod) => {
       if (p.spec?.nodeName !== this.opts.nodeName) return;
       this.pods.set(p.metadata!.uid!, p);
@@ -196,7 +202,8 @@ export class NodeAgent {
       }
     }
     this.shareRestarts.inc({ namespace: p.metadata!.namespace!, function: p.metadata!.labels![FN_LABEL] });
-    this.opts.log?.(`node-agent: ${p.metadata!.namespace}/${p.metadata!.name} runs at SM ${stale.map((pid) => environ(pid).CUDA_MPS_ACTIVE_THREAD_PERCENTAGE).join(',')} %, wanted ${want} %: container restarted`);
+    this.opts.log?.(`node-agent: ${p.metadata!.namespace}/${p.metadata!.name} runs at ` +
+      `SM ${stale.map((pid) => environ(pid).CUDA_MPS_ACTIVE_THREAD_PERCENTAGE).join(',')} %, wanted ${want} %: container restarted`);
     return true;
   }
 

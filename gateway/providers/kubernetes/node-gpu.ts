@@ -53,7 +53,8 @@ export async function startNodeGpu(node: GpuNode, o: NodeGpuOptions): Promise<No
   const why = mpsUnusable(node, bin); // pods of one image user share one MPS server
   const started = why ? { why } : MpsDaemon.start(bin!, o.mpsDir, { pipe: join(o.mpsDir, 'pipe'), log: join(o.mpsDir, 'log') });
   const mps = 'daemon' in started ? started.daemon : undefined;
-  const describe = `${node.gpus.length} GPU(s) (${node.source}); tokend window ${o.windowMs} ms at ${tokend.socketPath}; MPS ${mps ? `control daemon, pipes in ${mps.dirs.pipe}` : `not started (${started.why}): SM shares are not enforced`}`;
+  const describe = `${node.gpus.length} GPU(s) (${node.source}); tokend window ${o.windowMs} ms at ${tokend.socketPath}; ` +
+    `MPS ${mps ? `control daemon, pipes in ${mps.dirs.pipe}` : `not started (${started.why}): SM shares are not enforced`}`;
   o.log(`node agent GPUs: ${describe}`);
   return {
     gpuQuota: push,

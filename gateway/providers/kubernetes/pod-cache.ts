@@ -3,7 +3,8 @@
  * polling) and by the provider's own writes (write-through, so a gateway reads what it just
  * wrote). An informer that fails is restarted after a pause; a 410 Gone makes it relist by itself.
  */
-import { AppsV1Api, CoreV1Api, type KubeConfig, makeInformer, type Informer, type KubernetesObject, type V1Deployment, type V1Pod } from '@kubernetes/client-node';
+import { AppsV1Api, CoreV1Api, type KubeConfig, makeInformer, type Informer, type KubernetesObject, type V1Deployment,
+  type V1Pod } from '@kubernetes/client-node';
 import { FN_LABEL } from './manifests';
 
 const MANAGED = 'app.kubernetes.io/managed-by=mlfaas';
@@ -37,7 +38,8 @@ export class KubeCache {
     const core = this.kc.makeApiClient(CoreV1Api);
     const deps = makeInformer(this.kc, '/apis/apps/v1/deployments', () => apps.listDeploymentForAllNamespaces({ labelSelector: MANAGED }), MANAGED);
     const pods = makeInformer(this.kc, '/api/v1/pods', () => core.listPodForAllNamespaces({ labelSelector: FN_LABEL }), FN_LABEL);
-    this.wire(deps as unknown as Informer<KubernetesObject>, 'function', (o) => this.putDeployment(o as V1Deployment), (o) => this.deployments.delete(keyOf(o)));
+    this.wire(deps as unknown as Informer<KubernetesObject>, 'function', (o) => this.putDeployment(o as V1Deployment), (o) =>
+      this.deployments.delete(keyOf(o)));
     this.wire(pods as unknown as Informer<KubernetesObject>, 'replicas', (o) => this.putPod(o as V1Pod), (o) => this.removePod(o as V1Pod));
     await Promise.all(this.informers.map((i) => i.start()));
   }

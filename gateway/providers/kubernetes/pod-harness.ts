@@ -58,7 +58,8 @@ export function startPodHarness(kc: KubeConfig, core: CoreV1Api, pod: V1Pod, onL
       if (!p) return null;
       const phase = p.status?.phase;
       if (phase === 'Succeeded' || phase === 'Failed' || phase === 'Running') break;
-      for (const c of p.status?.containerStatuses ?? []) if (c.state?.waiting?.message) onText(`pod ${name}: ${c.state.waiting.reason}: ${c.state.waiting.message}`);
+      for (const c of p.status?.containerStatuses ?? []) if (c.state?.waiting?.message)
+        onText(`pod ${name}: ${c.state.waiting.reason}: ${c.state.waiting.message}`);
       await sleep(Math.min(1000, 50 * 2 ** i));
     }
     if (killed) return null;

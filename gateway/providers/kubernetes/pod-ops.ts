@@ -29,13 +29,15 @@ export function parseLogLine(ref: FunctionRef, pod: string, raw: string): LogLin
  * `onPods` (follow only): called with the function's pods whenever they change, so a replica that
  * starts during the follow is followed too (from its first line); returns an unsubscribe.
  */
-export async function* podLogLines(kc: KubeConfig, core: CoreV1Api, ref: FunctionRef, pods: V1Pod[], q: LogQuery, onPods?: (cb: (pods: V1Pod[]) => void) => () => void): AsyncIterable<LogLine> {
+export async function* podLogLines(kc: KubeConfig, core: CoreV1Api, ref: FunctionRef, pods: V1Pod[], q: LogQuery,
+  onPods?: (cb: (pods: V1Pod[]) => void) => () => void): AsyncIterable<LogLine> {
   const sinceSeconds = q.since ? Math.max(1, Math.ceil((Date.now() - q.since.getTime()) / 1000)) : undefined;
   const tailLines = q.tail !== undefined && q.tail >= 0 ? q.tail : undefined;
   if (!q.follow) {
     const all: LogLine[] = [];
     for (const p of pods) {
-      const text = await core.readNamespacedPodLog({ name: p.metadata!.name!, namespace: ref.namespace, timestamps: true, tailLines, sinceSeconds }).catch(() => '');
+      const text = await core.readNamespacedPodLog({ name: p.metadata!.name!, namespace: ref.namespace, timestamps: true, tailLines, sinceSeconds })
+        .catch(() => '');
       for (const l of String(text).split('\n')) if (l) all.push(parseLogLine(ref, p.metadata!.name!, l));
     }
     all.sort((a, b) => a.timestamp.localeCompare(b.timestamp));

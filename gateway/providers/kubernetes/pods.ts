@@ -19,7 +19,9 @@ export interface PodLike {
     podIP?: string;
     startTime?: string | Date;
     conditions?: Array<{ type: string; status: string }>;
-    containerStatuses?: Array<{ restartCount?: number; state?: { waiting?: { reason?: string; message?: string }; terminated?: { reason?: string; exitCode?: number } }; lastState?: { terminated?: { reason?: string; exitCode?: number } } }>;
+    containerStatuses?: Array<{ restartCount?: number;
+      state?: { waiting?: { reason?: string; message?: string }; terminated?: { reason?: string; exitCode?: number } };
+      lastState?: { terminated?: { reason?: string; exitCode?: number } }; }>;
   };
 }
 
@@ -41,7 +43,8 @@ function lastError(p: PodLike): string | undefined {
   if (w?.reason && w.reason !== 'ContainerCreating') return `${w.reason}${w.message ? `: ${w.message}` : ''}`;
   const t = cs?.lastState?.terminated ?? cs?.state?.terminated;
   if (t) return `${t.reason ?? 'Terminated'} (exit ${t.exitCode ?? '?'})`;
-  const unsched = (p.status?.conditions as Array<{ type: string; status: string; message?: string }> | undefined)?.find((c) => c.type === 'PodScheduled' && c.status === 'False');
+  const unsched = (p.status?.conditions as Array<{ type: string; status: string; message?: string }> | undefined)?.find((c) =>
+    c.type === 'PodScheduled' && c.status === 'False');
   return unsched?.message;
 }
 

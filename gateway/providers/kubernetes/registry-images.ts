@@ -62,7 +62,8 @@ interface Manifest {
 
 /** A registry answered something that is neither the image nor its absence. */
 const unreachable = (image: string, why: string) =>
-  new PlatformError(ErrorCode.UpstreamUnavailable, `cannot check image "${image}" in its registry: ${why} (MLFAAS_KUBE_IMAGE_CHECK=off deploys without the check)`, 'image');
+  new PlatformError(ErrorCode.UpstreamUnavailable,
+    `cannot check image "${image}" in its registry: ${why} (MLFAAS_KUBE_IMAGE_CHECK=off deploys without the check)`, 'image');
 
 /**
  * The kind of the image's function (`inference` for an image without the label: faas-netes runs
@@ -76,7 +77,8 @@ export function registryImages(opts: RegistryOptions): (image: string) => Promis
     const ref = parseImageRef(image);
     const base = `${opts.insecure.includes(ref.host) ? 'http' : 'https'}://${ref.host}/v2/${ref.repo}`;
     const get = async (url: string, accept?: string): Promise<Response> => {
-      const headers = (): Record<string, string> => ({ ...(accept ? { accept } : {}), ...(tokens.has(ref.repo) ? { authorization: `Bearer ${tokens.get(ref.repo)}` } : {}) });
+      const headers = (): Record<string, string> =>
+        ({ ...(accept ? { accept } : {}), ...(tokens.has(ref.repo) ? { authorization: `Bearer ${tokens.get(ref.repo)}` } : {}) });
       let res = await fetch(url, { headers: headers(), signal: AbortSignal.timeout(opts.timeoutMs) });
       const challenge = res.headers.get('www-authenticate');
       if (res.status === 401 && challenge?.startsWith('Bearer ')) {

@@ -15,7 +15,8 @@ const SELECTOR = 'app.kubernetes.io/managed-by=openfaas';
 
 function body(s: Secret): V1Secret {
   const value = s.rawValue ?? Buffer.from(s.value ?? '', 'utf8').toString('base64');
-  return { apiVersion: 'v1', kind: 'Secret', metadata: { name: s.name, namespace: s.namespace, labels: MANAGED_BY }, type: 'Opaque', data: { [s.name]: value } };
+  return { apiVersion: 'v1', kind: 'Secret', metadata: { name: s.name, namespace: s.namespace, labels: MANAGED_BY }, type: 'Opaque',
+    data: { [s.name]: value } };
 }
 
 export class KubeSecretStore implements SecretStore {

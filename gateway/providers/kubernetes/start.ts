@@ -34,19 +34,23 @@ export async function startKubernetesProvider(cfg: Config, redis: Redis): Promis
 }
 
 /** Training on the cluster: jobs as pods on the training virtual cluster's nodes, profiles as pods. */
-export async function startKubeTraining(cfg: Config, redis: Redis, provider: FunctionProvider): Promise<{ source: TrainingSource; capacity: TrainingCapacity; manageNodes(loans: LoanPolicy): Promise<void> }> {
+export async function startKubeTraining(cfg: Config, redis: Redis, provider: FunctionProvider): Promise<{ source: TrainingSource; capacity: TrainingCapacity;
+  manageNodes(loans: LoanPolicy): Promise<void>; }> {
   const { kubeConfig } = load<typeof import('./kube-config')>('./kube-config');
   const { KubeTrainingFunctions, kubeTrainingCapacity } = load<typeof import('./kube-training')>('./kube-training');
   const { CoreV1Api } = load<typeof import('@kubernetes/client-node')>('@kubernetes/client-node');
   const kc = kubeConfig(cfg.kube);
   const core = kc.makeApiClient(CoreV1Api);
   const capacity = kubeTrainingCapacity(core, cfg.training.slots);
-  const source = new KubeTrainingFunctions(kc, core, redis, provider, capacity, { checkpointClaim: cfg.training.checkpointClaim, profileTimeoutMs: cfg.training.profileTimeoutMs });
+  const source = new KubeTrainingFunctions(kc, core, redis, provider, capacity,
+    { checkpointClaim: cfg.training.checkpointClaim, profileTimeoutMs: cfg.training.profileTimeoutMs });
   const { manageVirtualClusters } = load<typeof import('./vc-manager')>('./vc-manager');
   // FaPES: loan idle inference nodes (labelled mlfaas.io/home-vc=inference) to training, reclaim them under load
   const manageNodes = async (loans: LoanPolicy) => {
     const r = await manageVirtualClusters(core, loans);
-    for (const m of r?.moves ?? []) process.stderr.write(`[mlfaas] virtual clusters: ${m.node} ${m.from ?? '-'} → ${m.to} (inference needs ${r!.demand} node(s); ${r!.decision.reason}; evicted ${m.evicted.length} pod(s))\n`);
+    for (const m of r?.moves ?? [])
+      process.stderr.write(`[mlfaas] virtual clusters: ${m.node} ${m.from ?? '-'} → ${m.to} (inference needs ${r!.demand} ` +
+        `node(s); ${r!.decision.reason}; evicted ${m.evicted.length} pod(s))\n`);
   };
   return { source, capacity, manageNodes };
 }
@@ -56,7 +60,8 @@ export async function startKubeTraining(cfg: Config, redis: Redis, provider: Fun
  * (`/sys/fs/cgroup`); on a GPU node also tokend and the MPS control daemon (`node-gpu.ts`).
  * `MLFAAS_NODE_RUN_DIR` moves their folders from /var/run/mlfaas (tests).
  */
-export async function startNodeAgent(cfg: Config, nodeName: string, port: number, log: (l: string) => void): Promise<{ agent: NodeAgent; stop(): Promise<void> }> {
+export async function startNodeAgent(cfg: Config, nodeName: string, port: number, log: (l: string) => void): Promise<{ agent: NodeAgent;
+  stop(): Promise<void>; }> {
   const { kubeConfig } = load<typeof import('./kube-config')>('./kube-config');
   const { NodeAgent } = load<typeof import('./node-agent')>('./node-agent');
   const { NODE_LIB_DIR, NODE_MPS_DIR, NODE_TOKEND_DIR } = load<typeof import('./manifests')>('./manifests');
@@ -67,12 +72,12 @@ export async function startNodeAgent(cfg: Config, nodeName: string, port: number
   let agent: NodeAgent | undefined;
   const gpu = cfg.tokend
     ? await startNodeGpu(gpus, {
-        tokendDir: run ? join(run, 'tokend') : NODE_TOKEND_DIR,
-        mpsDir: run ? join(run, 'mps') : NODE_MPS_DIR,
-        windowMs: cfg.tokendWindowMs,
-        log,
-        onRestart: () => agent?.reapply(),
-      })
+      tokendDir: run ? join(run, 'tokend') : NODE_TOKEND_DIR,
+      mpsDir: run ? join(run, 'mps') : NODE_MPS_DIR,
+      windowMs: cfg.tokendWindowMs,
+      log,
+      onRestart: () => agent?.reapply(),
+    })
     : undefined;
   agent = new NodeAgent(kubeConfig(cfg.kube), {
     nodeName,

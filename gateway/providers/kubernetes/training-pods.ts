@@ -35,7 +35,8 @@ export interface TrainingPodOptions {
 export type PodPlace = Partial<WorkerPlace> & { gpus?: number };
 
 /** A pod running the harness of `o.image` with `env`, at `place`; its checkpoint folder on the claim, or scratch (`emptyDir`) without one. Pure. */
-export function harnessPod(name: string, labels: Record<string, string>, env: Record<string, string>, o: { namespace: string; image: string; checkpointClaim?: string }, place?: PodPlace): V1Pod {
+export function harnessPod(name: string, labels: Record<string, string>, env: Record<string, string>,
+  o: { namespace: string; image: string; checkpointClaim?: string }, place?: PodPlace): V1Pod {
   const devices = place?.devices ?? [];
   const gpus = devices.length || place?.gpus || 0;
   const all = { ...env, ...(devices.length ? { NVIDIA_VISIBLE_DEVICES: devices.join(',') } : {}) };
@@ -48,7 +49,17 @@ export function harnessPod(name: string, labels: Record<string, string>, env: Re
       restartPolicy: 'Never', // a failed run is restarted by the runner, from the checkpoint
       terminationGracePeriodSeconds: TRAINING_GRACE_S,
       automountServiceAccountToken: false,
-      affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [place?.node ? { key: 'kubernetes.io/hostname', operator: 'In', values: [place.node] } : { key: VC_LABEL, operator: 'In', values: ['training'] }] }] } } },
+      affinity: {
+        nodeAffinity: {
+          requiredDuringSchedulingIgnoredDuringExecution: {
+            nodeSelectorTerms: [{
+              matchExpressions: [place?.node
+                ? { key: 'kubernetes.io/hostname', operator: 'In', values: [place.node] }
+                : { key: VC_LABEL, operator: 'In', values: ['training'] }],
+            }],
+          },
+        },
+      },
       ...(gpus ? { runtimeClassName: 'nvidia', tolerations: [{ key: 'nvidia.com/gpu', operator: 'Exists', effect: 'NoSchedule' }] } : {}),
       containers: [
         {

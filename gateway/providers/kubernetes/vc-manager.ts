@@ -54,7 +54,8 @@ export async function manageVirtualClusters(core: CoreV1Api, manageLoans: LoanPo
   const fnPods = (await core.listPodForAllNamespaces({ labelSelector: FN_LABEL })).items.filter(live);
   const replicasOn = (n: V1Node) => fnPods.filter((p) => p.spec?.nodeName === n.metadata!.name).length;
   // the manager loans from the front: nodes with the fewest replicas first (an idle one evicts none), then by name
-  const home = (await core.listNode({ labelSelector: `${HOME_VC_LABEL}=inference` })).items.sort((a, b) => replicasOn(a) - replicasOn(b) || a.metadata!.name!.localeCompare(b.metadata!.name!));
+  const home = (await core.listNode({ labelSelector: `${HOME_VC_LABEL}=inference` })).items.sort((a, b) => replicasOn(a) - replicasOn(b) ||
+    a.metadata!.name!.localeCompare(b.metadata!.name!));
   if (home.length === 0) return undefined;
   const names = home.map((n) => n.metadata!.name!);
   const loaned = home.flatMap((n, i) => (n.metadata?.labels?.[VC_LABEL] === 'training' ? [i] : []));

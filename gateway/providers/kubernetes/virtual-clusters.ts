@@ -35,14 +35,16 @@ export async function moveNode(core: CoreV1Api, node: string, to: VirtualCluster
   const n = await core.readNode({ name: node });
   const from = n.metadata?.labels?.[VC_LABEL] as VirtualCluster | undefined;
   await core.patchNode({ name: node, body: { spec: { unschedulable: true } } }, MERGE);
-  const pods = (await core.listPodForAllNamespaces({ labelSelector: to === 'training' ? FN_LABEL : JOB_LABEL, fieldSelector: `spec.nodeName=${node}` })).items.filter(
+  const pods = (await core.listPodForAllNamespaces({ labelSelector: to === 'training' ? FN_LABEL : JOB_LABEL,
+    fieldSelector: `spec.nodeName=${node}` })).items.filter(
     (p) => p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed',
   );
   const evicted: string[] = [];
   for (const p of pods) {
     const name = p.metadata!.name!;
     const namespace = p.metadata!.namespace!;
-    await core.createNamespacedPodEviction({ name, namespace, body: { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name, namespace } } }).catch((e: { code?: number }) => {
+    await core.createNamespacedPodEviction({ name, namespace,
+      body: { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name, namespace } } }).catch((e: { code?: number }) => {
       if (e.code !== 404) throw e; // gone already
     });
     evicted.push(`${namespace}/${name}`);

@@ -269,8 +269,10 @@ export class LocalAgent {
     if (!served || served.hash === hash) return [];
     const manifest = this.images.find(served.spec.image);
     if (!manifest) return [];
-    this.logs.push(ref, 'agent', `an update to a new version had not completed: starting ${desired} replica(s) of the version that served before (${served.hash}) beside it`);
-    return Array.from({ length: desired }, () => Object.assign(this.newReplica({ ref, spec: served.spec, manifest, specHash: served.hash }), { recovering: true }));
+    this.logs.push(ref, 'agent',
+      `an update to a new version had not completed: starting ${desired} replica(s) of the version that served before (${served.hash}) beside it`);
+    return Array.from({ length: desired }, () =>
+      Object.assign(this.newReplica({ ref, spec: served.spec, manifest, specHash: served.hash }), { recovering: true }));
   }
 
   private newReplica(plan: ReplicaPlan): Replica {
@@ -315,7 +317,10 @@ export class LocalAgent {
                 this.applied.delete(`${r.id}:${pid}`);
               },
             ),
-          store: (stage) => this.redis.set(profileKey(ref), JSON.stringify({ function: refKey(ref), version, measuredAt: new Date().toISOString(), device, ...stage } satisfies CapabilityProfile)).then(() => undefined),
+          store: (stage) =>
+            this.redis.set(profileKey(ref),
+              JSON.stringify({ function: refKey(ref), version, measuredAt: new Date().toISOString(), device, ...stage } satisfies CapabilityProfile))
+              .then(() => undefined),
           log: (line) => this.logs.push(ref, 'agent', line),
         },
         { batches: batchGrid(rec.spec.ml.maxBatchSize ?? 8), quotas },
@@ -422,7 +427,8 @@ function limitOf(r: Replica): number | undefined {
 /** A replica as the pure rollout policy sees it. */
 function asRollout(r: Replica, hash: string, evict: Set<string>): RolloutReplica {
   const { startedAt, restarts, lastError } = r.info();
-  return { id: r.id, version: r.plan.specHash === hash ? 'current' : 'old', state: r.state, startedAt, evict: evict.has(r.id), restarts, lastError, recovering: r.recovering };
+  return { id: r.id, version: r.plan.specHash === hash ? 'current' : 'old', state: r.state, startedAt, evict: evict.has(r.id), restarts, lastError,
+    recovering: r.recovering };
 }
 
 /** The spec and image build a replica was started from; a change means a rolling update. */

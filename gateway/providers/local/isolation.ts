@@ -25,6 +25,8 @@ export function isolationFor(cfg: Config, redis: Redis): { isolation?: Isolation
     isolation: { uidFor: (ref) => functionUid(redis, ref), cgroups, limits: cfg.defaultLimits, egress },
     describe:
       `per-function uid, own mount, pid and network namespaces (${net}), private /tmp and /proc` +
-      (cgroups ? `, cgroup v${cgroups.version} per replica (default limits: memory ${mib(cfg.defaultLimits.memoryBytes)}, ${cgroups.hasPids ? `${cfg.defaultLimits.pids} processes` : 'no pids controller'}, tmpfs ${mib(cfg.defaultLimits.tmpBytes)} each)` : ', no writable cgroup hierarchy'),
+      (cgroups ? `, cgroup v${cgroups.version} per replica (default limits: ` +
+        `memory ${mib(cfg.defaultLimits.memoryBytes)}, ${cgroups.hasPids ? `${cfg.defaultLimits.pids} processes` : 'no pids controller'}, ` +
+        `tmpfs ${mib(cfg.defaultLimits.tmpBytes)} each)` : ', no writable cgroup hierarchy'),
   };
 }

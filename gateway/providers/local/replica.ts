@@ -15,7 +15,8 @@ import { Cgroups, cpuCores, memoryBytes } from '../../../node-runtime/cgroups';
 import { Egress } from '../../../node-runtime/egress';
 import { GpuReplicas } from '../../../node-runtime/gpu-replica';
 import { IMAGE_DIR_ENV, ImageManifest } from './image-store';
-import { gpuDevices, imageBinds, platformPath, privateTmpfs, SANDBOX_PATH_ENV, SANDBOX_PATHS, SANDBOX_PORT, SandboxPlan, sandboxArgv, sandboxedFunctionPid } from '../../../node-runtime/sandbox';
+import { gpuDevices, imageBinds, platformPath, privateTmpfs, SANDBOX_PATH_ENV, SANDBOX_PATHS, SANDBOX_PORT, SandboxPlan, sandboxArgv,
+  sandboxedFunctionPid } from '../../../node-runtime/sandbox';
 
 /** What a replica needs to know about its function, fixed for its lifetime. */
 export interface ReplicaPlan {
@@ -203,7 +204,10 @@ export class Replica {
     const gpu = this.host.gpus?.attach(this.id, spec, !!iso, env.LD_LIBRARY_PATH, this.plan.smShare);
     this.gpu = gpu?.device;
     this.smShare = gpu?.smShare;
-    if (gpu) this.host.log(this.id, `gpu${gpu.device}: temporal quota ${gpu.enforced.temporal ? 'enforced' : 'NOT enforced'}, SM share ${gpu.smShare !== undefined ? `${gpu.smShare} enforced (MPS)` : 'not enforced'}`);
+    if (gpu)
+      this.host.log(this.id,
+        `gpu${gpu.device}: temporal quota ${gpu.enforced.temporal ? 'enforced' : 'NOT enforced'}, SM ` +
+        `share ${gpu.smShare !== undefined ? `${gpu.smShare} enforced (MPS)` : 'not enforced'}`);
     else if (spec.ml.gpus) this.host.log(this.id, 'warning: the function asks for a GPU (mlfaas.gpu) but this node has none: started without one');
     // every GPU replica under the node's MPS daemon runs as its uid (one MPS server per uid); else the function's own
     const gpuUid = gpu?.smShare !== undefined ? this.host.gpus?.setup.gpuUid : undefined;

@@ -43,7 +43,8 @@ const same = (a: number, b: number) => mpsPercent(a) === mpsPercent(b);
  * The step for one function: `running` its replicas (not stopping, replacements left out),
  * `wanted` the share set per replica id, `inFlight` the replacements started before.
  */
-export function planShareReplacements(running: readonly ShareHolder[], wanted: Readonly<Record<string, number | undefined>>, inFlight: readonly Replacement[]): ShareStep {
+export function planShareReplacements(running: readonly ShareHolder[], wanted: Readonly<Record<string, number | undefined>>,
+  inFlight: readonly Replacement[]): ShareStep {
   const step: ShareStep = { start: [], swap: [], cancel: [] };
   const byOld = new Map(inFlight.map((x) => [x.replaces, x]));
   for (const x of inFlight) if (!running.some((r) => r.id === x.replaces && r.current)) step.cancel.push(x.id);

@@ -71,7 +71,8 @@ export class ShareReplacer {
       this.inFlight.set(next.id, { ref, replica: next, replaces: old.id, smShare: s.smShare });
       this.host.coldStart(ref, 'sm-share');
       this.started['sm-share']++;
-      this.host.log(ref, old.id, `SM share ${old.smShare} → ${s.smShare}: starting ${next.id} at ${s.smShare} (fixed at a replica's start); this one retires once it is ready`);
+      this.host.log(ref, old.id,
+        `SM share ${old.smShare} → ${s.smShare}: starting ${next.id} at ${s.smShare} (fixed at a replica's start); this one retires once it is ready`);
       void next.start().catch((e: Error) => this.host.log(ref, next.id, `start failed: ${e.message}`));
     }
     for (const s of step.swap) {
