@@ -10,7 +10,8 @@ export interface Callback {
  * An HTTP server on 127.0.0.1 that records every POST it receives (the X-Callback-Url target),
  * and counts the TCP connections it accepted (a trap: a callback that must never arrive).
  */
-export async function callbackServer(status = 200): Promise<{ url: string; port: number; received: Callback[]; connections(): number; close(): Promise<void> }> {
+export async function callbackServer(status = 200): Promise<{ url: string; port: number; received: Callback[]; connections(): number;
+  close(): Promise<void>; }> {
   const received: Callback[] = [];
   let connections = 0;
   const server: Server = createServer((req, res) => {

@@ -59,11 +59,13 @@ export class FakeRegistry {
       return;
     }
     const m = /^\/v2\/(.+?)\/(blobs\/uploads)\/(.*)$/.exec(url.pathname) ?? /^\/v2\/(.+?)\/(manifests|blobs)\/(.+)$/.exec(url.pathname);
-    if (url.pathname === '/v2/' || !m) return void res.writeHead(url.pathname === '/v2/' ? 200 : 404, { 'docker-distribution-api-version': 'registry/2.0' }).end('{}');
+    if (url.pathname === '/v2/' || !m)
+      return void res.writeHead(url.pathname === '/v2/' ? 200 : 404, { 'docker-distribution-api-version': 'registry/2.0' }).end('{}');
     const [, repo, what, ref] = m;
     if (this.o.auth && req.method === 'GET' && req.headers.authorization !== `Bearer pull:${repo}`) {
       const realm = `${this.url}/token`;
-      return this.error(res, 401, 'UNAUTHORIZED', 'authentication required', { 'www-authenticate': `Bearer realm="${realm}",service="fake-registry",scope="repository:${repo}:pull"` });
+      return this.error(res, 401, 'UNAUTHORIZED', 'authentication required',
+        { 'www-authenticate': `Bearer realm="${realm}",service="fake-registry",scope="repository:${repo}:pull"` });
     }
     if (what === 'blobs/uploads') {
       if (req.method === 'POST') {
@@ -98,7 +100,8 @@ export class FakeRegistry {
 }
 
 /** Pushes one blob (monolithic upload); returns its descriptor. */
-async function pushBlob(base: string, repo: string, blob: Buffer, mediaType: string, headers: Record<string, string>): Promise<{ mediaType: string; digest: string; size: number }> {
+async function pushBlob(base: string, repo: string, blob: Buffer, mediaType: string, headers: Record<string, string>): Promise<{ mediaType: string;
+  digest: string; size: number; }> {
   const digest = sha(blob);
   const start = await fetch(`${base}/v2/${repo}/blobs/uploads/`, { method: 'POST', headers });
   if (start.status !== 202) throw new Error(`upload start: ${start.status} ${await start.text()}`);
@@ -113,12 +116,15 @@ async function pushBlob(base: string, repo: string, blob: Buffer, mediaType: str
  * Pushes an image of no layers whose config carries `labels` to `base` (a registry URL) as
  * `repo:tag`; with `index`, as a multi-platform index (arm64 first, then amd64 with the labels).
  */
-export async function pushImage(base: string, repo: string, tag: string, labels: Record<string, string>, o: { index?: boolean; headers?: Record<string, string> } = {}): Promise<void> {
+export async function pushImage(base: string, repo: string, tag: string, labels: Record<string, string>,
+  o: { index?: boolean; headers?: Record<string, string> } = {}): Promise<void> {
   const headers = o.headers ?? {};
   const manifestFor = async (arch: string, l: Record<string, string>) => {
-    const config = await pushBlob(base, repo, Buffer.from(JSON.stringify({ architecture: arch, os: 'linux', config: { Labels: l }, rootfs: { type: 'layers', diff_ids: [] } })), OCI_CONFIG, headers);
+    const config = await pushBlob(base, repo,
+      Buffer.from(JSON.stringify({ architecture: arch, os: 'linux', config: { Labels: l }, rootfs: { type: 'layers', diff_ids: [] } })), OCI_CONFIG, headers);
     // one empty layer: distribution 2.8 refuses a schema-2 manifest without layers
-    const layer = await pushBlob(base, repo, Buffer.from('H4sIAAAAAAAA/+3BAQ0AAADCoPdPbQ43oAAAAAAAAAAAgJ8BOp5+kAAoAAA=', 'base64'), 'application/vnd.oci.image.layer.v1.tar+gzip', headers);
+    const layer = await pushBlob(base, repo, Buffer.from('H4sIAAAAAAAA/+3BAQ0AAADCoPdPbQ43oAAAAAAAAAAAgJ8BOp5+kAAoAAA=', 'base64'),
+      'application/vnd.oci.image.layer.v1.tar+gzip', headers);
     const body = Buffer.from(JSON.stringify({ schemaVersion: 2, mediaType: OCI_MANIFEST, config, layers: [layer] }));
     return { body, digest: sha(body) };
   };

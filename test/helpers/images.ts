@@ -37,11 +37,13 @@ const server = http.createServer((req, res) => {
   });
 });
 server.listen(Number(process.env.PORT), process.env.HOST || '127.0.0.1', () => console.log('echo-http ready on ' + process.env.PORT));
-process.on('SIGTERM', () => { stopping = true; server.close(); const t = setInterval(() => { if (inflight === 0) { console.log('drained'); process.exit(0); } }, 10); });
+process.on('SIGTERM', () => { stopping = true; server.close(); const t = setInterval(() => { if (inflight === 0) { console.log('drained'); ` +
+  `process.exit(0); } }, 10); });
 `;
 
 /** Stores an image built from `files` (name → content) with the given manifest. */
-export function seedImage(store: ImageStore, image: string, files: Record<string, string>, manifest: Omit<ImageManifest, 'dir' | 'image' | 'builtAt'>): ImageManifest {
+export function seedImage(store: ImageStore, image: string, files: Record<string, string>,
+  manifest: Omit<ImageManifest, 'dir' | 'image' | 'builtAt'>): ImageManifest {
   const dir = mkdtempSync(join(tmpdir(), 'mlfaas-seed-'));
   try {
     for (const [name, content] of Object.entries(files)) writeFileSync(join(dir, name), content);

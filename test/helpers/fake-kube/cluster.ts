@@ -86,13 +86,18 @@ export function unfit(pod: KObject, node: KObject, onNode: KObject[]): string | 
   const spec = (pod.spec ?? {}) as Obj;
   if (!nodeReady(node)) return 'node(s) were not ready';
   if (node.spec?.unschedulable) return 'node(s) were unschedulable';
-  for (const [k, v] of Object.entries((spec.nodeSelector ?? {}) as Record<string, string>)) if (labels[k] !== v) return "node(s) didn't match Pod's node affinity/selector";
-  const terms = ((spec.affinity as Obj | undefined)?.nodeAffinity as Obj | undefined)?.requiredDuringSchedulingIgnoredDuringExecution as { nodeSelectorTerms?: Array<{ matchExpressions?: Array<{ key: string; operator: string; values?: string[] }> }> } | undefined;
-  if (terms?.nodeSelectorTerms?.length && !terms.nodeSelectorTerms.some((t) => (t.matchExpressions ?? []).every((e) => matchExpr(labels, e)))) return "node(s) didn't match Pod's node affinity/selector";
+  for (const [k, v] of Object.entries((spec.nodeSelector ?? {}) as Record<string, string>)) {
+    if (labels[k] !== v) return "node(s) didn't match Pod's node affinity/selector";
+  }
+  type Terms = { nodeSelectorTerms?: Array<{ matchExpressions?: Array<{ key: string; operator: string; values?: string[] }> }> };
+  const terms = ((spec.affinity as Obj | undefined)?.nodeAffinity as Obj | undefined)?.requiredDuringSchedulingIgnoredDuringExecution as Terms | undefined;
+  if (terms?.nodeSelectorTerms?.length && !terms.nodeSelectorTerms.some((t) => (t.matchExpressions ?? []).every((e) => matchExpr(labels, e))))
+    return "node(s) didn't match Pod's node affinity/selector";
   const tolerations = (spec.tolerations ?? []) as Array<{ key?: string; operator?: string; value?: string; effect?: string }>;
   for (const t of (node.spec?.taints ?? []) as Array<{ key: string; value?: string; effect: string }>) {
     if (t.effect === 'PreferNoSchedule') continue;
-    const ok = tolerations.some((x) => (!x.effect || x.effect === t.effect) && (x.operator === 'Exists' ? !x.key || x.key === t.key : x.key === t.key && (x.value ?? '') === (t.value ?? '')));
+    const ok = tolerations.some((x) => (!x.effect || x.effect === t.effect) &&
+      (x.operator === 'Exists' ? !x.key || x.key === t.key : x.key === t.key && (x.value ?? '') === (t.value ?? '')));
     if (!ok) return `node(s) had untolerated taint {${t.key}: ${t.value ?? ''}}`;
   }
   const alloc = (node.status?.allocatable ?? {}) as Obj;
@@ -120,14 +125,17 @@ export class FakeCluster {
     return this.kube.store;
   }
 
-  addNode(name: string, o: { labels?: Record<string, string>; cpu?: string; memory?: string; gpus?: number; taints?: Array<{ key: string; value?: string; effect: string }> } = {}): void {
+  addNode(name: string,
+    o: { labels?: Record<string, string>; cpu?: string; memory?: string; gpus?: number;
+      taints?: Array<{ key: string; value?: string; effect: string }>; } = {}): void {
     const capacity = { cpu: o.cpu ?? '16', memory: o.memory ?? '64Gi', pods: '110', ...(o.gpus ? { 'nvidia.com/gpu': String(o.gpus) } : {}) };
     this.store.create(NODE, undefined, {
       apiVersion: 'v1',
       kind: 'Node',
       metadata: { name, labels: { 'kubernetes.io/hostname': name, 'kubernetes.io/os': 'linux', ...(o.labels ?? {}) } },
       spec: o.taints ? { taints: o.taints } : {},
-      status: { capacity, allocatable: capacity, conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady' }], addresses: [{ type: 'InternalIP', address: `10.0.0.${this.store.list(NODE).length + 1}` }] },
+      status: { capacity, allocatable: capacity, conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady' }],
+        addresses: [{ type: 'InternalIP', address: `10.0.0.${this.store.list(NODE).length + 1}` }] },
     }, 'nodes');
   }
 
@@ -230,7 +238,8 @@ export class FakeCluster {
           name: `${d.metadata.name}-${hash}-${suffix()}`,
           labels: { ...(tpl.metadata?.labels ?? {}), 'pod-template-hash': hash },
           annotations: { ...(tpl.metadata?.annotations ?? {}) },
-          ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: `${d.metadata.name}-${hash}`, uid: `${d.metadata.uid}/${hash}`, controller: true }],
+          ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: `${d.metadata.name}-${hash}`, uid: `${d.metadata.uid}/${hash}`,
+            controller: true }],
         },
         spec: structuredClone(tpl.spec),
         status: { phase: 'Pending', qosClass: 'BestEffort' },
@@ -238,7 +247,9 @@ export class FakeCluster {
     }
     if (current.length > want) {
       const cost = (p: KObject) => Number(p.metadata.annotations?.['controller.kubernetes.io/pod-deletion-cost'] ?? 0);
-      const order = [...current].sort((a, b) => cost(a) - cost(b) || Number(isReady(a)) - Number(isReady(b)) || (b.metadata.creationTimestamp ?? '').localeCompare(a.metadata.creationTimestamp ?? '') || Number(b.metadata.resourceVersion) - Number(a.metadata.resourceVersion));
+      const order = [...current].sort((a, b) => cost(a) - cost(b) || Number(isReady(a)) - Number(isReady(b)) ||
+        (b.metadata.creationTimestamp ?? '').localeCompare(a.metadata.creationTimestamp ?? '') ||
+        Number(b.metadata.resourceVersion) - Number(a.metadata.resourceVersion));
       for (const p of order.slice(0, current.length - want)) this.deletePod(p);
     }
     // old template's pods go once the new ones are all ready (or at once when scaling to zero)
@@ -253,10 +264,12 @@ export class FakeCluster {
       readyReplicas: ready,
       availableReplicas: ready,
       ...(pods.length - ready > 0 ? { unavailableReplicas: pods.length - ready } : {}),
-      conditions: [{ type: 'Available', status: ready >= want ? 'True' : 'False', reason: ready >= want ? 'MinimumReplicasAvailable' : 'MinimumReplicasUnavailable' }],
+      conditions: [{ type: 'Available', status: ready >= want ? 'True' : 'False',
+        reason: ready >= want ? 'MinimumReplicasAvailable' : 'MinimumReplicasUnavailable' }],
     };
     const cur = this.store.get(DEP, ns, d.metadata.name!);
-    if (cur && JSON.stringify(cur.status) !== JSON.stringify(status)) this.store.update(DEP, ns, d.metadata.name!, { ...cur, metadata: { ...cur.metadata, resourceVersion: undefined }, status }, 'deployments', 'status');
+    if (cur && JSON.stringify(cur.status) !== JSON.stringify(status))
+      this.store.update(DEP, ns, d.metadata.name!, { ...cur, metadata: { ...cur.metadata, resourceVersion: undefined }, status }, 'deployments', 'status');
   }
 
   private deletePod(p: KObject): void {
@@ -287,11 +300,13 @@ export class FakeCluster {
   private setStatus(p: KObject, status: Obj): KObject | undefined {
     const cur = this.store.get(POD, p.metadata.namespace, p.metadata.name!);
     if (!cur || cur.metadata.uid !== p.metadata.uid) return undefined;
-    return this.store.update(POD, cur.metadata.namespace, cur.metadata.name!, { ...cur, metadata: { ...cur.metadata, resourceVersion: undefined }, status }, 'pods', 'status');
+    return this.store.update(POD, cur.metadata.namespace, cur.metadata.name!, { ...cur, metadata: { ...cur.metadata, resourceVersion: undefined }, status },
+      'pods', 'status');
   }
 
   private setPodReady(p: KObject, ready: boolean): void {
-    const conds = ((p.status?.conditions ?? []) as Obj[]).map((c) => (c.type === 'Ready' || c.type === 'ContainersReady' ? { ...c, status: ready ? 'True' : 'False' } : c));
+    const conds = ((p.status?.conditions ?? []) as Obj[]).map((c) =>
+      (c.type === 'Ready' || c.type === 'ContainersReady' ? { ...c, status: ready ? 'True' : 'False' } : c));
     const containerStatuses = ((p.status?.containerStatuses ?? []) as Obj[]).map((c) => ({ ...c, ready }));
     this.setStatus(p, { ...p.status, conditions: conds, ...(p.status?.containerStatuses ? { containerStatuses } : {}) });
   }
@@ -302,7 +317,8 @@ export class FakeCluster {
     const log = (line: string) => this.kube.appendLog(pod.metadata.namespace!, pod.metadata.name!, line);
     let run: RunningPod;
     try {
-      run = this.opts.runtime ? await this.opts.runtime(pod, log) : { podIP: `10.244.${Math.floor(Math.random() * 250)}.${Math.floor(Math.random() * 250) + 2}`, stop: async () => undefined };
+      run = this.opts.runtime ? await this.opts.runtime(pod,
+        log) : { podIP: `10.244.${Math.floor(Math.random() * 250)}.${Math.floor(Math.random() * 250) + 2}`, stop: async () => undefined };
     } catch (e) {
       log(String(e));
       this.setStatus(pod, { ...pod.status, phase: 'Failed', reason: 'StartError', message: String(e) });
@@ -324,8 +340,11 @@ export class FakeCluster {
         hostIP: ((node.status?.addresses ?? []) as Obj[])[0]?.address,
         startTime: now,
         qosClass: 'Burstable',
-        conditions: ['PodScheduled', 'Initialized', 'ContainersReady', 'Ready'].map((type) => ({ type, status: probe && type.endsWith('Ready') ? 'False' : 'True', lastTransitionTime: now })),
-        containerStatuses: containers.map((c) => ({ name: c.name, image: c.image, imageID: `fake://${String(c.image)}`, containerID: `fake://${uid.slice(0, 12)}`, ready: !probe, started: true, restartCount: 0, state: { running: { startedAt: now } }, resources: c.resources })),
+        conditions: ['PodScheduled', 'Initialized', 'ContainersReady', 'Ready'].map((type) =>
+          ({ type, status: probe && type.endsWith('Ready') ? 'False' : 'True', lastTransitionTime: now })),
+        containerStatuses: containers.map((c) =>
+          ({ name: c.name, image: c.image, imageID: `fake://${String(c.image)}`, containerID: `fake://${uid.slice(0, 12)}`, ready: !probe, started: true,
+            restartCount: 0, state: { running: { startedAt: now } }, resources: c.resources })),
       });
       if (probe) {
         void this.probeUntilReady(`http://${run.podIP}:${probe.port}${probe.path}`, uid).then((ok) => {
@@ -349,7 +368,8 @@ export class FakeCluster {
     if (!cur || cur.metadata.uid !== pod.metadata.uid) return;
     const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
     const ok = code === 0;
-    const statuses = ((cur.status?.containerStatuses ?? []) as Obj[]).map((c) => ({ ...c, ready: false, started: false, state: { terminated: { exitCode: code ?? 137, reason: ok ? 'Completed' : 'Error', finishedAt: now } } }));
+    const statuses = ((cur.status?.containerStatuses ?? []) as Obj[]).map((c) =>
+      ({ ...c, ready: false, started: false, state: { terminated: { exitCode: code ?? 137, reason: ok ? 'Completed' : 'Error', finishedAt: now } } }));
     const conds = ((cur.status?.conditions ?? []) as Obj[]).map((c) => (c.type === 'Ready' || c.type === 'ContainersReady' ? { ...c, status: 'False' } : c));
     this.setStatus(cur, { ...cur.status, phase: ok ? 'Succeeded' : 'Failed', conditions: conds, containerStatuses: statuses });
     this.kube.endLogs(`${pod.metadata.namespace}/${pod.metadata.name}`);

@@ -140,7 +140,8 @@ export function jsonPatch(doc: J, ops: J): J {
         break;
       }
       case 'test':
-        if (JSON.stringify(getAt(out, parts)) !== JSON.stringify(op.value)) throw new ApiError(422, 'Invalid', `json patch: test failed at /${parts.join('/')}`);
+        if (JSON.stringify(getAt(out, parts)) !== JSON.stringify(op.value))
+          throw new ApiError(422, 'Invalid', `json patch: test failed at /${parts.join('/')}`);
         break;
       default:
         throw new ApiError(400, 'BadRequest', `json patch: unknown op ${String(op.op)}`);
@@ -155,5 +156,7 @@ export function applyPatch(contentType: string | undefined, target: J, body: J):
   if (ct === 'application/merge-patch+json') return mergePatch(target, body);
   if (ct === 'application/strategic-merge-patch+json') return strategicMergePatch(target, body);
   if (ct === 'application/json-patch+json') return jsonPatch(target, body);
-  throw new ApiError(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json (got "${ct}")`);
+  throw new ApiError(415, 'UnsupportedMediaType',
+    `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, ` +
+    `application/merge-patch+json, application/strategic-merge-patch+json (got "${ct}")`);
 }

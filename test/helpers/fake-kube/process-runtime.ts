@@ -40,9 +40,11 @@ const limitUs = (resources: unknown) => {
  * under one of its mounts are rewritten to the host folder, since the process runs without a mount
  * namespace of its own.
  */
-export function processRuntime(kube: FakeKube, images: ImageStore, cgroups?: KubeletCgroups, claims: Record<string, string> = {}, hostPaths: Record<string, string> = {}): PodRuntime {
+export function processRuntime(kube: FakeKube, images: ImageStore, cgroups?: KubeletCgroups, claims: Record<string, string> = {},
+  hostPaths: Record<string, string> = {}): PodRuntime {
   return async (pod, log) => {
-    const c = (pod.spec!.containers as Array<{ image: string; env?: Env[]; ports?: Array<{ containerPort: number }>; volumeMounts?: Array<{ name: string; mountPath: string }> }>)[0];
+    const c = (pod.spec!.containers as Array<{ image: string; env?: Env[]; ports?: Array<{ containerPort: number }>;
+      volumeMounts?: Array<{ name: string; mountPath: string }>; }>)[0];
     const m = images.find(c.image);
     if (!m?.dir || !m.fprocess) throw new Error(`ErrImagePull: ${c.image} not found`);
     const podIP = `127.0.100.${nextIp++ % 250}`;
@@ -68,7 +70,8 @@ export function processRuntime(kube: FakeKube, images: ImageStore, cgroups?: Kub
       }
     }
     env.MLFAAS_SECRETS_DIR = secrets; // where the kubelet would have mounted /var/openfaas/secrets
-    const vols = (pod.spec!.volumes ?? []) as Array<{ name: string; persistentVolumeClaim?: { claimName: string }; emptyDir?: object; hostPath?: { path: string } }>;
+    const vols = (pod.spec!.volumes ??
+      []) as Array<{ name: string; persistentVolumeClaim?: { claimName: string }; emptyDir?: object; hostPath?: { path: string } }>;
     const scratch: string[] = [];
     for (const m of c.volumeMounts ?? []) {
       const vol = vols.find((v) => v.name === m.name);
@@ -85,13 +88,15 @@ export function processRuntime(kube: FakeKube, images: ImageStore, cgroups?: Kub
     }
     const [cmd, ...args] = m.fprocess.split(' ');
     const bin = cmd === 'node' ? process.execPath : cmd;
-    const groups = cgroups ? [cgroups.cpu, cgroups.cpuacct].filter((r): r is string => !!r).map((r) => join(r, 'kubepods', 'burstable', `pod${pod.metadata.uid}`)) : [];
+    const groups = cgroups ? [cgroups.cpu, cgroups.cpuacct].filter((r): r is string => !!r)
+      .map((r) => join(r, 'kubepods', 'burstable', `pod${pod.metadata.uid}`)) : [];
     for (const g of groups) mkdirSync(g, { recursive: true });
     const cpuGroup = groups[0];
     if (cpuGroup) writeFileSync(join(cpuGroup, 'cpu.cfs_quota_us'), String(limitUs((c as { resources?: unknown }).resources)));
     // the shell joins the pod's groups, then execs the container's process: all its threads are in them
     const child = groups.length
-      ? spawn('sh', ['-c', `${groups.map((g) => `echo $$ > ${g}/cgroup.procs`).join(' && ')} && exec "$0" "$@"`, bin, ...args], { cwd: m.dir, env, stdio: ['ignore', 'pipe', 'pipe'] })
+      ? spawn('sh', ['-c', `${groups.map((g) => `echo $$ > ${g}/cgroup.procs`).join(' && ')} && exec "$0" "$@"`, bin, ...args],
+          { cwd: m.dir, env, stdio: ['ignore', 'pipe', 'pipe'] })
       : spawn(bin, args, { cwd: m.dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
     createInterface({ input: child.stdout! }).on('line', log);
     createInterface({ input: child.stderr! }).on('line', log);

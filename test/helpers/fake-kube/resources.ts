@@ -20,7 +20,8 @@ export interface Resource {
 }
 
 const invalid = (kind: string, name: string | undefined, field: string, msg: string) =>
-  new ApiError(422, 'Invalid', `${kind} "${name ?? ''}" is invalid: ${field}: ${msg}`, { name, kind, causes: [{ reason: 'FieldValueInvalid', message: msg, field }] });
+  new ApiError(422, 'Invalid', `${kind} "${name ?? ''}" is invalid: ${field}: ${msg}`,
+    { name, kind, causes: [{ reason: 'FieldValueInvalid', message: msg, field }] });
 
 type Obj = Record<string, unknown>;
 
@@ -52,7 +53,8 @@ function selectorMatches(sel: Obj | undefined, labels: Record<string, string> | 
 let nextClusterIp = 10;
 
 export const RESOURCES: Resource[] = [
-  { prefix: '/api/v1', plural: 'namespaces', kind: 'Namespace', apiVersion: 'v1', namespaced: false, fields: ['status.phase'], prepare: (o) => void (o.status = { phase: 'Active' }) },
+  { prefix: '/api/v1', plural: 'namespaces', kind: 'Namespace', apiVersion: 'v1', namespaced: false, fields: ['status.phase'], prepare: (o) =>
+    void (o.status = { phase: 'Active' }) },
   { prefix: '/api/v1', plural: 'nodes', kind: 'Node', apiVersion: 'v1', namespaced: false, fields: ['spec.unschedulable'] },
   {
     prefix: '/api/v1',
@@ -66,9 +68,15 @@ export const RESOURCES: Resource[] = [
       defaultPodSpec(spec, 'Pod', o.metadata.name, 'spec');
       if (old) {
         // a pod's spec is immutable but for images, activeDeadlineSeconds and tolerations additions
-        const strip = (s: Obj) => JSON.stringify({ ...s, containers: (s.containers as Obj[]).map((c) => ({ ...c, image: '' })), tolerations: undefined, activeDeadlineSeconds: undefined, nodeName: undefined });
-        if (strip(spec) !== strip((old.spec ?? {}) as Obj)) throw invalid('Pod', o.metadata.name, 'spec', 'Forbidden: pod updates may not change fields other than `spec.containers[*].image`, `spec.activeDeadlineSeconds` or `spec.tolerations` (only additions to existing tolerations)');
-        if (old.spec?.nodeName && spec.nodeName !== old.spec.nodeName) throw invalid('Pod', o.metadata.name, 'spec.nodeName', 'Forbidden: field is immutable once set');
+        const strip = (s: Obj) =>
+          JSON.stringify({ ...s, containers: (s.containers as Obj[]).map((c) => ({ ...c, image: '' })), tolerations: undefined,
+            activeDeadlineSeconds: undefined, nodeName: undefined });
+        if (strip(spec) !== strip((old.spec ?? {}) as Obj))
+          throw invalid('Pod', o.metadata.name, 'spec',
+            'Forbidden: pod updates may not change fields other than `spec.containers[*].image`, `spec.activeDeadlineSeconds` or ' +
+            '`spec.tolerations` (only additions to existing tolerations)');
+        if (old.spec?.nodeName && spec.nodeName !== old.spec.nodeName)
+          throw invalid('Pod', o.metadata.name, 'spec.nodeName', 'Forbidden: field is immutable once set');
       }
       o.status ??= { phase: 'Pending', qosClass: 'BestEffort' };
     },
@@ -84,7 +92,8 @@ export const RESOURCES: Resource[] = [
       const spec = (o.spec ??= {}) as Obj;
       spec.type ??= 'ClusterIP';
       spec.sessionAffinity ??= 'None';
-      if (old?.spec?.clusterIP && spec.clusterIP && spec.clusterIP !== old.spec.clusterIP) throw invalid('Service', o.metadata.name, 'spec.clusterIP', 'Invalid value: field is immutable');
+      if (old?.spec?.clusterIP && spec.clusterIP && spec.clusterIP !== old.spec.clusterIP)
+        throw invalid('Service', o.metadata.name, 'spec.clusterIP', 'Invalid value: field is immutable');
       spec.clusterIP ??= (old?.spec?.clusterIP as string | undefined) ?? `10.96.0.${nextClusterIp++ % 250}`;
       spec.clusterIPs = [spec.clusterIP];
       const ports = spec.ports as Obj[] | undefined;
@@ -118,7 +127,8 @@ export const RESOURCES: Resource[] = [
     },
   },
   { prefix: '/api/v1', plural: 'configmaps', kind: 'ConfigMap', apiVersion: 'v1', namespaced: true, fields: [] },
-  { prefix: '/api/v1', plural: 'persistentvolumeclaims', kind: 'PersistentVolumeClaim', apiVersion: 'v1', namespaced: true, fields: [], prepare: (o) => void (o.status ??= { phase: 'Bound' }) },
+  { prefix: '/api/v1', plural: 'persistentvolumeclaims', kind: 'PersistentVolumeClaim', apiVersion: 'v1', namespaced: true, fields: [], prepare: (o) =>
+    void (o.status ??= { phase: 'Bound' }) },
   {
     prefix: '/apis/apps/v1',
     plural: 'deployments',
@@ -129,7 +139,8 @@ export const RESOURCES: Resource[] = [
     prepare(o, old) {
       const spec = (o.spec ??= {}) as Obj;
       spec.replicas ??= 1;
-      if (!(Number.isInteger(spec.replicas) && (spec.replicas as number) >= 0)) throw invalid('Deployment', o.metadata.name, 'spec.replicas', `Invalid value: ${JSON.stringify(spec.replicas)}: must be greater than or equal to 0`);
+      if (!(Number.isInteger(spec.replicas) && (spec.replicas as number) >= 0))
+        throw invalid('Deployment', o.metadata.name, 'spec.replicas', `Invalid value: ${JSON.stringify(spec.replicas)}: must be greater than or equal to 0`);
       spec.revisionHistoryLimit ??= 10;
       spec.progressDeadlineSeconds ??= 600;
       spec.strategy ??= { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: '25%', maxSurge: '25%' } };
@@ -138,7 +149,8 @@ export const RESOURCES: Resource[] = [
       if (!tpl?.spec) throw invalid('Deployment', o.metadata.name, 'spec.template.spec', 'Required value');
       if (!selectorMatches(spec.selector as Obj, tpl.metadata?.labels))
         throw invalid('Deployment', o.metadata.name, 'spec.template.metadata.labels', 'Invalid value: `selector` does not match template `labels`');
-      if (old && JSON.stringify(old.spec?.selector) !== JSON.stringify(spec.selector)) throw invalid('Deployment', o.metadata.name, 'spec.selector', 'Invalid value: field is immutable');
+      if (old && JSON.stringify(old.spec?.selector) !== JSON.stringify(spec.selector))
+        throw invalid('Deployment', o.metadata.name, 'spec.selector', 'Invalid value: field is immutable');
       defaultPodSpec(tpl.spec, 'Deployment', o.metadata.name, 'spec.template.spec');
       o.status ??= {};
     },

@@ -110,10 +110,13 @@ export class FakeKube {
     try {
       if (this.opts.token && req.headers.authorization !== `Bearer ${this.opts.token}`) throw new ApiError(401, 'Unauthorized', 'Unauthorized');
       const u = new URL(req.url ?? '/', 'http://x');
-      if (u.pathname === '/version') return this.send(res, 200, { major: '1', minor: this.opts.podResize === false ? '32' : '33', gitVersion: this.opts.podResize === false ? 'v1.32.0-fake' : 'v1.33.0-fake' });
+      if (u.pathname === '/version')
+        return this.send(res, 200,
+          { major: '1', minor: this.opts.podResize === false ? '32' : '33', gitVersion: this.opts.podResize === false ? 'v1.32.0-fake' : 'v1.33.0-fake' });
       await this.route(req, res, u);
     } catch (e) {
-      const err = e instanceof ApiError ? e : e instanceof SelectorError ? new ApiError(400, 'BadRequest', e.message) : new ApiError(500, 'InternalError', String(e));
+      const err = e instanceof ApiError ? e : e instanceof SelectorError ? new ApiError(400, 'BadRequest', e.message) : new ApiError(500, 'InternalError',
+        String(e));
       if (!res.headersSent) this.send(res, err.code, err.status());
       else res.end();
     }
@@ -129,8 +132,10 @@ export class FakeKube {
     const watch = q.get('watch') === 'true' || q.get('watch') === '1';
     const verb: Recorded['verb'] = !name
       ? method === 'POST' ? 'create' : watch ? 'watch' : method === 'DELETE' ? 'delete' : 'list'
-      : method === 'GET' ? 'get' : method === 'PUT' ? 'update' : method === 'PATCH' ? 'patch' : method === 'DELETE' ? 'delete' : method === 'POST' ? 'create' : 'get';
-    const rec: Recorded = { verb, resource: `${groupOf(r)}/${r.plural}${sub ? `/${sub}` : ''}`, namespace: ns, name, method, path: u.pathname + u.search, contentType: req.headers['content-type'] };
+      : method === 'GET' ? 'get' : method === 'PUT' ? 'update' : method === 'PATCH' ? 'patch'
+        : method === 'DELETE' ? 'delete' : method === 'POST' ? 'create' : 'get';
+    const rec: Recorded = { verb, resource: `${groupOf(r)}/${r.plural}${sub ? `/${sub}` : ''}`, namespace: ns, name, method, path: u.pathname + u.search,
+      contentType: req.headers['content-type'] };
     this.requests.push(rec);
     res.on('finish', () => (rec.status = res.statusCode));
     this.beforeRequest?.(rec);
@@ -169,7 +174,8 @@ export class FakeKube {
     }
     if (method === 'DELETE') {
       const o = this.store.remove(gvr, key, name, r.plural);
-      if (r.plural === 'namespaces') for (const x of RESOURCES.filter((y) => y.namespaced)) for (const c of this.store.list(gvrOf(x), name)) this.store.remove(gvrOf(x), name, c.metadata.name!, x.plural);
+      if (r.plural === 'namespaces') for (const x of RESOURCES.filter((y) => y.namespaced)) for (const c of this.store.list(gvrOf(x), name))
+        this.store.remove(gvrOf(x), name, c.metadata.name!, x.plural);
       return this.send(res, 200, this.typed(r, o));
     }
     throw new ApiError(405, 'MethodNotAllowed', 'the server does not allow this method on the requested resource');
@@ -188,8 +194,11 @@ export class FakeKube {
   }
 
   private typeCheck(r: Resource, o: KObject | undefined): void {
-    if (!o || typeof o !== 'object' || !o.metadata) throw new ApiError(400, 'BadRequest', `${r.kind} in version "${r.apiVersion}" cannot be handled: metadata is required`);
-    if (o.kind && o.kind !== r.kind) throw new ApiError(400, 'BadRequest', `the API version in the data (${o.apiVersion}) does not match the expected API version (${r.apiVersion}) or kind ${o.kind} is not ${r.kind}`);
+    if (!o || typeof o !== 'object' || !o.metadata)
+      throw new ApiError(400, 'BadRequest', `${r.kind} in version "${r.apiVersion}" cannot be handled: metadata is required`);
+    if (o.kind && o.kind !== r.kind)
+      throw new ApiError(400, 'BadRequest',
+        `the API version in the data (${o.apiVersion}) does not match the expected API version (${r.apiVersion}) or kind ${o.kind} is not ${r.kind}`);
   }
 
   private typed(r: Resource, o: KObject): KObject {
@@ -209,7 +218,8 @@ export class FakeKube {
       .filter(f)
       .sort((a, b) => `${a.metadata.namespace}/${a.metadata.name}`.localeCompare(`${b.metadata.namespace}/${b.metadata.name}`));
     // items in a typed list carry no kind/apiVersion (the real server omits them)
-    return { kind: `${r.kind}List`, apiVersion: r.apiVersion, metadata: { resourceVersion: String(this.store.currentVersion()) }, items: items.map(({ kind: _k, apiVersion: _a, ...o }) => o) };
+    return { kind: `${r.kind}List`, apiVersion: r.apiVersion, metadata: { resourceVersion: String(this.store.currentVersion()) },
+      items: items.map(({ kind: _k, apiVersion: _a, ...o }) => o) };
   }
 
   /**
@@ -245,7 +255,9 @@ export class FakeKube {
       last = e.rv;
       if (e.gvr === gvr && inNs(e.object) && f(e.object)) write(e.type, this.typed(r, e.object));
     });
-    const bookmarks = q.get('allowWatchBookmarks') === 'true' ? setInterval(() => write('BOOKMARK', { kind: r.kind, apiVersion: r.apiVersion, metadata: { resourceVersion: String(Math.max(last, this.store.currentVersion())) } }), this.opts.bookmarkMs ?? 1000) : undefined;
+    const bookmarks = q.get('allowWatchBookmarks') === 'true' ? setInterval(() =>
+      write('BOOKMARK', { kind: r.kind, apiVersion: r.apiVersion, metadata: { resourceVersion: String(Math.max(last, this.store.currentVersion())) } }),
+    this.opts.bookmarkMs ?? 1000) : undefined;
     const timeout = q.get('timeoutSeconds') ? setTimeout(() => res.end(), Number(q.get('timeoutSeconds')) * 1000) : undefined;
     res.on('close', () => {
       unsubscribe();
@@ -255,7 +267,8 @@ export class FakeKube {
     });
   }
 
-  private async subresource(r: Resource, ns: string | undefined, name: string, sub: string, req: IncomingMessage, res: ServerResponse, q: URLSearchParams): Promise<void> {
+  private async subresource(r: Resource, ns: string | undefined, name: string, sub: string, req: IncomingMessage, res: ServerResponse,
+    q: URLSearchParams): Promise<void> {
     const gvr = gvrOf(r);
     const cur = this.store.get(gvr, ns, name);
     const method = req.method ?? 'GET';

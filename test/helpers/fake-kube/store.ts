@@ -56,7 +56,8 @@ export class ApiError extends Error {
   }
 
   status(): Record<string, unknown> {
-    return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: this.message, reason: this.reason, details: this.details, code: this.code };
+    return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: this.message, reason: this.reason, details: this.details,
+      code: this.code };
   }
 }
 
@@ -131,7 +132,9 @@ export class Store {
     const name = o.metadata.name;
     if (!name) throw new ApiError(422, 'Invalid', `${resource} is invalid: metadata.name: Required value: name or generateName is required`);
     if (!/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(name) || name.length > 253)
-      throw new ApiError(422, 'Invalid', `${resource} "${name}" is invalid: metadata.name: Invalid value: "${name}": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.'`);
+      throw new ApiError(422, 'Invalid',
+        `${resource} "${name}" is invalid: metadata.name: Invalid value: "${name}": a lowercase RFC 1123 subdomain must consist of lower ` +
+        `case alphanumeric characters, '-' or '.'`);
     const t = this.table(gvr);
     if (t.has(Store.key(ns, name))) throw new ApiError(409, 'AlreadyExists', `${resource} "${name}" already exists`, { name, kind: resource });
     if (ns !== undefined) {
@@ -159,9 +162,12 @@ export class Store {
     const cur = t.get(Store.key(ns, name));
     if (!cur) throw notFound(resource, name);
     const o = clone(obj);
-    if (o.metadata?.name && o.metadata.name !== name) throw new ApiError(400, 'BadRequest', `the name of the object (${o.metadata.name}) does not match the name on the URL (${name})`);
+    if (o.metadata?.name && o.metadata.name !== name)
+      throw new ApiError(400, 'BadRequest', `the name of the object (${o.metadata.name}) does not match the name on the URL (${name})`);
     if (o.metadata?.resourceVersion && o.metadata.resourceVersion !== cur.metadata.resourceVersion)
-      throw new ApiError(409, 'Conflict', `Operation cannot be fulfilled on ${resource} "${name}": the object has been modified; please apply your changes to the latest version and try again`, { name, kind: resource });
+      throw new ApiError(409, 'Conflict',
+        `Operation cannot be fulfilled on ${resource} "${name}": the object has been modified; please apply your changes to the latest version and try again`,
+        { name, kind: resource });
     o.metadata = { ...o.metadata, name, namespace: cur.metadata.namespace, uid: cur.metadata.uid, creationTimestamp: cur.metadata.creationTimestamp };
     if (cur.metadata.deletionTimestamp) o.metadata.deletionTimestamp = cur.metadata.deletionTimestamp;
     if (subresource === 'status') {
@@ -172,7 +178,9 @@ export class Store {
       const specChanged = JSON.stringify(o.spec ?? null) !== JSON.stringify(cur.spec ?? null);
       o.metadata.generation = (cur.metadata.generation ?? 1) + (specChanged ? 1 : 0);
     }
-    if (JSON.stringify({ ...o, metadata: { ...o.metadata, resourceVersion: '' } }) === JSON.stringify({ ...cur, metadata: { ...cur.metadata, resourceVersion: '' } })) return clone(cur); // a no-op write changes nothing
+    // a no-op write changes nothing
+    if (JSON.stringify({ ...o, metadata: { ...o.metadata, resourceVersion: '' } }) === JSON.stringify({ ...cur,
+      metadata: { ...cur.metadata, resourceVersion: '' } })) return clone(cur);
     o.metadata.resourceVersion = String(++this.rv);
     t.set(Store.key(ns, name), o);
     this.emit('MODIFIED', gvr, o);

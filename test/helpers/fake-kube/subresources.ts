@@ -11,7 +11,8 @@ export function scaleOf(d: KObject): KObject {
   return {
     kind: 'Scale',
     apiVersion: 'autoscaling/v1',
-    metadata: { name: d.metadata.name, namespace: d.metadata.namespace, uid: d.metadata.uid, resourceVersion: d.metadata.resourceVersion, creationTimestamp: d.metadata.creationTimestamp },
+    metadata: { name: d.metadata.name, namespace: d.metadata.namespace, uid: d.metadata.uid, resourceVersion: d.metadata.resourceVersion,
+      creationTimestamp: d.metadata.creationTimestamp },
     spec: { replicas: d.spec?.replicas as number },
     status: {
       replicas: (d.status?.replicas as number | undefined) ?? 0,
@@ -26,9 +27,11 @@ export function scaleOf(d: KObject): KObject {
 export function setScale(store: Store, d: KObject, scale: KObject, put: boolean): KObject {
   const n = (scale.spec as { replicas?: unknown } | undefined)?.replicas;
   if (!(Number.isInteger(n) && (n as number) >= 0))
-    throw new ApiError(422, 'Invalid', `Scale.autoscaling "${d.metadata.name}" is invalid: spec.replicas: Invalid value: ${JSON.stringify(n)}: must be greater than or equal to 0`);
+    throw new ApiError(422, 'Invalid',
+      `Scale.autoscaling "${d.metadata.name}" is invalid: spec.replicas: Invalid value: ${JSON.stringify(n)}: must be greater than or equal to 0`);
   const rv = put ? scale.metadata?.resourceVersion : undefined;
-  return store.update('apps/v1/deployments', d.metadata.namespace, d.metadata.name!, { ...d, metadata: { ...d.metadata, resourceVersion: rv }, spec: { ...d.spec, replicas: n } }, 'deployments');
+  return store.update('apps/v1/deployments', d.metadata.namespace, d.metadata.name!,
+    { ...d, metadata: { ...d.metadata, resourceVersion: rv }, spec: { ...d.spec, replicas: n } }, 'deployments');
 }
 
 /**
@@ -47,9 +50,12 @@ export function resizePod(store: Store, cur: KObject, next: KObject): KObject {
   for (const c of nextC) {
     const res = (c.resources ?? {}) as { limits?: Record<string, string>; requests?: Record<string, string> };
     for (const k of [...Object.keys(res.limits ?? {}), ...Object.keys(res.requests ?? {})])
-      if (k !== 'cpu' && k !== 'memory') throw new ApiError(422, 'Invalid', `Pod "${cur.metadata.name}" is invalid: spec.containers[0].resources: Forbidden: only cpu and memory resources are mutable (${k})`);
+      if (k !== 'cpu' && k !== 'memory')
+        throw new ApiError(422, 'Invalid',
+          `Pod "${cur.metadata.name}" is invalid: spec.containers[0].resources: Forbidden: only cpu and memory resources are mutable (${k})`);
   }
-  return store.update('v1/pods', cur.metadata.namespace, cur.metadata.name!, { ...cur, metadata: { ...cur.metadata, resourceVersion: next.metadata?.resourceVersion }, spec: { ...cur.spec, containers: nextC } }, 'pods');
+  return store.update('v1/pods', cur.metadata.namespace, cur.metadata.name!,
+    { ...cur, metadata: { ...cur.metadata, resourceVersion: next.metadata?.resourceVersion }, spec: { ...cur.spec, containers: nextC } }, 'pods');
 }
 
 /** `GET .../pods/NAME/log`: `tailLines`, `sinceSeconds`, `timestamps`, `follow` (until the pod goes or the client leaves). */
@@ -57,7 +63,8 @@ export function podLogs(kube: FakeKube, pod: KObject, q: URLSearchParams, res: S
   const key = `${pod.metadata.namespace}/${pod.metadata.name}`;
   const ts = q.get('timestamps') === 'true';
   const since = q.get('sinceSeconds') ? Date.now() - Number(q.get('sinceSeconds')) * 1000 : 0;
-  const fmt = (e: { t: Date; line: string }) => `${ts ? `${e.t.toISOString().replace('Z', '000000Z').replace(/\.(\d{3})000000Z$/, '.$1000000Z')} ` : ''}${e.line}\n`;
+  const fmt = (e: { t: Date; line: string }) =>
+    `${ts ? `${e.t.toISOString().replace('Z', '000000Z').replace(/\.(\d{3})000000Z$/, '.$1000000Z')} ` : ''}${e.line}\n`;
   let lines = (kube.logs.get(key) ?? []).filter((e) => e.t.getTime() >= since);
   if (q.get('tailLines')) lines = lines.slice(-Number(q.get('tailLines')));
   res.writeHead(200, { 'content-type': 'text/plain', ...(q.get('follow') === 'true' ? { 'transfer-encoding': 'chunked' } : {}) });
