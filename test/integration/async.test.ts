@@ -20,7 +20,8 @@ describe('async invocations', () => {
     try {
       seedEchoHttp(p.images);
       expect((await p.json('POST', '/system/functions', aFunction('aecho').minScale(1).build())).status).toBe(202);
-      const res = await p.get('/async-function/aecho/path?q=1', { method: 'POST', body: 'later', headers: { 'X-Callback-Url': cb.url, 'Content-Type': 'text/plain' } });
+      const res = await p.get('/async-function/aecho/path?q=1',
+        { method: 'POST', body: 'later', headers: { 'X-Callback-Url': cb.url, 'Content-Type': 'text/plain' } });
       expect(res.status).toBe(202);
       const callId = res.headers.get('x-call-id');
       expect(callId).toBeTruthy();
@@ -56,7 +57,8 @@ describe('async invocations', () => {
       expect((await p.json('POST', '/system/functions', aFunction('aecho').minScale(0).build())).status).toBe(202);
       const queued = async () => Object.values(await p.gw.asyncInvocations.queue.getJobCounts()).reduce((a, b) => a + b, 0);
       const before = await queued();
-      for (const url of ['not a url', 'http://[::1', 'file:///etc/passwd', 'gopher://127.0.0.1:6379/_INFO', 'http://169.254.169.254/latest/meta-data/', 'http://[fe80::1]/', 'http://metadata.google.internal/', 'http://example.com/cb']) {
+      for (const url of ['not a url', 'http://[::1', 'file:///etc/passwd', 'gopher://127.0.0.1:6379/_INFO', 'http://169.254.169.254/latest/meta-data/',
+        'http://[fe80::1]/', 'http://metadata.google.internal/', 'http://example.com/cb']) {
         const r = await p.get('/async-function/aecho', { method: 'POST', body: 'x', headers: { 'X-Callback-Url': url } });
         expect({ url, status: r.status }).toEqual({ url, status: 400 });
         const err = ((await r.json()) as { error: { code: string; field: string; message: string } }).error;
@@ -69,7 +71,8 @@ describe('async invocations', () => {
     }
   });
 
-  it('resolves the callback host at delivery: a name for a metadata address is never connected to, a good one is delivered to the address checked', async () => {
+  it('resolves the callback host at delivery: a name for a metadata address is never connected to, a good one is delivered to the ' +
+    'address checked', async () => {
     const redis = await testRedis();
     const dataDir = mkdtempSync(join(tmpdir(), 'mlfaas-data-'));
     const good = await callbackServer();
@@ -89,9 +92,11 @@ describe('async invocations', () => {
     try {
       seedEchoHttp(new ImageStore(join(dataDir, 'images')));
       const post = (path: string, init: RequestInit) => fetch(gw.url + path, { method: 'POST', ...init });
-      expect((await post('/system/functions', { body: JSON.stringify(aFunction('aecho').minScale(1).build()), headers: { 'content-type': 'application/json' } })).status).toBe(202);
+      expect((await post('/system/functions',
+        { body: JSON.stringify(aFunction('aecho').minScale(1).build()), headers: { 'content-type': 'application/json' } })).status).toBe(202);
       // the reported spellings are refused at submission (400 naming the header)
-      for (const url of ['http://169.254.169.254.nip.io/', 'http://metadata.google.internal.nip.io/', 'http://[::a9fe:a9fe]/', 'http://[64:ff9b::a9fe:a9fe]/', 'http://0xa9fea9fe/', 'http://[2002:a9fe::1]/', 'http://0.0.0.0/']) {
+      for (const url of ['http://169.254.169.254.nip.io/', 'http://metadata.google.internal.nip.io/', 'http://[::a9fe:a9fe]/', 'http://[64:ff9b::a9fe:a9fe]/',
+        'http://0xa9fea9fe/', 'http://[2002:a9fe::1]/', 'http://0.0.0.0/']) {
         const r = await post('/async-function/aecho', { body: 'x', headers: { 'X-Callback-Url': url } });
         expect({ url, status: r.status }).toEqual({ url, status: 400 });
         expect(((await r.json()) as { error: { field: string } }).error.field).toBe('X-Callback-Url');
@@ -133,7 +138,8 @@ describe('async invocations', () => {
     let first = await gatewayProcess(env);
     let second: Awaited<ReturnType<typeof gatewayProcess>> | undefined;
     try {
-      const deploy = await fetch(first.url + '/system/functions', { method: 'POST', body: JSON.stringify(aFunction('slow').minScale(1).build()), headers: { 'content-type': 'application/json' } });
+      const deploy = await fetch(first.url + '/system/functions',
+        { method: 'POST', body: JSON.stringify(aFunction('slow').minScale(1).build()), headers: { 'content-type': 'application/json' } });
       expect(deploy.status).toBe(202);
       const n = 12;
       const ids: string[] = [];

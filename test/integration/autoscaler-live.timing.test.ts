@@ -130,7 +130,9 @@ maybe('live inference autoscaler (hybrid policy, CPU device quotas through token
       correction: false,
       sloGuardS: 1e9,
       onTick: (reports, now) => {
-        for (const r of reports) ticks.push(`${new Date(now).toISOString().slice(11, 19)} ${r.skipped ?? `n=${r.decision!.replicas} q=[${r.decision!.quotas.map((q) => q.quota).join(',')}] ${r.decision!.reason}`}`);
+        for (const r of reports)
+          ticks.push(`${new Date(now).toISOString().slice(11, 19)} ` +
+            `${r.skipped ?? `n=${r.decision!.replicas} q=[${r.decision!.quotas.map((q) => q.quota).join(',')}] ${r.decision!.reason}`}`);
       },
     });
     await autoscaler.start();
@@ -218,7 +220,8 @@ maybe('live autoscaler: manual-scale hold and scale to zero', () => {
     buildFunction(fn, stack.file, p.cfg.templatesDir, p.images);
     const annotations = { ...fn.annotations, 'mlfaas.slo.latency_ms': '1000' };
     const deploy = async (service: string, labels: Record<string, string>, extra: Record<string, string>) => {
-      expect((await p.json('POST', '/system/functions', { service, image: fn.image, labels, envVars: { ORT_INTRA_OP_THREADS: '1' }, annotations: { ...annotations, ...extra } })).status).toBe(202);
+      expect((await p.json('POST', '/system/functions',
+        { service, image: fn.image, labels, envVars: { ORT_INTRA_OP_THREADS: '1' }, annotations: { ...annotations, ...extra } })).status).toBe(202);
       await seed(service);
     };
     await deploy('pinned', { 'com.openfaas.scale.min': '1', 'com.openfaas.scale.max': '3' }, { 'mlfaas.autoscaler.manual-hold': '8s' });
@@ -233,7 +236,8 @@ maybe('live autoscaler: manual-scale hold and scale to zero', () => {
       defaultSloMs: 1000,
       devices: ['cpu0', 'cpu1'],
       onTick: (reports, now) => {
-        for (const r of reports) ticks.push(`${new Date(now).toISOString().slice(11, 19)} ${r.fn} ${r.skipped ?? `n=${r.decision!.replicas} ${r.decision!.reason}`}`);
+        for (const r of reports)
+          ticks.push(`${new Date(now).toISOString().slice(11, 19)} ${r.fn} ${r.skipped ?? `n=${r.decision!.replicas} ${r.decision!.reason}`}`);
       },
     });
     await autoscaler.start();
@@ -272,7 +276,8 @@ maybe('live autoscaler: manual-scale hold and scale to zero', () => {
   it('scales an idle min_scale 0 function to zero after its zero-duration and wakes it on the next request', async () => {
     // at zero with no work since deploy: the autoscaler does not start a replica (the policy's R_min floor)
     expect((await status('idler')).replicas).toBe(0);
-    const r1 = await fetch(`${p.gw.url}/function/idler`, { method: 'POST', body: JSON.stringify({ instances: [Array(64).fill(0)] }), headers: { 'content-type': 'application/json' } });
+    const r1 = await fetch(`${p.gw.url}/function/idler`,
+      { method: 'POST', body: JSON.stringify({ instances: [Array(64).fill(0)] }), headers: { 'content-type': 'application/json' } });
     await r1.arrayBuffer();
     expect(r1.status).toBe(200);
     const last = Date.now();
@@ -291,7 +296,8 @@ maybe('live autoscaler: manual-scale hold and scale to zero', () => {
     expect((await status('idler')).replicas).toBe(0);
     // the next request wakes it and is answered
     const t0 = Date.now();
-    const r2 = await fetch(`${p.gw.url}/function/idler`, { method: 'POST', body: JSON.stringify({ instances: [Array(64).fill(0)] }), headers: { 'content-type': 'application/json' } });
+    const r2 = await fetch(`${p.gw.url}/function/idler`,
+      { method: 'POST', body: JSON.stringify({ instances: [Array(64).fill(0)] }), headers: { 'content-type': 'application/json' } });
     await r2.arrayBuffer();
     ticks.push(`idler: woken, answered ${r2.status} in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
     expect(r2.status).toBe(200);

@@ -37,7 +37,7 @@ test.each([
 });
 
 test.each([
-  { line: "# Short write while writing to the AOF file: (nwritten=1517, expected=20033)", want: true },
+  { line: '# Short write while writing to the AOF file: (nwritten=1517, expected=20033)', want: true },
   { line: "# Can't recover from AOF write error when the AOF fsync policy is 'always'. Exiting...", want: true },
   { line: '* Ready to accept connections', want: false },
 ])('redis.log says the AOF write failed: $line', ({ line, want }) => {

@@ -122,7 +122,8 @@ maybe('kernel-enforced CPU share and quota (cgroup v' + cg?.version + ')', () =>
     let t0 = performance.now();
     await p.gw.provider.setQuota(ref, id, 0.25);
     const toFile = await msUntil(() => f.quota() === String(0.25 * CFS_PERIOD_US) && f.cpus() === String(core), 3000);
-    console.log(`setQuota(0.25) + placement cpu${core} -> cgroup files: ${(toFile + (performance.now() - t0 - toFile)).toFixed(0)} ms after the call began (${toFile.toFixed(0)} ms after it returned)`);
+    console.log(`setQuota(0.25) + placement cpu${core} -> cgroup files: ${(toFile + (performance.now() - t0 - toFile)).toFixed(0)} ms after ` +
+      `the call began (${toFile.toFixed(0)} ms after it returned)`);
     expect(toFile).toBeLessThan(1500);
 
     // two busy loops (the cpuset is one core: together they still get only the quota); the
@@ -130,7 +131,8 @@ maybe('kernel-enforced CPU share and quota (cgroup v' + cg?.version + ')', () =>
     const burn = () =>
       fetch(`${p.gw.url}/function/burn`, { method: 'POST', body: "timeout 40 sh -c 'while :; do :; done'", signal: ac.signal }).catch(() => undefined);
     burns.push(burn(), burn());
-    expect(await eventually(() => readFileSync(join(cg!.version === 1 ? join(ROOT, 'cpu/mlfaas', id) : join(ROOT, 'mlfaas', id), 'cgroup.procs'), 'utf8').trim().split('\n').length >= 3, 5000)).toBe(true);
+    expect(await eventually(() => readFileSync(join(cg!.version === 1 ? join(ROOT, 'cpu/mlfaas', id) : join(ROOT, 'mlfaas', id), 'cgroup.procs'), 'utf8')
+      .trim().split('\n').length >= 3, 5000)).toBe(true);
     await sleep(300);
     const at = async (q: number) => {
       if (p.gw.agent!.local(ref)[0].quota !== q) {
@@ -165,7 +167,8 @@ maybe('kernel-enforced CPU share and quota (cgroup v' + cg?.version + ')', () =>
     const idle = (c1.idle - c0.idle) / Math.max(1, c1.total - c0.total);
     console.log(
       `busy sh loop x2 pinned to cpu${core}: ${q100.toFixed(2)} core at quota 1, ${q50.toFixed(2)} at 0.5, ${q25.toFixed(2)} at 0.25; ` +
-        `setQuota(1) -> file ${fileMs.toFixed(0)} ms, -> rate > 0.75 core within ${rateMs.toFixed(0)} ms (50 ms windows); cpu${core} idle ${(idle * 100).toFixed(0)}% at quota 1`,
+        `setQuota(1) -> file ${fileMs.toFixed(0)} ms, -> rate > 0.75 core within ${rateMs.toFixed(0)} ms (50 ms windows); cpu${core} ` +
+        `idle ${(idle * 100).toFixed(0)}% at quota 1`,
     );
     expect(q25).toBeGreaterThan(0.1);
     expect(q25).toBeLessThan(0.45);

@@ -28,14 +28,17 @@ describe('summarizeExit', () => {
   test.each([
     { name: 'no output', lines: [], code: 1, signal: null, want: 'exited (status 1)' },
     { name: 'signal', lines: ['serving'], code: null, signal: 'SIGKILL', want: 'exited (SIGKILL): serving' },
-    { name: 'node crash: the error, not the version trailer', lines: ['loading model', "Error: Cannot find module './errors'", '    at foo (x.js:1:1)', '', 'Node.js v20.0.0'], code: 1, signal: null, want: "exited (status 1): Error: Cannot find module './errors'" },
+    { name: 'node crash: the error, not the version trailer',
+      lines: ['loading model', "Error: Cannot find module './errors'", '    at foo (x.js:1:1)', '', 'Node.js v20.0.0'], code: 1, signal: null,
+      want: "exited (status 1): Error: Cannot find module './errors'" },
   ])('$name', ({ lines, code, signal, want }) => {
     expect(summarizeExit(lines, code, signal)).toBe(want);
   });
 });
 
 describe('crashLoopError', () => {
-  const r = (state: ReplicaInfo['state'], lastError?: string): ReplicaInfo => ({ id: state, url: 'http://127.0.0.1:1', state, agent: 'a', startedAt: '', restarts: 1, weight: 1, quota: 1, ...(lastError ? { lastError } : {}) });
+  const r = (state: ReplicaInfo['state'], lastError?: string): ReplicaInfo =>
+    ({ id: state, url: 'http://127.0.0.1:1', state, agent: 'a', startedAt: '', restarts: 1, weight: 1, quota: 1, ...(lastError ? { lastError } : {}) });
   test.each([
     { name: 'no replicas', replicas: [], want: undefined },
     { name: 'all crashed', replicas: [r('crashed', 'boom')], want: 'boom' },
@@ -52,7 +55,8 @@ it('mlfaas build refuses an ml-inference function without model.onnx, naming the
   try {
     mkdirSync(join(dir, 'fn'));
     writeFileSync(join(dir, 'fn', 'handler.js'), 'module.exports = {};\n');
-    writeFileSync(join(dir, 'stack.yml'), 'provider:\n  name: openfaas\nfunctions:\n  nomodel:\n    lang: ml-inference\n    handler: ./fn\n    image: test/nomodel:1\n');
+    writeFileSync(join(dir, 'stack.yml'),
+      'provider:\n  name: openfaas\nfunctions:\n  nomodel:\n    lang: ml-inference\n    handler: ./fn\n    image: test/nomodel:1\n');
     const stack = readStack(join(dir, 'stack.yml'));
     const store = new ImageStore(join(dir, 'images'));
     expect(() => buildFunction(stack.functions[0], stack.file, join(__dirname, '../../templates'), store)).toThrow(join(dir, 'fn', 'model.onnx'));
@@ -69,7 +73,8 @@ describe('a crash-looping function', () => {
     redis = await testRedis();
     // a long scale-from-zero wait, so a prompt answer can only come from the crash-loop check
     p = await testGateway(redis.url, { MLFAAS_SCALE_FROM_ZERO_TIMEOUT_MS: '120000' });
-    seedImage(p.images, 'test/crasher:1', { 'server.js': CRASHER }, { language: 'node', kind: 'inference', mode: 'http', fprocess: 'node server.js', readiness: '/_/ready' });
+    seedImage(p.images, 'test/crasher:1', { 'server.js': CRASHER },
+      { language: 'node', kind: 'inference', mode: 'http', fprocess: 'node server.js', readiness: '/_/ready' });
   });
   afterAll(async () => {
     await p?.stop();

@@ -28,10 +28,13 @@ describe('distributed mode: two gateway processes and an autoscaler process on o
   let b: Awaited<ReturnType<typeof gatewayProcess>>;
   let scaler: ChildProcess | undefined;
   let load = true;
-  const env = () => ({ MLFAAS_REDIS_URL: redis.url, MLFAAS_DATA_DIR: dir, MLFAAS_BASIC_AUTH: 'false', MLFAAS_AUTOSCALER: 'false', MLFAAS_ISOLATION: 'off', MLFAAS_MANUAL_SCALE_HOLD_S: '2' });
+  const env = () =>
+    ({ MLFAAS_REDIS_URL: redis.url, MLFAAS_DATA_DIR: dir, MLFAAS_BASIC_AUTH: 'false', MLFAAS_AUTOSCALER: 'false', MLFAAS_ISOLATION: 'off',
+      MLFAAS_MANUAL_SCALE_HOLD_S: '2' });
   let scalerLog = '';
   const startScaler = () => {
-    const c = spawn(process.execPath, [BIN, 'autoscaler', '--redis-url', redis.url], { env: { ...process.env, ...TEST_ENV, ...env(), MLFAAS_AUTOSCALER_INTERVAL_MS: '500' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const c = spawn(process.execPath, [BIN, 'autoscaler', '--redis-url', redis.url],
+      { env: { ...process.env, ...TEST_ENV, ...env(), MLFAAS_AUTOSCALER_INTERVAL_MS: '500' }, stdio: ['ignore', 'pipe', 'pipe'] });
     c.stdout!.on('data', (b: Buffer) => (scalerLog += b.toString()));
     c.stderr!.on('data', (b: Buffer) => (scalerLog += b.toString()));
     return c;
@@ -59,7 +62,8 @@ describe('distributed mode: two gateway processes and an autoscaler process on o
 
   it('deploys through one gateway and invokes through the other', async () => {
     const body = aFunction('fn').minScale(1).maxScale(12).slo(300).build();
-    expect((await fetch(`${a.url}/system/functions`, { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json' } })).status).toBe(202);
+    expect((await fetch(`${a.url}/system/functions`, { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json' } })).status)
+      .toBe(202);
     const r = await eventually(async () => {
       const x = await fetch(`${b.url}/function/fn`, { method: 'POST', body: 'via-b' });
       return x.status === 200 ? ((await x.json()) as { body: string }) : undefined;
@@ -97,7 +101,8 @@ describe('distributed mode: two gateway processes and an autoscaler process on o
     expect(await replicas()).toBe(scaled);
     expect(scaled).toBeGreaterThan(1);
     // while it is down, someone scales the function to 1 by hand (held 2 s): the load still needs more
-    expect((await fetch(`${b.url}/system/scale-function/fn`, { method: 'POST', body: JSON.stringify({ serviceName: 'fn', replicas: 1 }), headers: { 'content-type': 'application/json' } })).status).toBe(202);
+    expect((await fetch(`${b.url}/system/scale-function/fn`,
+      { method: 'POST', body: JSON.stringify({ serviceName: 'fn', replicas: 1 }), headers: { 'content-type': 'application/json' } })).status).toBe(202);
     const restartedAt = new Date().toISOString();
     scaler = startScaler();
     // the new process waits out the dead one's Redis lease (5 s), then decides from Redis's state
@@ -105,7 +110,9 @@ describe('distributed mode: two gateway processes and an autoscaler process on o
       const now = await events();
       return now.some((e) => e.time > restartedAt && e.policy !== 'manual' && e.action === 'replicas' && (e.to ?? 0) > 1) ? now : undefined;
     }, 60000, 250);
-    expect({ after: !!after, events: after ? [] : (await events()).slice(0, 5), log: after ? '' : scalerLog.slice(-2000) }).toEqual({ after: true, events: [], log: '' }); // on failure: what it did
+    // on failure: what it did
+    expect({ after: !!after, events: after ? [] : (await events()).slice(0, 5), log: after ? '' : scalerLog.slice(-2000) })
+      .toEqual({ after: true, events: [], log: '' });
     expect(await replicas()).toBeGreaterThan(1);
     // the events from before the kill are all still there
     expect(after!.map((e) => e.time)).toEqual(expect.arrayContaining(before.map((e) => e.time)));

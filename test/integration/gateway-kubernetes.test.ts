@@ -31,7 +31,8 @@ describe('gateway on the kubernetes provider', () => {
     cluster.addNode('node-a');
     cluster.start();
     redis = await testRedis();
-    const env = { MLFAAS_PROVIDER: 'kubernetes', MLFAAS_KUBE_SERVER: kube.url, MLFAAS_KUBE_TOKEN: 'gw', MLFAAS_KUBE_INSECURE: '1', MLFAAS_KUBE_IMAGE_CHECK: 'off', MLFAAS_BASIC_AUTH: 'false', MLFAAS_AUTOSCALER: 'false' };
+    const env = { MLFAAS_PROVIDER: 'kubernetes', MLFAAS_KUBE_SERVER: kube.url, MLFAAS_KUBE_TOKEN: 'gw', MLFAAS_KUBE_INSECURE: '1',
+      MLFAAS_KUBE_IMAGE_CHECK: 'off', MLFAAS_BASIC_AUTH: 'false', MLFAAS_AUTOSCALER: 'false' };
     a = await testGateway(redis.url, env);
     b = await testGateway(redis.url, env);
   });
@@ -63,7 +64,8 @@ describe('gateway on the kubernetes provider', () => {
   });
 
   it('says what it enforces in /system/info', async () => {
-    const info = (await (await a.get('/system/info')).json()) as { provider: { provider: string; orchestration: string }; mlfaas: { enforcement: { summary: string } } };
+    const info = (await (await a.get('/system/info')).json()) as { provider: { provider: string; orchestration: string };
+      mlfaas: { enforcement: { summary: string } }; };
     expect(info.provider).toEqual(expect.objectContaining({ provider: 'mlfaas-kubernetes', orchestration: 'kubernetes' }));
     expect(info.mlfaas.enforcement.summary).toMatch(/kubelet/);
   });

@@ -65,7 +65,8 @@ function buildImage(p: TestPlatform, dir: string): void {
 
 async function deploy(p: TestPlatform, name: string, replicas: number): Promise<Array<{ id: string; pid: number; url: string; socket?: string }>> {
   const scale = String(replicas);
-  const body = { service: name, image: IMAGE, labels: { 'com.openfaas.scale.min': scale, 'com.openfaas.scale.max': scale }, annotations: { 'mlfaas.gpu': '1' } };
+  const body = { service: name, image: IMAGE, labels: { 'com.openfaas.scale.min': scale, 'com.openfaas.scale.max': scale },
+    annotations: { 'mlfaas.gpu': '1' } };
   expect((await p.json('POST', '/system/functions', body)).status).toBe(202);
   const ref = { name, namespace: 'openfaas-fn' };
   const ready = await eventually(async () => {
@@ -93,7 +94,8 @@ async function tokendClient(ctl: TokendControl, pid: number, limit: number) {
  * `lost`: the fraction of wall time its launcher spent neither in kernels nor waiting for tokens
  * (waiting for a CPU of a busy host).
  */
-async function shares(ctl: TokendControl, urls: Target[], ms: number): Promise<{ launched: number[]; charged: number[]; reported: number[]; lost: number[]; missed: number }> {
+async function shares(ctl: TokendControl, urls: Target[], ms: number): Promise<{ launched: number[]; charged: number[]; reported: number[]; lost: number[];
+  missed: number; }> {
   const s0 = await ctl.stats();
   const t0 = process.hrtime.bigint();
   const a = await Promise.all(urls.map(state));
@@ -126,7 +128,8 @@ async function quietShares(ctl: TokendControl, urls: Target[], ms: number): Prom
     const s = await shares(ctl, urls, ms);
     const worst = Math.max(...s.lost, s.missed);
     if (worst <= 0.1) return { ...s, quiet: true };
-    console.log(`attempt ${i}: host interference ${worst.toFixed(3)} (launchers ${s.lost.map((x) => x.toFixed(3)).join('/')}, tokend missed ${s.missed.toFixed(3)})${i < 3 ? ', measuring again' : ''}`);
+    console.log(`attempt ${i}: host interference ${worst.toFixed(3)} (launchers ${s.lost.map((x) => x.toFixed(3)).join('/')}, tokend ` +
+      `missed ${s.missed.toFixed(3)})${i < 3 ? ', measuring again' : ''}`);
     if (i >= 3) return { ...s, quiet: false };
   }
 }
@@ -204,7 +207,9 @@ maybe('GPU replicas on a stub GPU node (agent, limiter, tokend; sandboxed when r
       expect(p.gw.agent!.local(ref).find((r) => r.id === a.id)!.quota).toBe(qa);
       await new Promise((r) => setTimeout(r, 300)); // a few windows under the new grant
       const s = await quietShares(ctl, [a, b], 2500);
-      console.log(`quotas ${qa}/${qb}: share by launches ${s.launched.map((x) => x.toFixed(3)).join('/')}, charged by the limiter ${s.charged.map((x) => x.toFixed(3)).join('/')}, reported to tokend ${s.reported.map((x) => x.toFixed(3)).join('/')}, host-lost ${s.lost.map((x) => x.toFixed(3)).join('/')}, tokend missed ${s.missed.toFixed(3)}`);
+      console.log(`quotas ${qa}/${qb}: share by launches ${s.launched.map((x) => x.toFixed(3)).join('/')}, charged by the ` +
+        `limiter ${s.charged.map((x) => x.toFixed(3)).join('/')}, reported to tokend ${s.reported.map((x) => x.toFixed(3)).join('/')}, ` +
+        `host-lost ${s.lost.map((x) => x.toFixed(3)).join('/')}, tokend missed ${s.missed.toFixed(3)}`);
       return s;
     };
     const one = await phase(0.3, 0.9);

@@ -65,7 +65,8 @@ maybe('SM shares on a stub GPU node with a stand-in MPS control program', () => 
 
   async function deploy(name: string, replicas: number, annotations: Record<string, string>, secrets: string[]) {
     const scale = String(replicas);
-    const body = { service: name, image: IMAGE, secrets, labels: { 'com.openfaas.scale.min': scale, 'com.openfaas.scale.max': scale }, annotations: { 'mlfaas.gpu': '1', ...annotations } };
+    const body = { service: name, image: IMAGE, secrets, labels: { 'com.openfaas.scale.min': scale, 'com.openfaas.scale.max': scale },
+      annotations: { 'mlfaas.gpu': '1', ...annotations } };
     expect((await p.json('POST', '/system/functions', body)).status).toBe(202);
     const ready = await eventually(async () => {
       const eps = (await p.gw.provider.endpoints({ name, namespace: ns })).filter((r) => r.state === 'ready');

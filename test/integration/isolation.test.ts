@@ -35,7 +35,8 @@ describeIfRoot('function isolation (root host)', () => {
       expect((await p.json('POST', '/system/secrets', { name, value }, auth)).status).toBe(201);
     }
     expect((await p.json('POST', '/system/functions', { service: 'attacker', ...SH, secrets: ['mine'] }, auth)).status).toBe(202);
-    expect((await p.json('POST', '/system/functions', { service: 'victim', ...SH, secrets: ['theirs'], envVars: { VICTIM_TOKEN: 'v-123' } }, auth)).status).toBe(202);
+    expect((await p.json('POST', '/system/functions', { service: 'victim', ...SH, secrets: ['theirs'], envVars: { VICTIM_TOKEN: 'v-123' } }, auth)).status)
+      .toBe(202);
     const up = await eventually(async () => {
       const l = (await (await p.get('/system/functions', { headers: auth })).json()) as Array<{ availableReplicas: number }>;
       return l.length === 2 && l.every((f) => f.availableReplicas === 1);

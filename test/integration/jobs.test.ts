@@ -149,7 +149,8 @@ describe('training jobs API', () => {
     const events = await sse(`${p.gw.url}/system/jobs/${id}/events`, (e) => e.type === 'state' && e.data.state === 'completed', 60000);
     const rec = await job(id);
     // the record and the stream's log lines in the failure message, not just "false"
-    const seen = { state: rec.state, epoch: rec.progress?.epoch, logs: events.filter((e) => e.type === 'log' || e.type === 'state').map((e) => JSON.stringify(e.data)) };
+    const seen = { state: rec.state, epoch: rec.progress?.epoch, logs: events.filter((e) => e.type === 'log' || e.type === 'state')
+      .map((e) => JSON.stringify(e.data)) };
     expect(seen).toEqual(expect.objectContaining({ state: 'completed', epoch: 4 }));
     expect(events.some((e) => e.type === 'allocation' && (e.data.workers as number) > 0)).toBe(true);
     const progress = events.filter((e) => e.type === 'progress');
@@ -189,7 +190,9 @@ describe('training jobs API', () => {
     expect(rec.state).toBe('completed');
     const predicted = (Date.parse(body.plan.predictedCompletion) - t0) / 1000;
     const actual = (Date.parse(rec.finishedAt!) - t0) / 1000;
-    console.log(`digits-train mlp 20 epochs: predicted ${predicted.toFixed(2)} s, actual ${actual.toFixed(2)} s, earliest feasible deadline ${earliest} s (launch ${rec.launchSeconds?.toFixed(2)} s, exit ${rec.exitSeconds?.toFixed(2)} s, first allocation after ${((Date.parse(rec.allocations[0].time) - t0) / 1000).toFixed(2)} s)`);
+    console.log(`digits-train mlp 20 epochs: predicted ${predicted.toFixed(2)} s, actual ${actual.toFixed(2)} s, earliest feasible ` +
+      `deadline ${earliest} s (launch ${rec.launchSeconds?.toFixed(2)} s, exit ${rec.exitSeconds?.toFixed(2)} s, first allocation ` +
+      `after ${((Date.parse(rec.allocations[0].time) - t0) / 1000).toFixed(2)} s)`);
     // within a factor 2 either way plus 5 s: a shared, busy machine can be slower or faster
     // than when the profile ran; the old forecast (≈ 600 s) fails both by far
     expect(predicted).toBeLessThanOrEqual(2 * actual + 5);
@@ -265,7 +268,8 @@ describe('training jobs API', () => {
     // a real gateway process runs the job; it is killed without a chance to say anything
     const child = await gatewayProcess({ ...ENV, MLFAAS_REDIS_URL: redis.url, MLFAAS_DATA_DIR: dataDir, MLFAAS_TRAINING_LOCK_MS: '30000' });
     try {
-      expect(await eventually(async () => (await record(id)).workers === 1 && ((JSON.parse((await redis_get(id)) ?? '{}') as { epoch?: number }).epoch ?? 0) >= 1, 60000, 200)).toBe(true);
+      expect(await eventually(async () => (await record(id)).workers === 1 &&
+        ((JSON.parse((await redis_get(id)) ?? '{}') as { epoch?: number }).epoch ?? 0) >= 1, 60000, 200)).toBe(true);
     } finally {
       child.child.kill('SIGKILL');
       await new Promise((r) => (child.child.exitCode !== null ? r(null) : child.child.once('exit', r)));

@@ -23,7 +23,8 @@ import { aFunction } from '../helpers/fixtures';
 import { eventually, TEST_ENV, testGateway, testRedis, type TestPlatform } from '../helpers/platform';
 
 const BIN = join(__dirname, '../../bin/mlfaas');
-type Pod = { metadata: { name: string; labels?: Record<string, string> }; spec: { nodeName?: string; containers: Array<{ resources?: unknown; env?: Array<{ name: string; value?: string }> }> }; status?: { phase?: string } };
+type Pod = { metadata: { name: string; labels?: Record<string, string> };
+  spec: { nodeName?: string; containers: Array<{ resources?: unknown; env?: Array<{ name: string; value?: string }> }> }; status?: { phase?: string }; };
 
 describe('training on Kubernetes: admission with profile pods, the round loop in the autoscaler process, jobs as pods', () => {
   const dir = mkdtempSync(join(tmpdir(), 'mlfaas-kube-train-e2e-'));
@@ -79,14 +80,16 @@ describe('training on Kubernetes: admission with profile pods, the round loop in
   });
 
   it('deploys a training function by its image label, and refuses an image its registry does not have', async () => {
-    const res = await gw.json('POST', '/system/functions', aFunction('digits-train').image(image).annotation('mlfaas.model', 'mlp').annotation('mlfaas.dataset', 'data/digits.csv').build());
+    const res = await gw.json('POST', '/system/functions', aFunction('digits-train').image(image).annotation('mlfaas.model', 'mlp')
+      .annotation('mlfaas.dataset', 'data/digits.csv').build());
     expect(res.status).toBe(202);
     const dep = kube.store.get('apps/v1/deployments', 'openfaas-fn', 'digits-train')!;
     expect(dep.metadata.annotations?.['mlfaas.io/kind']).toBe('training');
     expect(dep.spec?.replicas).toBe(0); // a training function has no replicas: its jobs are pods
     const missing = await gw.json('POST', '/system/functions', aFunction('ghost').image(`${reg.host}/mlfaas/ghost:1`).build());
     expect(missing.status).toBe(400);
-    expect(((await missing.json()) as { error: { field: string; message: string } }).error).toEqual(expect.objectContaining({ field: 'image', message: expect.stringContaining('not in the cluster') }));
+    expect(((await missing.json()) as { error: { field: string; message: string } }).error)
+      .toEqual(expect.objectContaining({ field: 'image', message: expect.stringContaining('not in the cluster') }));
     expect(kube.store.get('apps/v1/deployments', 'openfaas-fn', 'ghost')).toBeUndefined();
   });
 
@@ -106,10 +109,13 @@ describe('training on Kubernetes: admission with profile pods, the round loop in
 
   it('runs the job in the autoscaler process as a pod on the node the plan names, and completes it', async () => {
     const id = (globalThis as { jobId?: string }).jobId!;
-    scaler = spawn(process.execPath, [BIN, 'autoscaler', '--redis-url', redis.url], { env: { ...process.env, ...TEST_ENV, ...env, MLFAAS_DATA_DIR: dir, POD_NAMESPACE: 'mlfaas' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    scaler = spawn(process.execPath, [BIN, 'autoscaler', '--redis-url', redis.url],
+      { env: { ...process.env, ...TEST_ENV, ...env, MLFAAS_DATA_DIR: dir, POD_NAMESPACE: 'mlfaas' }, stdio: ['ignore', 'pipe', 'pipe'] });
     scaler.stdout!.on('data', (b: Buffer) => (scalerLog += b.toString()));
     scaler.stderr!.on('data', (b: Buffer) => (scalerLog += b.toString()));
-    const job = async () => (await (await gw.get(`/system/jobs/${id}`)).json()) as { state: string; allocations: Array<{ workers: number }>; progress?: { epoch: number; accuracy?: number } };
+    const job = async () =>
+      (await (await gw.get(`/system/jobs/${id}`)).json()) as { state: string; allocations: Array<{ workers: number }>;
+        progress?: { epoch: number; accuracy?: number }; };
     const done = await eventually(async () => ((await job()).state === 'completed' ? job() : undefined), 120_000);
     expect({ done: done?.state, log: done ? '' : scalerLog.slice(-2000) }).toEqual({ done: 'completed', log: '' });
     expect(scalerLog).toMatch(/training round loop: policy mlfaas/);
@@ -120,7 +126,9 @@ describe('training on Kubernetes: admission with profile pods, the round loop in
     expect(last.status?.phase).toBe('Succeeded');
     const workers = done!.allocations.filter((a) => a.workers > 0).pop()!.workers;
     expect(last.spec.containers[0].resources).toEqual({ requests: { cpu: String(workers) }, limits: { cpu: String(workers) } });
-    expect(Object.fromEntries(last.spec.containers[0].env!.map((e) => [e.name, e.value]))).toEqual(expect.objectContaining({ WORKERS: String(workers), DATASET: 'data/digits.csv', MODEL: 'mlp', CHECKPOINT_DIR: `/var/lib/mlfaas/checkpoints/${id}` }));
+    expect(Object.fromEntries(last.spec.containers[0].env!.map((e) => [e.name, e.value])))
+      .toEqual(expect.objectContaining({ WORKERS: String(workers), DATASET: 'data/digits.csv', MODEL: 'mlp',
+        CHECKPOINT_DIR: `/var/lib/mlfaas/checkpoints/${id}` }));
     expect(readdirSync(join(dir, 'pv'))).toContain(id); // the checkpoint is on the claim's volume
     expect(done!.progress).toEqual(expect.objectContaining({ epoch: 8 }));
     // the job's event stream (SSE) ends after its final state

@@ -21,7 +21,8 @@ import { FakeKube } from '../helpers/fake-kube/server';
 import { eventually } from '../helpers/platform';
 
 const rec = (id: string, epochs: number): JobRecord =>
-  ({ id, function: 'digits-train', namespace: 'openfaas-fn', model: 'mlp-wide', epochs, batchSize: 64, learningRate: 0.1, checkpointDir: '' }) as unknown as JobRecord;
+  ({ id, function: 'digits-train', namespace: 'openfaas-fn', model: 'mlp-wide', epochs, batchSize: 64, learningRate: 0.1,
+    checkpointDir: '' }) as unknown as JobRecord;
 
 describe('training jobs as pods', () => {
   const dir = mkdtempSync(join(tmpdir(), 'mlfaas-kube-train-'));
@@ -51,20 +52,25 @@ describe('training jobs as pods', () => {
   });
 
   it('builds the pod the plan names: node, hyper-parameters, checkpoint claim, grace period', () => {
-    const p = trainingPodFor(rec('abc', 5), 4, 'job-abc-1', { namespace: 'openfaas-fn', image: 'x:1', checkpointClaim: 'checkpoints' }, { node: 'gpu-7', devices: [0, 2] });
+    const p = trainingPodFor(rec('abc', 5), 4, 'job-abc-1', { namespace: 'openfaas-fn', image: 'x:1', checkpointClaim: 'checkpoints' },
+      { node: 'gpu-7', devices: [0, 2] });
     const c = p.spec!.containers[0];
-    expect(Object.fromEntries(c.env!.map((e) => [e.name, e.value]))).toEqual(expect.objectContaining({ EPOCHS: '5', WORKERS: '4', BATCH_SIZE: '64', LEARNING_RATE: '0.1', CHECKPOINT_DIR: '/var/lib/mlfaas/checkpoints/abc', NVIDIA_VISIBLE_DEVICES: '0,2' }));
+    expect(Object.fromEntries(c.env!.map((e) => [e.name, e.value])))
+      .toEqual(expect.objectContaining({ EPOCHS: '5', WORKERS: '4', BATCH_SIZE: '64', LEARNING_RATE: '0.1', CHECKPOINT_DIR: '/var/lib/mlfaas/checkpoints/abc',
+        NVIDIA_VISIBLE_DEVICES: '0,2' }));
     expect(p.spec!.terminationGracePeriodSeconds).toBe(15);
     expect(p.spec!.restartPolicy).toBe('Never');
     expect(p.spec!.volumes).toEqual([{ name: 'checkpoints', persistentVolumeClaim: { claimName: 'checkpoints' } }]);
-    expect(p.spec!.affinity!.nodeAffinity!.requiredDuringSchedulingIgnoredDuringExecution!.nodeSelectorTerms[0].matchExpressions![0]).toEqual({ key: 'kubernetes.io/hostname', operator: 'In', values: ['gpu-7'] });
+    expect(p.spec!.affinity!.nodeAffinity!.requiredDuringSchedulingIgnoredDuringExecution!.nodeSelectorTerms[0].matchExpressions![0])
+      .toEqual({ key: 'kubernetes.io/hostname', operator: 'In', values: ['gpu-7'] });
     expect(c.resources!.limits!['nvidia.com/gpu']).toBe('2');
   });
 
   it('trains for real, changes its worker count through its checkpoint, and completes', async () => {
     const progress: JobProgress[] = [];
     const logs: string[] = [];
-    const job = new KubeJob(kubeConfig({ server: kube.url, token: 'tr', insecure: true }), core, rec('j1', 12), { progress: (p) => progress.push(p), log: (t) => logs.push(t) }, {
+    const job = new KubeJob(kubeConfig({ server: kube.url, token: 'tr', insecure: true }), core, rec('j1', 12), { progress: (p) => progress.push(p),
+      log: (t) => logs.push(t) }, {
       namespace: 'openfaas-fn',
       image,
       checkpointClaim: 'checkpoints',
@@ -97,11 +103,13 @@ describe('training jobs as pods', () => {
   it('an evicted pod (its node reclaimed) is not a failure: the job waits for its next allocation and resumes from the checkpoint', async () => {
     const progress: JobProgress[] = [];
     const logs: string[] = [];
-    const job = new KubeJob(kubeConfig({ server: kube.url, token: 'tr', insecure: true }), core, rec('j2', 10), { progress: (p) => progress.push(p), log: (t) => logs.push(t) }, { namespace: 'openfaas-fn', image, checkpointClaim: 'checkpoints' });
+    const job = new KubeJob(kubeConfig({ server: kube.url, token: 'tr', insecure: true }), core, rec('j2', 10),
+      { progress: (p) => progress.push(p), log: (t) => logs.push(t) }, { namespace: 'openfaas-fn', image, checkpointClaim: 'checkpoints' });
     await job.setWorkers(1, { node: 'train-1', cpus: 1 });
     expect(await eventually(() => (progress[progress.length - 1]?.epoch ?? 0) >= 2, 60_000)).toBe(true);
     const name = kube.store.list('v1/pods', 'openfaas-fn').find((p) => p.metadata.labels?.['mlfaas.io/job'] === 'j2')!.metadata.name!;
-    await core.createNamespacedPodEviction({ name, namespace: 'openfaas-fn', body: { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name, namespace: 'openfaas-fn' } } });
+    await core.createNamespacedPodEviction({ name, namespace: 'openfaas-fn',
+      body: { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name, namespace: 'openfaas-fn' } } });
     expect(await eventually(() => job.workers === 0, 30_000)).toBe(true);
     expect(logs.join('\n')).toMatch(/was evicted or deleted; the next round places the job again/);
     const atEviction = progress[progress.length - 1];

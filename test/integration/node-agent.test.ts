@@ -79,7 +79,8 @@ describe('findPodCgroup and cfsQuotaFor', () => {
     const kc = kubeConfig({ server: kube.url, token: 'na', insecure: true });
     provider = new KubernetesProvider(kc, { version: { release: 't', sha: 't' } });
     await provider.start();
-    agent = new NodeAgent(kc, { nodeName: 'node-a', cpuCgroupRoot: roots.cpu, cpuacctRoot: roots.cpuacct, gpus: 0, limiter: { from: lib, to: join(dir, 'node-lib') } });
+    agent = new NodeAgent(kc,
+      { nodeName: 'node-a', cpuCgroupRoot: roots.cpu, cpuacctRoot: roots.cpuacct, gpus: 0, limiter: { from: lib, to: join(dir, 'node-lib') } });
     await agent.start();
   });
   afterAll(async () => {
@@ -137,7 +138,8 @@ describe('findPodCgroup and cfsQuotaFor', () => {
   beforeAll(async () => {
     make('test-progs');
     const images = new ImageStore(join(dir, 'images'));
-    seedImage(images, 'test/gpu-launch:1', {}, { language: 'node', kind: 'inference', mode: 'http', fprocess: `${join(buildDir, 'prog_launch')} --seconds 120 --kernel-us 200` });
+    seedImage(images, 'test/gpu-launch:1', {},
+      { language: 'node', kind: 'inference', mode: 'http', fprocess: `${join(buildDir, 'prog_launch')} --seconds 120 --kernel-us 200` });
     mkdirSync(join(run, 'lib'), { recursive: true });
     await kube.start();
     kube.store.create('v1/namespaces', undefined, { metadata: { name: 'openfaas-fn', annotations: { openfaas: '1' } } }, 'namespaces');
@@ -148,9 +150,12 @@ describe('findPodCgroup and cfsQuotaFor', () => {
     const kc = kubeConfig({ server: kube.url, token: 'ng', insecure: true });
     provider = new KubernetesProvider(kc, { version: { release: 't', sha: 't' } });
     await provider.start();
-    gpu = await startNodeGpu(discoverGpus({ kind: 'stub', count: 1 }), { tokendDir: join(run, 'tokend'), mpsDir: join(run, 'mps'), windowMs: 20, log: () => undefined, onRestart: () => agent.reapply() });
+    gpu = await startNodeGpu(discoverGpus({ kind: 'stub', count: 1 }),
+      { tokendDir: join(run, 'tokend'), mpsDir: join(run, 'mps'), windowMs: 20, log: () => undefined, onRestart: () => agent.reapply() });
     // as on a node whose MPS daemon runs (the stub driver ignores the percentage: the restart is what is checked)
-    agent = new NodeAgent(kc, { nodeName: 'gpu-a', cpuCgroupRoot: roots.cpu, cpuacctRoot: roots.cpuacct, gpus: 1, gpuQuota: gpu?.gpuQuota, mps: true, limiter: { from: limiterSo, to: join(run, 'lib') } });
+    agent = new NodeAgent(kc,
+      { nodeName: 'gpu-a', cpuCgroupRoot: roots.cpu, cpuacctRoot: roots.cpuacct, gpus: 1, gpuQuota: gpu?.gpuQuota, mps: true,
+        limiter: { from: limiterSo, to: join(run, 'lib') } });
     await agent.start();
   }, 120_000);
   afterAll(async () => {
@@ -186,7 +191,8 @@ describe('findPodCgroup and cfsQuotaFor', () => {
     const pod = await eventually(() => kube.store.list('v1/pods', 'openfaas-fn').find((p) => p.status?.phase === 'Running'), 20_000);
     expect(pod).toBeDefined();
     const env = Object.fromEntries(((pod!.spec!.containers as Array<{ env: Array<{ name: string; value?: string }> }>)[0].env).map((e) => [e.name, e.value]));
-    expect(env).toEqual(expect.objectContaining({ LD_PRELOAD: `${NODE_LIB_DIR}/libmlfaas_limiter.so`, MLFAAS_TOKEND_SOCKET: `${NODE_TOKEND_DIR}/tokend.sock` }));
+    expect(env)
+      .toEqual(expect.objectContaining({ LD_PRELOAD: `${NODE_LIB_DIR}/libmlfaas_limiter.so`, MLFAAS_TOKEND_SOCKET: `${NODE_TOKEND_DIR}/tokend.sock` }));
     expect(pod!.metadata.annotations?.[SM_PERCENT_ANNOTATION]).toBe('50'); // CUDA_MPS_ACTIVE_THREAD_PERCENTAGE's source
     const control = createTokendControl(gpu!.tokend.controlPath);
     const client = async () => (await control.stats()).clients.find((c) => c.device === 'gpu0');
@@ -212,7 +218,8 @@ describe('findPodCgroup and cfsQuotaFor', () => {
     // not declared to run MPS: refused, and enforcement() does not claim it
     await expect(provider.setSmShare(ref, pod.metadata.name!, 0.25)).rejects.toThrow(/not enforced here/);
     expect(provider.enforcement().gpu?.smShare).toBe('none');
-    const mpsProvider = new KubernetesProvider(kubeConfig({ server: kube.url, token: 'ng', insecure: true }), { version: { release: 't', sha: 't' }, gpuMps: true });
+    const mpsProvider = new KubernetesProvider(kubeConfig({ server: kube.url, token: 'ng', insecure: true }),
+      { version: { release: 't', sha: 't' }, gpuMps: true });
     await mpsProvider.start();
     try {
       expect(mpsProvider.enforcement().gpu?.smShare).toBe('mps');

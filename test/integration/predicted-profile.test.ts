@@ -65,6 +65,7 @@ maybe('deploy-time capability profile from the latency predictor', () => {
       expect(at(b, 0.25)).toBeGreaterThanOrEqual(at(b, 0.5));
       expect(at(b, 0.25)).toBeGreaterThan(1.5 * at(b, 1));
     }
-    console.log(`dc profile: graph-only b1@q1 ${seen[0].points.find((x) => x.batch === 1 && x.quota === 1)!.latencyMs} ms; measured ${at(1, 1)} ms; predicted from it b8@q0.25 ${at(8, 0.25)} ms`);
+    console.log(`dc profile: graph-only b1@q1 ${seen[0].points.find((x) => x.batch === 1 && x.quota === 1)!.latencyMs} ms; ` +
+      `measured ${at(1, 1)} ms; predicted from it b8@q0.25 ${at(8, 0.25)} ms`);
   }, 120000);
 });

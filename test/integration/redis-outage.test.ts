@@ -42,7 +42,8 @@ it('fails fast with 503 while Redis is down, replays nothing refused, and recove
     expect(await eventually(async () => (await p.get('/function/echo', { method: 'POST', body: 'x' })).status === 200, 30000, 200)).toBe(true);
     expect((await p.get('/healthz')).status).toBe(200);
     // a job running when Redis goes away finishes during the outage, past its lock (2 s here)
-    const running = await p.get('/async-function/echo?sleep=1500', { method: 'POST', body: 'running', headers: { 'X-Callback-Url': cb.url, 'X-Call-Id': 'running-at-outage' } });
+    const running = await p.get('/async-function/echo?sleep=1500',
+      { method: 'POST', body: 'running', headers: { 'X-Callback-Url': cb.url, 'X-Call-Id': 'running-at-outage' } });
     expect(running.status).toBe(202);
     await new Promise((r) => setTimeout(r, 300));
 

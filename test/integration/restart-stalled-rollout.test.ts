@@ -21,7 +21,8 @@ describe('a restart during a stalled rolling update', () => {
   const start = async () => {
     p = await testGateway(redis.url, {}, dataDir);
     seedEchoHttp(p.images);
-    seedImage(p.images, 'test/crasher:1', { 'server.js': CRASHER }, { language: 'node', kind: 'inference', mode: 'http', fprocess: 'node server.js', readiness: '/_/ready' });
+    seedImage(p.images, 'test/crasher:1', { 'server.js': CRASHER },
+      { language: 'node', kind: 'inference', mode: 'http', fprocess: 'node server.js', readiness: '/_/ready' });
     return p;
   };
   const call = async () => {

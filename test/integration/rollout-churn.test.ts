@@ -149,7 +149,8 @@ class Sampler {
     for (const id of os.keys()) {
       if (!this.firstSeenOs.has(id)) this.firstSeenOs.set(id, now);
       const seen = this.lastListed.get(id) ?? this.firstSeenOs.get(id)!;
-      if (!listed.some((r) => r.id === id) && now - seen > STOP_MS) this.fail(`process of ${id} (pids ${os.get(id)!.join(',')}) alive ${now - seen} ms after it left the list`);
+      if (!listed.some((r) => r.id === id) && now - seen > STOP_MS)
+        this.fail(`process of ${id} (pids ${os.get(id)!.join(',')}) alive ${now - seen} ms after it left the list`);
     }
     const ready = listed.filter((r) => r.state === 'ready').length;
     const point = `${listed.length} listed/${ready} ready/${os.size} live`;
@@ -210,7 +211,8 @@ describe('rolling updates with a surge of one (real agent, real processes)', () 
     const took = Date.now() - t0;
     await sleep(300);
     await s.stop();
-    process.stdout.write(`rolling update of 2 replicas: ${took} ms; at most ${s.maxListed} listed, ${s.maxOs} with a live process (stopping ones included); ${s.samples} samples\n  ${s.timeline.join(' → ')}\n`);
+    process.stdout.write(`rolling update of 2 replicas: ${took} ms; at most ${s.maxListed} listed, ${s.maxOs} with a live process (stopping ` +
+      `ones included); ${s.samples} samples\n  ${s.timeline.join(' → ')}\n`);
     expect(done).toBe(true);
     expect(s.violations).toEqual([]);
     expect(s.maxListed).toBe(3); // the surge was used, and only one
@@ -237,7 +239,9 @@ describe('rolling updates with a surge of one (real agent, real processes)', () 
     const lines: LogLine[] = [];
     const ac = new AbortController();
     for await (const l of p.gw.provider.logs(ref(name), { follow: false, signal: ac.signal })) lines.push(l);
-    expect(lines.some((l) => l.instance === 'agent' && /rolling update stalled: new replica \S+ crashed \d+ time\(s\) \(exited \(status 1\): Error: model.onnx is corrupt\); 2 old replica\(s\) keep serving/.test(l.text))).toBe(true);
+    expect(lines.some((l) => l.instance === 'agent' &&
+      // eslint-disable-next-line @stylistic/max-len -- the agent's log line, matched whole
+      /rolling update stalled: new replica \S+ crashed \d+ time\(s\) \(exited \(status 1\): Error: model.onnx is corrupt\); 2 old replica\(s\) keep serving/.test(l.text))).toBe(true);
     // a fixed version rolls out over it
     expect((await p.json('PUT', '/system/functions', spec(name, 3))).status).toBe(202);
     expect(await eventually(converged(name, 2, 3), 30000)).toBe(true);
@@ -316,10 +320,12 @@ describe('rolling updates with a surge of one (real agent, real processes)', () 
     }
     const gone = await eventually(() => osProcesses(name).size === 0, STOP_MS + 5000, 100);
     await s.stop();
-    const kinds = log.map((l) => l.split(' ')[1]).filter((k) => k !== 'settled:').reduce<Record<string, number>>((m, k) => ({ ...m, [k]: (m[k] ?? 0) + 1 }), {});
+    const kinds = log.map((l) => l.split(' ')[1]).filter((k) => k !== 'settled:')
+      .reduce<Record<string, number>>((m, k) => ({ ...m, [k]: (m[k] ?? 0) + 1 }), {});
     step(`${s.samples} samples; at most ${s.maxListed} listed, ${s.maxOs} with a live process`);
     const report = `seed ${seed} (replay: MLFAAS_CHURN_SEEDS=${seed})\n${[...s.violations.map((v) => `VIOLATION ${v}`), ...log].join('\n')}`;
-    process.stdout.write(`churn seed ${seed}: ${JSON.stringify(kinds)}, ${Date.now() - t0} ms, ${s.samples} samples, at most ${s.maxListed} listed / ${s.maxOs} live\n`);
+    process.stdout.write(`churn seed ${seed}: ${JSON.stringify(kinds)}, ${Date.now() - t0} ms, ${s.samples} samples, at most ${s.maxListed} ` +
+      `listed / ${s.maxOs} live\n`);
     if (s.violations.length || !settled || !gone) throw new Error(`${report}\nsettled=${settled} processes gone=${gone}`);
     expect(s.samples).toBeGreaterThan((Date.now() - t0) / 50 / 4);
   }, 60000);

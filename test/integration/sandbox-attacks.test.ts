@@ -50,7 +50,9 @@ function tasksOf(pids: number[]): number {
 
 /** A node one-liner that connects to host:port and prints `connected` or `denied`. */
 const connect = (host: string, port: number) =>
-  `node -e "const s=require('net').connect(${port},'${host}');s.on('connect',()=>{console.log('connected');process.exit()});s.on('error',()=>{console.log('denied');process.exit()});setTimeout(()=>{console.log('denied');process.exit()},3000)"`;
+  `node -e "const s=require('net').connect(${port},'${host}');` +
+  `s.on('connect',()=>{console.log('connected');process.exit()});s.on('error',()=>{console.log('denied');process.exit()});` +
+  `setTimeout(()=>{console.log('denied');process.exit()},3000)"`;
 
 describeIfRoot('attacks from inside a sandboxed function', () => {
   let redis: Awaited<ReturnType<typeof testRedis>>;
@@ -171,7 +173,8 @@ describeIfRoot('attacks from inside a sandboxed function', () => {
     expect(await run('b', 'cat /tmp/shared 2>/dev/null || echo private')).toBe('private');
     const pids = (await run('a', 'ls /proc | grep -E "^[0-9]+$" | wc -l')).trim();
     expect(Number(pids)).toBeLessThan(10);
-    expect(await run('a', `test -e /proc/${process.pid} && cat /proc/${process.pid}/cmdline | tr '\\0' ' ' | grep -q jest && echo LEAK || echo denied`)).toBe('denied');
+    expect(await run('a', `test -e /proc/${process.pid} && cat /proc/${process.pid}/cmdline | tr '\\0' ' ' | grep -q jest && echo LEAK || echo denied`))
+      .toBe('denied');
     // memory: 400 MB in a 256 MiB group kills the allocation, not the host
     const mem = await run('a', `node -e "const a=[];for(let i=0;i<400;i++)a.push(Buffer.alloc(1<<20,1));console.log('LEAK')" 2>/dev/null || echo killed`);
     expect(mem).toBe('killed');
@@ -195,7 +198,8 @@ describeIfRoot('item 8: a SIGKILLed agent takes all its functions\' processes wi
     const dataDir = mkdtempSync(join(tmpdir(), 'mlfaas-data-'));
     const gw = await gatewayProcess({ MLFAAS_DATA_DIR: dataDir, MLFAAS_REDIS_URL: redis.url });
     try {
-      const res = await fetch(`${gw.url}/system/functions`, { method: 'POST', body: JSON.stringify({ service: 'orphan', ...SH }), headers: { 'content-type': 'application/json' } });
+      const res = await fetch(`${gw.url}/system/functions`,
+        { method: 'POST', body: JSON.stringify({ service: 'orphan', ...SH }), headers: { 'content-type': 'application/json' } });
       expect(res.status).toBe(202);
       const call = async (body: string) => (await (await fetch(`${gw.url}/function/orphan`, { method: 'POST', body })).text()).trim();
       expect(await eventually(async () => (await call('echo ok').catch(() => '')) === 'ok', 60000, 200)).toBe(true);

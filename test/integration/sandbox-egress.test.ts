@@ -20,7 +20,10 @@ const ip = (...a: string[]) => execFileSync('ip', a, { stdio: ['ignore', 'ignore
 
 /** A node one-liner: connects, prints what the peer says or `denied`. */
 const connect = (host: string, port: number) =>
-  `node -e "const s=require('net').connect(${port},'${host}');let d='';s.on('data',(b)=>d+=b);s.on('end',()=>{console.log(d.trim()||'connected');process.exit()});s.on('connect',()=>setTimeout(()=>{console.log(d.trim()||'connected');process.exit()},1000));s.on('error',()=>{console.log('denied');process.exit()});setTimeout(()=>{console.log('denied');process.exit()},3000)"`;
+  `node -e "const s=require('net').connect(${port},'${host}');let d='';` +
+  `s.on('data',(b)=>d+=b);s.on('end',()=>{console.log(d.trim()||'connected');process.exit()});` +
+  `s.on('connect',()=>setTimeout(()=>{console.log(d.trim()||'connected');process.exit()},1000));` +
+  `s.on('error',()=>{console.log('denied');process.exit()});setTimeout(()=>{console.log('denied');process.exit()},3000)"`;
 
 describeIfAble('function egress to the internet (MLFAAS_FUNCTION_EGRESS=internet)', () => {
   let redis: Awaited<ReturnType<typeof testRedis>>;
@@ -36,8 +39,12 @@ describeIfAble('function egress to the internet (MLFAAS_FUNCTION_EGRESS=internet
     ip('link', 'add', HOST_IF, 'type', 'veth', 'peer', 'name', 'eth0', 'netns', NS);
     ip('addr', 'add', '198.51.100.1/24', 'dev', HOST_IF);
     ip('link', 'set', HOST_IF, 'up');
-    for (const a of [['addr', 'add', '198.51.100.2/24', 'dev', 'eth0'], ['link', 'set', 'eth0', 'up'], ['link', 'set', 'lo', 'up'], ['route', 'add', 'default', 'via', '198.51.100.1']]) ip('-n', NS, ...a);
-    server = spawn('ip', ['netns', 'exec', NS, process.execPath, '-e', "require('net').createServer((s)=>s.end('internet says hi to '+s.remoteAddress+'\\n')).listen(80,'0.0.0.0',()=>console.log('up'))"], { stdio: ['ignore', 'pipe', 'inherit'] });
+    for (const a of [['addr', 'add', '198.51.100.2/24', 'dev', 'eth0'], ['link', 'set', 'eth0', 'up'], ['link', 'set', 'lo', 'up'],
+      ['route', 'add', 'default', 'via', '198.51.100.1']]) ip('-n', NS, ...a);
+    server = spawn('ip',
+      ['netns', 'exec', NS, process.execPath, '-e',
+        "require('net').createServer((s)=>s.end('internet says hi to '+s.remoteAddress+'\\n')).listen(80,'0.0.0.0',()=>console.log('up'))"],
+      { stdio: ['ignore', 'pipe', 'inherit'] });
     await new Promise<void>((r) => server.stdout!.once('data', () => r()));
     redis = await testRedis();
     p = await testGateway(redis.url, { MLFAAS_HOST: '0.0.0.0', MLFAAS_FUNCTION_EGRESS: 'internet' });
@@ -85,7 +92,8 @@ describeIfAble('function egress to the internet (MLFAAS_FUNCTION_EGRESS=internet
     expect(await run('a', connect(b, 8080))).toBe('denied');
     // from the "internet", with a route to the replicas' network: no new connection gets in
     ip('-n', NS, 'route', 'add', '10.200.0.0/16', 'via', '198.51.100.1');
-    const probe = execFileSync('ip', ['netns', 'exec', NS, process.execPath, '-e', connect(b, 8080).replace(/^node -e "|"$/g, '')], { encoding: 'utf8' }).trim();
+    const probe = execFileSync('ip', ['netns', 'exec', NS, process.execPath, '-e', connect(b, 8080).replace(/^node -e "|"$/g, '')], { encoding: 'utf8' })
+      .trim();
     expect(probe).toBe('denied');
   });
 });

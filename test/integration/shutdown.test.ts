@@ -91,7 +91,8 @@ describe('Ctrl-C on mlfaas up', () => {
     const store = new ImageStore(join(dataDir, 'images'));
     const server = `require('http').createServer((q, s) => s.end('ok')).listen(Number(process.env.PORT), '127.0.0.1');
 process.on('SIGINT', () => {}); process.on('SIGTERM', () => {});`;
-    seedImage(store, 'test/stubborn:1', { 'server.js': server }, { language: 'node', kind: 'inference', mode: 'http', fprocess: 'node server.js', readiness: '/' });
+    seedImage(store, 'test/stubborn:1', { 'server.js': server },
+      { language: 'node', kind: 'inference', mode: 'http', fprocess: 'node server.js', readiness: '/' });
     const stack = join(dataDir, 'stack.yml');
     writeFileSync(stack, 'provider:\n  name: openfaas\nfunctions:\n  stubborn:\n    image: test/stubborn:1\n    labels:\n      com.openfaas.scale.min: "1"\n');
     const u = await up(dataDir, stack, { MLFAAS_TERMINATION_GRACE_MS: '60000', MLFAAS_DRAIN_MS: '0' });

@@ -99,7 +99,8 @@ describe('training round loop (autoscaler/live/training-loop.ts)', () => {
     redis = connectRedis(server.url);
     store = new JobStore(redis);
     launcher = new StandInLauncher();
-    loop = new TrainingLoop(redis, store, launcher, { policy: 'mlfaas', slotSeconds: 1, slots: 2, lockMs: 1500, noun: { one: 'worker slot', many: 'worker slots' } });
+    loop = new TrainingLoop(redis, store, launcher,
+      { policy: 'mlfaas', slotSeconds: 1, slots: 2, lockMs: 1500, noun: { one: 'worker slot', many: 'worker slots' } });
     await loop.start();
   });
   afterAll(async () => {

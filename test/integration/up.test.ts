@@ -14,7 +14,6 @@ import { isAlive } from '../../gateway/lib/process';
 
 const ROOT = join(__dirname, '../..');
 
-
 it('mlfaas up: builds and deploys stack.yml, serves real predictions, and Ctrl-C stops everything', async () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'mlfaas-up-'));
   const port = 19000 + Math.floor(Math.random() * 500);
@@ -37,12 +36,14 @@ it('mlfaas up: builds and deploys stack.yml, serves real predictions, and Ctrl-C
     expect(log).toContain('not printed: stderr is not a terminal');
     expect(log).toMatch(/faas-cli login --username admin --password-stdin/);
     const auth = { authorization: 'Basic ' + Buffer.from(`admin:${password}`).toString('base64') };
-    const list = (await (await fetch(`${base}/system/functions`, { headers: auth })).json()) as Array<{ name: string; replicas: number; availableReplicas: number }>;
+    const list = (await (await fetch(`${base}/system/functions`,
+      { headers: auth })).json()) as Array<{ name: string; replicas: number; availableReplicas: number }>;
     expect(list.map((f) => f.name).sort()).toEqual(['digits-classify', 'digits-train', 'image-classify']);
     expect(list.find((f) => f.name === 'digits-classify')).toEqual(expect.objectContaining({ replicas: 1, availableReplicas: 1 }));
     expect(list.find((f) => f.name === 'image-classify')!.replicas).toBe(0);
     // curl -d @functions/digits-classify/digit.json .../function/digits-classify
-    const res = await fetch(`${base}/function/digits-classify`, { method: 'POST', body: readFileSync(join(ROOT, 'functions', 'digits-classify', 'digit.json')) });
+    const res = await fetch(`${base}/function/digits-classify`,
+      { method: 'POST', body: readFileSync(join(ROOT, 'functions', 'digits-classify', 'digit.json')) });
     expect(res.status).toBe(200);
     const pred = (await res.json()) as { predictions: Array<{ label: string; probability: number }> };
     expect(pred.predictions[0].label).toBe('7');
