@@ -39,7 +39,8 @@ describeProvider('kubernetes', async () => {
     // what the fake kubelet reports it applied to the pod's container (its status, as a kubelet
     // reports an in-place resize), not the spec the provider asked for
     async enforcedCpu(ref, replicaId) {
-      const pod = kube.store.get('v1/pods', ref.namespace, replicaId) as { status?: { containerStatuses?: Array<{ resources?: { limits?: { cpu?: string } } }> } } | undefined;
+      const pod = kube.store.get('v1/pods', ref.namespace,
+        replicaId) as { status?: { containerStatuses?: Array<{ resources?: { limits?: { cpu?: string } } }> } } | undefined;
       const statuses = pod?.status?.containerStatuses;
       if (!statuses?.length) return undefined;
       const cpu = statuses[0].resources?.limits?.cpu;

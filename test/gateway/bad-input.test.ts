@@ -20,8 +20,10 @@ const good = aFunction('good').minScale(0).build();
 const HAND: Case[] = [
   { name: 'deploy: array body', method: 'POST', path: '/system/functions', body: [good], ...invalid('body') },
   { name: 'deploy: name too long', method: 'POST', path: '/system/functions', body: { ...good, service: 'a'.repeat(64) }, ...invalid('service') },
-  { name: 'deploy: negative min_scale', method: 'POST', path: '/system/functions', body: { ...good, labels: { 'com.openfaas.scale.min': '-1' } }, ...invalid('labels.com.openfaas.scale.min') },
-  { name: 'deploy: scale.max 1e20', method: 'POST', path: '/system/functions', body: { ...good, labels: { 'com.openfaas.scale.max': '100000000000000000000' } }, ...invalid('labels.com.openfaas.scale.max') },
+  { name: 'deploy: negative min_scale', method: 'POST', path: '/system/functions', body: { ...good, labels: { 'com.openfaas.scale.min': '-1' } },
+    ...invalid('labels.com.openfaas.scale.min') },
+  { name: 'deploy: scale.max 1e20', method: 'POST', path: '/system/functions',
+    body: { ...good, labels: { 'com.openfaas.scale.max': '100000000000000000000' } }, ...invalid('labels.com.openfaas.scale.max') },
   { name: 'deploy: image ..', method: 'POST', path: '/system/functions', body: { ...good, image: '..' }, ...invalid('image') },
   { name: 'update: invalid body', method: 'PUT', path: '/system/functions', body: { service: 'x', image: 7 }, ...invalid('image') },
   { name: 'logs: since before 1970', method: 'GET', path: '/system/logs?name=exists&since=1969-12-31T23:59:59Z', ...invalid('since') },
@@ -33,8 +35,10 @@ const HAND: Case[] = [
   { name: 'invoke: unknown', method: 'POST', path: '/function/ghost', raw: 'x', ...fnNotFound },
   { name: 'async: invalid namespace', method: 'POST', path: '/async-function/f.BAD', raw: 'x', ...invalid('namespace') },
   { name: 'async: training function', method: 'POST', path: '/async-function/trainer', raw: 'x', ...invalid('function') },
-  { name: 'async: callback not a url', method: 'POST', path: '/async-function/exists', raw: 'x', headers: { 'x-callback-url': 'not a url' }, ...invalid('X-Callback-Url') },
-  { name: 'system: body too large', method: 'POST', path: '/system/functions', raw: JSON.stringify({ ...good, envVars: { A: overBodyLimit() } }), status: 413, code: 'payload_too_large', field: 'body' },
+  { name: 'async: callback not a url', method: 'POST', path: '/async-function/exists', raw: 'x', headers: { 'x-callback-url': 'not a url' },
+    ...invalid('X-Callback-Url') },
+  { name: 'system: body too large', method: 'POST', path: '/system/functions', raw: JSON.stringify({ ...good, envVars: { A: overBodyLimit() } }), status: 413,
+    code: 'payload_too_large', field: 'body' },
   { name: 'update: unknown function', method: 'PUT', path: '/system/functions', body: { ...good, service: 'ghost' }, ...notFound },
 ];
 

@@ -34,11 +34,13 @@ describe('gateway/ → autoscaler/ is refused', () => {
   });
 
   test('the composition root is refused too', async () => {
-    expect(await rulesFired('gateway/server-probe.ts', "export { startPlatformGateway } from '../cli/compose';\n")).toEqual([expect.stringMatching(/gateway\/ must not import autoscaler\/ or cli\//)]);
+    expect(await rulesFired('gateway/server-probe.ts', "export { startPlatformGateway } from '../cli/compose';\n"))
+      .toEqual([expect.stringMatching(/gateway\/ must not import autoscaler\/ or cli\//)]);
   });
 
   test('a port on the gateway side passes', async () => {
-    expect(await rulesFired('gateway/jobs/boundary-probe.ts', "import type { JobBook } from '../ports/training-jobs';\nexport type B = JobBook;\n")).toEqual([]);
+    expect(await rulesFired('gateway/jobs/boundary-probe.ts', "import type { JobBook } from '../ports/training-jobs';\nexport type B = JobBook;\n"))
+      .toEqual([]);
   });
 
   test('the autoscaler may import the gateway (it is its client)', async () => {
@@ -56,6 +58,7 @@ describe('node-runtime/ stays below both providers and the autoscaler', () => {
   });
 
   test('the provider contract passes', async () => {
-    expect(await rulesFired('node-runtime/boundary-probe.ts', "import type { Enforcement } from '../gateway/providers/function-provider';\nexport type E = Enforcement;\n")).toEqual([]);
+    expect(await rulesFired('node-runtime/boundary-probe.ts',
+      "import type { Enforcement } from '../gateway/providers/function-provider';\nexport type E = Enforcement;\n")).toEqual([]);
   });
 });

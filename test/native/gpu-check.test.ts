@@ -55,7 +55,8 @@ test('without a GPU it says so and exits 0', async () => {
     fake(t.dir, 'nvidia-smi', 'echo "NVIDIA-SMI has failed because it could not communicate with the NVIDIA driver"; exit 9');
     const r = await run('bash', [script], { PATH: `${t.dir}:${process.env.PATH}` }, 30000);
     expect(r.code).toBe(0);
-    expect(lastLine(r.stdout)).toBe('gpu: no GPU (nvidia-smi -L: NVIDIA-SMI has failed because it could not communicate with the NVIDIA driver); nothing measured');
+    expect(lastLine(r.stdout))
+      .toBe('gpu: no GPU (nvidia-smi -L: NVIDIA-SMI has failed because it could not communicate with the NVIDIA driver); nothing measured');
     // no nvidia-smi at all (this machine's case, unless it has one)
     if (spawnSync('sh', ['-c', 'command -v nvidia-smi']).status !== 0) {
       const r2 = await run('bash', [script], {}, 30000);
@@ -112,16 +113,19 @@ test('without a GPU it says so and exits 0', async () => {
     try {
       const log = path.join(t.dir, 'fake.log');
       fake(t.dir, 'nvidia-smi', 'case "$1" in -L) echo "GPU 0: Fake GPU (UUID: GPU-fake)" ;; *) echo "Fake GPU, 0.0, Default, Disabled" ;; esac');
-      fake(t.dir, 'nvidia-cuda-mps-control', `if [ "\${1:-}" = -d ]; then echo "mps -d $CUDA_MPS_PIPE_DIRECTORY" >> ${log}; else echo "mps $(cat)" >> ${log}; fi`);
+      fake(t.dir, 'nvidia-cuda-mps-control',
+        `if [ "\${1:-}" = -d ]; then echo "mps -d $CUDA_MPS_PIPE_DIRECTORY" >> ${log}; else echo "mps $(cat)" >> ${log}; fi`);
       // the benchmark's JSON lines: unlimited 1000 img/s at a busy fraction of 0.5, so a quota q
       // should give 1000 x min(1, q / 0.5); it reports exactly that, after setting its quota
       fake(t.dir, 'python', [
         'if [ "$1" = -c ]; then echo "2.11.0+fake 13.0"; exit 0; fi',
         'shift; quotas=; busy=',
-        'while [ $# -gt 0 ]; do case $1 in --busy) busy=1 ;; --quotas) quotas=$2; shift ;; --tlctl) tl=$2; shift ;; --control) ctl=$2; shift ;; *) shift ;; esac; shift; done',
+        'while [ $# -gt 0 ]; do case $1 in --busy) busy=1 ;; --quotas) quotas=$2; shift ;; --tlctl) tl=$2; shift ;; --control) ctl=$2; ' +
+        'shift ;; *) shift ;; esac; shift; done',
         'if [ -n "$busy" ]; then echo \'{"phase": "unlimited", "quota": null, "ips": 1000.0, "n": 100}\'; echo \'{"busy": 0.5, "method": "fake"}\'; fi',
         `for q in \${quotas//,/ }; do env -u LD_PRELOAD "$tl" "$ctl" quota $$ $q $q >> ${log} || exit 1`,
-        '  echo "{\\"phase\\": \\"q$q\\", \\"quota\\": $q, \\"ips\\": $(awk -v q=$q \'BEGIN { printf "%.1f", 1000 * (q / 0.5 < 1 ? q / 0.5 : 1) }\'), \\"n\\": 100}"',
+        '  echo "{\\"phase\\": \\"q$q\\", \\"quota\\": $q, \\"ips\\": $(awk -v q=$q \'BEGIN { printf "%.1f", 1000 * (q / 0.5 < 1 ? q / 0.5 ' +
+        ': 1) }\'), \\"n\\": 100}"',
         'done',
         'printf "swapped=22\\nunswapped=0\\n" > "$TL_STATS_FILE"', // what the limiter writes at exit
       ].join('\n'));
@@ -137,7 +141,8 @@ test('without a GPU it says so and exits 0', async () => {
       expect(r.stdout).toMatch(/torch q=0\.25: 500\.0 img\/s, expected 500\.0: ratio 1\.000/);
       expect(r.stdout).toMatch(/mps spatial \(compute kernel, 8 blocks per SM\): [0-9.]+ ms at 100 %/);
       expect(r.stdout).toMatch(new RegExp(`share mps: q=0\\.3 used=[0-9.]+ ${SHARE}; q=0\\.7`));
-      expect(r.stdout).toMatch(/torch mps pair: q=0\.3 600\.0 img\/s \(expected 600\.0\) ratio 1\.000; q=0\.7 1000\.0 img\/s \(expected 1000\.0\) ratio 1\.000/);
+      expect(r.stdout)
+        .toMatch(/torch mps pair: q=0\.3 600\.0 img\/s \(expected 600\.0\) ratio 1\.000; q=0\.7 1000\.0 img\/s \(expected 1000\.0\) ratio 1\.000/);
       expect(r.stdout).toMatch(/unswapped over .*torch_alone torch_mps_a torch_mps_b: [0-9]+/);
       // MPS started with a private pipe directory and quit; quotas set by the bench's own pid
       const calls = readFileSync(log, 'utf8');

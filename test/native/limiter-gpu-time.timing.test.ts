@@ -142,7 +142,8 @@ d('limiter charges device time (stub driver, framework-like requests)', () => {
 
   test('launch-then-synchronize loops time-sliced on one device at 0.3 / 0.7 with the learnt cost', async () => {
     const r = await runContention({ build: buildDir, dir: t.dir, quotas: [0.3, 0.7], seconds: 2.5, nsPerBlock: null });
-    console.log(`contention 0.3/0.7 learnt: used ${r.used.map((x) => x.toFixed(3))}, idle ${r.idle.toFixed(3)}, ns/block ${r.stats.map((s) => s.ns_per_block)}`);
+    console.log(`contention 0.3/0.7 learnt: used ${r.used.map((x) => x.toFixed(3))}, idle ${r.idle.toFixed(3)}, ` +
+      `ns/block ${r.stats.map((s) => s.ns_per_block)}`);
     // the cost each learnt is its kernel's (125 µs per block), not inflated by the other's kernels
     for (const s of r.stats) expect(Math.abs(s.ns_per_block / 125000 - 1)).toBeLessThanOrEqual(0.05);
     expect(r.used[0]).toBeLessThanOrEqual(0.33);

@@ -53,7 +53,8 @@ d('limiter interception (stub libcuda.so.1)', () => {
     }
     expect(declared.size).toBeGreaterThanOrEqual(20);
     expect(missing).toEqual([]);
-    for (const n of ['cuCtxSynchronize_v2', 'cuEventSynchronize', 'cuMemCreate', 'cuMemAllocFromPoolAsync_ptsz', 'cuLaunchGridAsync']) expect(hooks.has(n)).toBe(true);
+    for (const n of ['cuCtxSynchronize_v2', 'cuEventSynchronize', 'cuMemCreate', 'cuMemAllocFromPoolAsync_ptsz', 'cuLaunchGridAsync'])
+      expect(hooks.has(n)).toBe(true);
   });
 
   test('the stub is linked -Bsymbolic with soname libcuda.so.1', () => {
@@ -167,7 +168,8 @@ int call_next(void) { int (*f)(void) = (int (*)(void))dlsym(RTLD_NEXT, "probe_fn
     const pipe = path.join(t.dir, 'pipe');
     mkdirSync(pipe);
     const share = async (env: Record<string, string>) => {
-      const r = await run(path.join(buildDir, 'prog_launch'), ['--seconds', '0.05'], limiterEnv({ TL_LOG: 'stderr', CUDA_MPS_ACTIVE_THREAD_PERCENTAGE: '40', ...env }));
+      const r = await run(path.join(buildDir, 'prog_launch'), ['--seconds', '0.05'],
+        limiterEnv({ TL_LOG: 'stderr', CUDA_MPS_ACTIVE_THREAD_PERCENTAGE: '40', ...env }));
       return /sm_share=([0-9.]+)/.exec(r.stderr)?.[1];
     };
     expect(await share({ CUDA_MPS_PIPE_DIRECTORY: pipe })).toBe('1.0000'); // no daemon: the driver runs the process without MPS

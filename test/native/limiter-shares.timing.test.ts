@@ -110,7 +110,8 @@ d('limiter time quotas (stub driver, 1 ms kernels, 20 ms window)', () => {
       const s = steadyShares([readTrace(path.join(t.dir, 'a.trace')), readTrace(path.join(t.dir, 'b.trace'))], KERNEL_NS, 300e6);
       const cal = await ref.finish(s.lo, s.hi);
       const lost = [hostLost('a', ra.json[0]), hostLost('b', rb.json[0])];
-      console.log(`shares 0.3/0.7: share=${s.share.map((x) => x.toFixed(3))} used=${s.used.map((x) => x.toFixed(3))} host-lost=${lost.map((x) => x.toFixed(3))}, ${cal.note}`);
+      console.log(`shares 0.3/0.7: share=${s.share.map((x) => x.toFixed(3))} used=${s.used.map((x) => x.toFixed(3))} ` +
+        `host-lost=${lost.map((x) => x.toFixed(3))}, ${cal.note}`);
       return { ...s, reach: cal.reach, disturbed: Math.max(...lost, cal.disturbed), worst: Math.max(...lost, cal.worst) };
     });
     // never above the quota (tokend's guarantee on any host), the larger quota gets more
@@ -148,7 +149,8 @@ d('limiter time quotas (stub driver, 1 ms kernels, 20 ms window)', () => {
     const rDown = reactionNs(tr, down.monoNs, KERNEL_NS, span, (f) => f <= 0.2 + 0.1, up.monoNs);
     const rUp = firstReachNs(tr, up.monoNs, KERNEL_NS, span, (f) => f >= 0.8 - 0.15);
     const upBusy = busyFraction(tr, up.monoNs + span, tr[tr.length - 1], KERNEL_NS);
-    console.log(`reaction: down ${(rDown / 1e6).toFixed(1)} ms, up ${(rUp / 1e6).toFixed(1)} ms, then used ${upBusy.toFixed(3)}, host-lost ${m.worst.toFixed(3)}`);
+    console.log(`reaction: down ${(rDown / 1e6).toFixed(1)} ms, up ${(rUp / 1e6).toFixed(1)} ms, then used ${upBusy.toFixed(3)}, ` +
+      `host-lost ${m.worst.toFixed(3)}`);
     expect(rDown).toBeLessThanOrEqual(2 * WINDOW_MS * 1e6);
     expect(rUp).toBeLessThanOrEqual(2 * WINDOW_MS * 1e6);
     expect(busyFraction(tr, down.monoNs + span, up.monoNs, KERNEL_NS)).toBeLessThanOrEqual(0.23);
@@ -247,7 +249,8 @@ d('limiter time quotas (stub driver, 1 ms kernels, 20 ms window)', () => {
       const used = busyFraction(tr, tr[0] + 300e6, tr[tr.length - 1], KERNEL_NS);
       const cal = await ref.finish(tr[0] + 300e6, tr[tr.length - 1]);
       console.log(`16 threads at 0.5: used ${used.toFixed(3)}, ${cal.note}`);
-      return { used, launches: readStats(path.join(t.dir, 'a.stats')).launches, kernels: Number(r.json[0].kernels), reach: cal.reach, disturbed: cal.disturbed, worst: cal.worst };
+      return { used, launches: readStats(path.join(t.dir, 'a.stats')).launches, kernels: Number(r.json[0].kernels), reach: cal.reach,
+        disturbed: cal.disturbed, worst: cal.worst };
     });
     // 16 threads racing one budget overshoot a little (each may take one kernel past zero);
     // the ±5% share target is asserted with two processes above.
@@ -294,7 +297,8 @@ d('limiter time quotas (stub driver, 1 ms kernels, 20 ms window)', () => {
       const cal = await ref.finish(tr[0] + 300e6, tr[tr.length - 1]);
       const lost = hostLost('a', r.json[0]);
       console.log(`graphs at 0.3: used ${used.toFixed(3)}, host-lost ${lost.toFixed(3)}, ${cal.note}`);
-      return { used, graphs: readStats(path.join(t.dir, 'a.stats')).graph_launches, reach: cal.reach, disturbed: Math.max(lost, cal.disturbed), worst: Math.max(lost, cal.worst) };
+      return { used, graphs: readStats(path.join(t.dir, 'a.stats')).graph_launches, reach: cal.reach, disturbed: Math.max(lost, cal.disturbed),
+        worst: Math.max(lost, cal.worst) };
     });
     expect(m.used).toBeLessThanOrEqual(0.34);
     expect(m.used).toBeGreaterThanOrEqual(lowerBound(m, 0.24, 0.3));

@@ -32,7 +32,8 @@ const SERVER = `require('net').createServer({ allowHalfOpen: true }, (s) => {
     if (buf.length - h - 4 < len) return;
     done = true;
     const body = String(len);
-    setTimeout(() => s.end('HTTP/1.1 200 OK\\r\\nContent-Length: ' + body.length + '\\r\\nConnection: close\\r\\n\\r\\n' + body), / \\/slow /.test(head) ? 3000 : 0);
+    setTimeout(() => s.end('HTTP/1.1 200 OK\\r\\nContent-Length: ' + body.length + '\\r\\nConnection: close\\r\\n\\r\\n' + body), / \\/slow ` +
+  `/.test(head) ? 3000 : 0);
   });
   s.on('error', () => undefined);
 }).listen(8080, '127.0.0.1', () => console.log('up'));`;

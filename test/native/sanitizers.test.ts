@@ -58,7 +58,7 @@ describe('sanitizers', () => {
     // on a busy machine too (at 0.8 s they had all exited once under stress-ng)
     const clients = haveCuda
       ? [0, 1].map(() => start(path.join(buildDir, 'prog_launch'), ['--seconds', '4', '--kernel-us', '500', '--threads', '2'],
-        limiterEnv({ TL_TOKEND_SOCKET: sock })))
+          limiterEnv({ TL_TOKEND_SOCKET: sock })))
       : [];
     const cpu = start(process.execPath, [path.join(__dirname, 'fixtures', 'cpu-worker.js'), sock, '4', '1']);
     for (let i = 0; i < 150 && (await ctl.stats()).clients.length < clients.length + 1; i++) await sleep(20);

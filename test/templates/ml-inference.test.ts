@@ -194,7 +194,6 @@ function startShell(script: string, cwd: string, port: number): { pid: Promise<s
   return { pid: new Promise((resolve) => child.stdout.once('data', (d: Buffer) => resolve(d.toString().trim()))) };
 }
 
-
 describe('ml-inference token gate', () => {
   test('tokens.js, when the image has one, is asked before and told after every batch', async () => {
     const dir = layoutImage('ml-inference', 'functions/digits-classify', ['data']);

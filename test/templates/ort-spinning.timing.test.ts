@@ -34,7 +34,8 @@ function rate(group: string, spin: boolean, seconds: number): number {
       console.log(JSON.stringify({ rate: n / ((Date.now() - t0) / 1000) }));
       process.exit(0);
     })();`;
-  const r = spawnSync('sh', ['-c', `echo $$ > ${CG}/cpuset/${group}/tasks && echo $$ > ${CG}/cpu/${group}/tasks && exec "$0" -e "$1"`, process.execPath, script], {
+  const r = spawnSync('sh', ['-c', `echo $$ > ${CG}/cpuset/${group}/tasks && echo $$ > ${CG}/cpu/${group}/tasks && exec "$0" -e "$1"`, process.execPath,
+    script], {
     env: { ...process.env, ORT_IN_WORKER: '0' },
     encoding: 'utf8',
     timeout: 60_000,
@@ -69,7 +70,8 @@ function rate(group: string, spin: boolean, seconds: number): number {
     const quiet = rate(group, false, 4);
     const spinB = rate(group, true, 2);
     const spin = Math.max(spinA, spinB);
-    console.log(`mobilenet, 2 threads, one core at quota 0.5: spinning ${spinA.toFixed(1)} / ${spinB.toFixed(1)} req/s, not spinning ${quiet.toFixed(1)} req/s`);
+    console.log(`mobilenet, 2 threads, one core at quota 0.5: spinning ${spinA.toFixed(1)} / ${spinB.toFixed(1)} req/s, not ` +
+      `spinning ${quiet.toFixed(1)} req/s`);
     // measured here: 32 spinning against 62 not (a spinning thread takes half the budget)
     expect(quiet).toBeGreaterThan(1.4 * spin);
   }, 120_000);

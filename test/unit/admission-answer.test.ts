@@ -44,6 +44,7 @@ describe('409: why precisely, in RFC3339 and seconds from now, in the node’s o
       name: 'feasible alone, but the slots are reserved for an admitted job with an earlier deadline',
       job: small(11),
       admitted: [holder],
+      // eslint-disable-next-line @stylistic/max-len -- the 409 message, matched whole
       message: /alone the job needs 2 s, but the 4 worker slots are reserved for 1 admitted job\(s\) with earlier deadlines: A \(deadline 2025-\S+ \(10 s from now\), holding 4 worker slots\)/,
       earliest: 12,
     },
@@ -76,7 +77,8 @@ describe('409: why precisely, in RFC3339 and seconds from now, in the node’s o
 describe('policy reasons in the node’s words', () => {
   test.each([
     { reason: 'best-effort: 1 GPUs from the left-over', want: 'best-effort: 1 worker slot from the left-over' },
-    { reason: 'minimum satisfactory share 2 GPUs (plan finishes 30 s from now), +2 by marginal return', want: 'minimum satisfactory share 2 worker slots (plan finishes 30 s from now), +2 by marginal return' },
+    { reason: 'minimum satisfactory share 2 GPUs (plan finishes 30 s from now), +2 by marginal return',
+      want: 'minimum satisfactory share 2 worker slots (plan finishes 30 s from now), +2 by marginal return' },
     { reason: 'elasticflow: 1 guaranteed jobs use 0 GPUs as minimum shares', want: 'elasticflow: 1 guaranteed jobs use 0 worker slots as minimum shares' },
     { reason: 'fifo: waits (4 GPUs wanted, 1 free); no GPU free', want: 'fifo: waits (4 worker slots wanted, 1 free); no worker slot free' },
   ])('$reason', ({ reason, want }) => expect(inNodeWords(reason, local)).toBe(want));

@@ -69,8 +69,10 @@ describe('deliverCallback', () => {
 
   it('refuses a literal queued under another policy without resolving or connecting', async () => {
     const resolve = table({});
-    await expect(deliverCallback('http://[::a9fe:a9fe]/', body, headers, { timeoutMs: 5000, allow: [], resolve })).rejects.toThrow(/callback refused: host \[::a9fe:a9fe\] is link-local/);
-    await expect(deliverCallback(`http://127.0.0.1:${trap.port}/`, body, headers, { timeoutMs: 5000, allow: ['hooks.example.com'], resolve })).rejects.toThrow(/not in MLFAAS_CALLBACK_ALLOW/);
+    await expect(deliverCallback('http://[::a9fe:a9fe]/', body, headers,
+      { timeoutMs: 5000, allow: [], resolve })).rejects.toThrow(/callback refused: host \[::a9fe:a9fe\] is link-local/);
+    await expect(deliverCallback(`http://127.0.0.1:${trap.port}/`, body, headers,
+      { timeoutMs: 5000, allow: ['hooks.example.com'], resolve })).rejects.toThrow(/not in MLFAAS_CALLBACK_ALLOW/);
     expect(resolve.asked).toEqual([]);
     expect(trap.connections()).toBe(0);
   });
@@ -98,7 +100,8 @@ describe('deliverCallback', () => {
     await new Promise<void>((r) => silent.listen(0, '127.0.0.1', () => r()));
     try {
       const { port } = silent.address() as AddressInfo;
-      await expect(deliverCallback(`http://good.test:${port}/`, body, headers, { timeoutMs: 300, allow: [], resolve })).rejects.toThrow(/timed out after 300 ms/);
+      await expect(deliverCallback(`http://good.test:${port}/`, body, headers,
+        { timeoutMs: 300, allow: [], resolve })).rejects.toThrow(/timed out after 300 ms/);
     } finally {
       silent.close();
     }
@@ -115,7 +118,8 @@ describe('deliverCallback', () => {
       const p = deliverCallback(`https://good.test:${port}/cb`, body, headers, { timeoutMs: 5000, allow: [], resolve });
       await expect(p).rejects.not.toBeInstanceOf(CallbackRefused);
       expect(sni).toEqual(['good.test']);
-      await expect(deliverCallback(`https://evil.test:${port}/cb`, body, headers, { timeoutMs: 5000, allow: [], resolve })).rejects.toBeInstanceOf(CallbackRefused);
+      await expect(deliverCallback(`https://evil.test:${port}/cb`, body, headers,
+        { timeoutMs: 5000, allow: [], resolve })).rejects.toBeInstanceOf(CallbackRefused);
       expect(sni).toEqual(['good.test']);
     } finally {
       tls.close();

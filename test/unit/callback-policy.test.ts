@@ -73,7 +73,8 @@ describe('MLFAAS_CALLBACK_ALLOW', () => {
   const base = { MLFAAS_BASIC_AUTH: 'false' };
   it('is parsed once into Config (empty by default)', () => {
     expect(loadConfig(base).async.callbackAllow).toEqual([]);
-    expect(loadConfig({ ...base, MLFAAS_CALLBACK_ALLOW: 'hooks.example.com, 127.0.0.1:9000' }).async.callbackAllow).toEqual(['hooks.example.com', '127.0.0.1:9000']);
+    expect(loadConfig({ ...base, MLFAAS_CALLBACK_ALLOW: 'hooks.example.com, 127.0.0.1:9000' }).async.callbackAllow)
+      .toEqual(['hooks.example.com', '127.0.0.1:9000']);
   });
   it('refuses an entry that is not a host or host:port, naming the variable', () => {
     expect(() => loadConfig({ ...base, MLFAAS_CALLBACK_ALLOW: 'http://x/y' })).toThrow(/MLFAAS_CALLBACK_ALLOW: .* is not a host name or host:port/);

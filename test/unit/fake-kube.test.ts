@@ -51,7 +51,9 @@ describe('fake kube: patches', () => {
 
   it('json patch applies add/replace/remove/test, and a failed test rejects the whole patch', () => {
     const doc = { spec: { replicas: 1, l: ['a'] } };
-    expect(jsonPatch(doc, [{ op: 'replace', path: '/spec/replicas', value: 3 }, { op: 'add', path: '/spec/l/-', value: 'b' }, { op: 'remove', path: '/spec/l/0' }])).toEqual({ spec: { replicas: 3, l: ['b'] } });
+    expect(jsonPatch(doc,
+      [{ op: 'replace', path: '/spec/replicas', value: 3 }, { op: 'add', path: '/spec/l/-', value: 'b' }, { op: 'remove', path: '/spec/l/0' }]))
+      .toEqual({ spec: { replicas: 3, l: ['b'] } });
     expect(() => jsonPatch(doc, [{ op: 'test', path: '/spec/replicas', value: 2 }])).toThrow(/test failed/);
     expect(doc.spec.replicas).toBe(1);
   });
@@ -61,7 +63,8 @@ describe('fake kube: the REST API', () => {
   const kube = new FakeKube({ token: 't0k', bookmarkMs: 50 });
   let cluster: FakeCluster;
   const call = async (method: string, path: string, body?: unknown, ct = 'application/json') => {
-    const res = await fetch(kube.url + path, { method, headers: { authorization: 'Bearer t0k', 'content-type': ct }, body: body === undefined ? undefined : JSON.stringify(body) });
+    const res = await fetch(kube.url + path,
+      { method, headers: { authorization: 'Bearer t0k', 'content-type': ct }, body: body === undefined ? undefined : JSON.stringify(body) });
     const text = await res.text();
     return { status: res.status, body: text.startsWith('{') ? JSON.parse(text) : text };
   };
@@ -87,7 +90,8 @@ describe('fake kube: the REST API', () => {
   it('creates with server defaults, and answers 409 AlreadyExists and 404 NotFound as Status objects', async () => {
     const c = await call('POST', '/apis/apps/v1/namespaces/openfaas-fn/deployments', dep('d1'));
     expect(c.status).toBe(201);
-    expect(c.body.metadata).toEqual(expect.objectContaining({ namespace: 'openfaas-fn', uid: expect.any(String), resourceVersion: expect.any(String), generation: 1 }));
+    expect(c.body.metadata)
+      .toEqual(expect.objectContaining({ namespace: 'openfaas-fn', uid: expect.any(String), resourceVersion: expect.any(String), generation: 1 }));
     expect(c.body.spec.strategy.type).toBe('RollingUpdate');
     expect(c.body.spec.template.spec.containers[0].imagePullPolicy).toBe('IfNotPresent');
     const again = await call('POST', '/apis/apps/v1/namespaces/openfaas-fn/deployments', dep('d1'));
@@ -116,7 +120,8 @@ describe('fake kube: the REST API', () => {
   });
 
   it('runs the deployment controller: pods scheduled, ready, status counted', async () => {
-    const ok = await eventually(async () => (await call('GET', '/apis/apps/v1/namespaces/openfaas-fn/deployments/d1')).body.status?.availableReplicas === 2, 5000);
+    const ok = await eventually(async () => (await call('GET', '/apis/apps/v1/namespaces/openfaas-fn/deployments/d1')).body.status?.availableReplicas === 2,
+      5000);
     expect(ok).toBe(true);
     const pods = (await call('GET', '/api/v1/namespaces/openfaas-fn/pods?labelSelector=faas_function%3Dd1')).body;
     expect(pods.kind).toBe('PodList');
@@ -129,14 +134,19 @@ describe('fake kube: the REST API', () => {
 
   it('serves the scale subresource (autoscaling/v1 Scale) and scales down the pod with the lowest deletion cost', async () => {
     const s = await call('GET', '/apis/apps/v1/namespaces/openfaas-fn/deployments/d1/scale');
-    expect(s.body).toEqual(expect.objectContaining({ kind: 'Scale', apiVersion: 'autoscaling/v1', spec: { replicas: 2 }, status: expect.objectContaining({ selector: 'faas_function=d1' }) }));
-    const pods = (await call('GET', '/api/v1/namespaces/openfaas-fn/pods?labelSelector=faas_function%3Dd1')).body.items as Array<{ metadata: { name: string } }>;
+    expect(s.body)
+      .toEqual(expect.objectContaining({ kind: 'Scale', apiVersion: 'autoscaling/v1', spec: { replicas: 2 },
+        status: expect.objectContaining({ selector: 'faas_function=d1' }) }));
+    const pods = (await call('GET',
+      '/api/v1/namespaces/openfaas-fn/pods?labelSelector=faas_function%3Dd1')).body.items as Array<{ metadata: { name: string } }>;
     const victim = pods[1].metadata.name;
-    await call('PATCH', `/api/v1/namespaces/openfaas-fn/pods/${victim}`, { metadata: { annotations: { 'controller.kubernetes.io/pod-deletion-cost': '-1000' } } }, 'application/merge-patch+json');
+    await call('PATCH', `/api/v1/namespaces/openfaas-fn/pods/${victim}`,
+      { metadata: { annotations: { 'controller.kubernetes.io/pod-deletion-cost': '-1000' } } }, 'application/merge-patch+json');
     const p = await call('PATCH', '/apis/apps/v1/namespaces/openfaas-fn/deployments/d1/scale', { spec: { replicas: 1 } }, 'application/merge-patch+json');
     expect(p.body.spec.replicas).toBe(1);
     const left = await eventually(async () => {
-      const items = (await call('GET', '/api/v1/namespaces/openfaas-fn/pods?labelSelector=faas_function%3Dd1')).body.items as Array<{ metadata: { name: string } }>;
+      const items = (await call('GET',
+        '/api/v1/namespaces/openfaas-fn/pods?labelSelector=faas_function%3Dd1')).body.items as Array<{ metadata: { name: string } }>;
       return items.length === 1 ? items[0].metadata.name : undefined;
     }, 5000);
     expect(left).toBe(pods[0].metadata.name);
@@ -147,7 +157,10 @@ describe('fake kube: the REST API', () => {
   it('streams watch events after a resourceVersion, sends bookmarks, and answers a too-old version with a 410 ERROR event', async () => {
     const list = (await call('GET', '/apis/apps/v1/namespaces/openfaas-fn/deployments')).body;
     const ac = new AbortController();
-    const res = await fetch(`${kube.url}/apis/apps/v1/namespaces/openfaas-fn/deployments?watch=true&allowWatchBookmarks=true&resourceVersion=${list.metadata.resourceVersion}`, { headers: { authorization: 'Bearer t0k' }, signal: ac.signal });
+    const res = await fetch(
+      `${kube.url}/apis/apps/v1/namespaces/openfaas-fn/deployments?watch=true&allowWatchBookmarks=true&resourceVersion=${list.metadata.resourceVersion}`,
+      { headers: { authorization: 'Bearer t0k' }, signal: ac.signal },
+    );
     const reader = res.body!.getReader();
     await call('POST', '/apis/apps/v1/namespaces/openfaas-fn/deployments', dep('d2', 0));
     const seen: Array<{ type: string; object: { metadata: { name?: string } } }> = [];
@@ -163,20 +176,24 @@ describe('fake kube: the REST API', () => {
     }
     ac.abort();
     expect(seen.find((e) => e.type === 'ADDED')?.object.metadata.name).toBe('d2');
-    expect(seen.find((e) => e.type === 'BOOKMARK')?.object).toEqual({ kind: 'Deployment', apiVersion: 'apps/v1', metadata: { resourceVersion: expect.any(String) } });
+    expect(seen.find((e) => e.type === 'BOOKMARK')?.object)
+      .toEqual({ kind: 'Deployment', apiVersion: 'apps/v1', metadata: { resourceVersion: expect.any(String) } });
 
     kube.store.compact();
-    const gone = await (await fetch(`${kube.url}/apis/apps/v1/namespaces/openfaas-fn/deployments?watch=true&resourceVersion=2`, { headers: { authorization: 'Bearer t0k' } })).text();
+    const gone = await (await fetch(`${kube.url}/apis/apps/v1/namespaces/openfaas-fn/deployments?watch=true&resourceVersion=2`,
+      { headers: { authorization: 'Bearer t0k' } })).text();
     expect(JSON.parse(gone.trim())).toEqual({ type: 'ERROR', object: expect.objectContaining({ kind: 'Status', code: 410, reason: 'Expired' }) });
   });
 
   it('resizes a pod in place through the resize subresource, and refuses other changes there', async () => {
     const pod = (await call('GET', '/api/v1/namespaces/openfaas-fn/pods?labelSelector=faas_function%3Dd1')).body.items[0];
     const path = `/api/v1/namespaces/openfaas-fn/pods/${pod.metadata.name}/resize`;
-    const r = await call('PATCH', path, { spec: { containers: [{ name: 'd1', resources: { limits: { cpu: '500m' } } }] } }, 'application/strategic-merge-patch+json');
+    const r = await call('PATCH', path, { spec: { containers: [{ name: 'd1', resources: { limits: { cpu: '500m' } } }] } },
+      'application/strategic-merge-patch+json');
     expect(r.status).toBe(200);
     expect(r.body.spec.containers[0].resources.limits.cpu).toBe('500m');
-    const reported = await eventually(async () => (await call('GET', `/api/v1/namespaces/openfaas-fn/pods/${pod.metadata.name}`)).body.status.containerStatuses[0].resources?.limits?.cpu === '500m', 5000);
+    const reported = await eventually(async () =>
+      (await call('GET', `/api/v1/namespaces/openfaas-fn/pods/${pod.metadata.name}`)).body.status.containerStatuses[0].resources?.limits?.cpu === '500m', 5000);
     expect(reported).toBe(true);
     const bad = await call('PATCH', path, { spec: { containers: [{ name: 'd1', image: 'other:1' }] } }, 'application/strategic-merge-patch+json');
     expect(bad.status).toBe(422);
@@ -186,11 +203,13 @@ describe('fake kube: the REST API', () => {
     await call('POST', '/apis/apps/v1/namespaces/openfaas-fn/deployments', {
       ...dep('gpu', 1, { resources: { limits: { 'nvidia.com/gpu': '1' } } }),
     });
-    const node = await eventually(async () => (await call('GET', '/api/v1/namespaces/openfaas-fn/pods?labelSelector=faas_function%3Dgpu')).body.items[0]?.spec.nodeName, 5000);
+    const node = await eventually(async () =>
+      (await call('GET', '/api/v1/namespaces/openfaas-fn/pods?labelSelector=faas_function%3Dgpu')).body.items[0]?.spec.nodeName, 5000);
     expect(node).toBe('n2');
     const big = dep('huge', 1, { resources: { limits: { 'nvidia.com/gpu': '3' } } });
     await call('POST', '/apis/apps/v1/namespaces/openfaas-fn/deployments', big);
-    const msg = await eventually(async () => (await call('GET', '/api/v1/namespaces/openfaas-fn/pods?labelSelector=faas_function%3Dhuge')).body.items[0]?.status.conditions?.[0]?.message, 5000);
+    const msg = await eventually(async () =>
+      (await call('GET', '/api/v1/namespaces/openfaas-fn/pods?labelSelector=faas_function%3Dhuge')).body.items[0]?.status.conditions?.[0]?.message, 5000);
     expect(msg).toMatch(/0\/2 nodes are available: .*Insufficient nvidia.com\/gpu/);
   });
 
@@ -198,8 +217,11 @@ describe('fake kube: the REST API', () => {
     const pod = (await call('GET', '/api/v1/namespaces/openfaas-fn/pods?labelSelector=faas_function%3Dd1')).body.items[0];
     cluster.setNodeReady(pod.spec.nodeName, false);
     const moved = await eventually(async () => {
-      const items = (await call('GET', '/api/v1/namespaces/openfaas-fn/pods?labelSelector=faas_function%3Dd1')).body.items as Array<{ spec: { nodeName: string }; status: { conditions?: Array<{ type: string; status: string }> } }>;
-      return items.length === 1 && items[0].spec.nodeName !== pod.spec.nodeName && items[0].status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
+      const items = (await call('GET',
+        '/api/v1/namespaces/openfaas-fn/pods?labelSelector=faas_function%3Dd1')).body.items as Array<{ spec: { nodeName: string };
+        status: { conditions?: Array<{ type: string; status: string }> }; }>;
+      return items.length === 1 && items[0].spec.nodeName !== pod.spec.nodeName &&
+        items[0].status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
     }, 5000);
     expect(moved).toBe(true);
     cluster.setNodeReady(pod.spec.nodeName, true);
@@ -207,7 +229,8 @@ describe('fake kube: the REST API', () => {
 
   it('garbage-collects a deleted deployment\'s pods', async () => {
     await call('DELETE', '/apis/apps/v1/namespaces/openfaas-fn/deployments/d1');
-    const gone = await eventually(async () => (await call('GET', '/api/v1/namespaces/openfaas-fn/pods?labelSelector=faas_function%3Dd1')).body.items.length === 0, 5000);
+    const gone = await eventually(async () =>
+      (await call('GET', '/api/v1/namespaces/openfaas-fn/pods?labelSelector=faas_function%3Dd1')).body.items.length === 0, 5000);
     expect(gone).toBe(true);
   });
 

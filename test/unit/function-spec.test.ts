@@ -11,13 +11,15 @@ type M = Record<string, string>;
 describe('parseMlSpec', () => {
   test.each<{ name: string; labels: M; annotations: M; want: object }>([
     { name: 'defaults', labels: {}, annotations: {}, want: { minScale: 1, maxScale: 20, scaleToZero: false, sloPercentile: 99 } },
-    { name: 'min/max from labels', labels: { 'com.openfaas.scale.min': '2', 'com.openfaas.scale.max': '5' }, annotations: {}, want: { minScale: 2, maxScale: 5 } },
+    { name: 'min/max from labels', labels: { 'com.openfaas.scale.min': '2', 'com.openfaas.scale.max': '5' }, annotations: {},
+      want: { minScale: 2, maxScale: 5 } },
     { name: 'min 0 allows zero', labels: { 'com.openfaas.scale.min': '0' }, annotations: {}, want: { minScale: 0, scaleToZero: true } },
     { name: 'min above default max raises max', labels: { 'com.openfaas.scale.min': '30' }, annotations: {}, want: { minScale: 30, maxScale: 30 } },
     {
       name: 'ML fields from annotations',
       labels: {},
-      annotations: { 'mlfaas.slo.latency_ms': '150', 'mlfaas.slo.percentile': '95', 'mlfaas.batch.max': '8', 'mlfaas.model': 'resnet', 'mlfaas.dataset': 'd.csv' },
+      annotations: { 'mlfaas.slo.latency_ms': '150', 'mlfaas.slo.percentile': '95', 'mlfaas.batch.max': '8', 'mlfaas.model': 'resnet',
+        'mlfaas.dataset': 'd.csv' },
       want: { sloLatencyMs: 150, sloPercentile: 95, maxBatchSize: 8, model: 'resnet', dataset: 'd.csv' },
     },
     { name: 'annotations win over labels', labels: { 'mlfaas.batch.max': '4' }, annotations: { 'mlfaas.batch.max': '16' }, want: { maxBatchSize: 16 } },
@@ -52,7 +54,8 @@ describe('parseDeployment', () => {
       readOnlyRootFilesystem: true,
       unknownField: 'ignored',
     });
-    expect(s).toEqual(expect.objectContaining({ namespace: 'openfaas-fn', envProcess: 'python3 index.py', secrets: ['hf-token'], readOnlyRootFilesystem: true }));
+    expect(s).toEqual(expect.objectContaining({ namespace: 'openfaas-fn', envProcess: 'python3 index.py', secrets: ['hf-token'],
+      readOnlyRootFilesystem: true }));
     expect(s.ml).toEqual(expect.objectContaining({ minScale: 1, maxScale: 5 }));
     expect(s).not.toHaveProperty('unknownField');
   });
@@ -101,7 +104,8 @@ describe('checkImageRef', () => {
   test.each(['test/echo-http:1', 'ghcr.io/openfaas/alpine:latest', 'localhost:5000/x/y:1.0', 'x@sha256:abc', 'my..image:1', '.hidden:1'])('accepts %s', (v) => {
     expect(checkImageRef(v)).toBe(v);
   });
-  test.each(['.', '..', './x', '../x', 'x/..', 'x/../..', 'a/./b', '/etc', '/abs/img:1', 'a//b', 'x/', '..:1', '.:1', '..@sha256:0', 'a b', 'a\\b', 'a\nb', '', '  ', 'x'.repeat(256)])(
+  test.each(['.', '..', './x', '../x', 'x/..', 'x/../..', 'a/./b', '/etc', '/abs/img:1', 'a//b', 'x/', '..:1', '.:1', '..@sha256:0', 'a b', 'a\\b', 'a\nb',
+    '', '  ', 'x'.repeat(256)])(
     'refuses %j with field image',
     (v) => {
       expect(() => checkImageRef(v)).toThrow(/^image: /);

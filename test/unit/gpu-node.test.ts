@@ -93,7 +93,8 @@ describe('how a function asks for a GPU', () => {
 
 describe('GPU replica environment', () => {
   const node: GpuNode = { source: 'nvidia-smi', gpus };
-  const setup: GpuNodeSetup = { node, limiter: join(REPO_ROOT, 'native/build/liblimiter.so'), tokendSocket: '/data/tokend/tokend.sock', mpsPipeDir: '/run/mlfaas/mps-1/pipe' };
+  const setup: GpuNodeSetup = { node, limiter: join(REPO_ROOT, 'native/build/liblimiter.so'), tokendSocket: '/data/tokend/tokend.sock',
+    mpsPipeDir: '/run/mlfaas/mps-1/pipe' };
 
   test('pickGpu: the least used, lowest index on ties', () => {
     expect(pickGpu(gpus, []).index).toBe(0);
@@ -131,7 +132,8 @@ describe('GPU replica environment', () => {
     const bare = gpuReplicaEnv({ gpu: gpus[0], setup: { node }, spec: spec({ 'mlfaas.gpu': '1' }), sandboxed: false });
     expect(bare.env).toEqual({ CUDA_VISIBLE_DEVICES: gpus[0].uuid });
     expect(bare.enforced).toEqual({ temporal: false, spatial: false });
-    expect(describeGpus({ node }, node)).toMatch(/nvidia-smi: gpu0 NVIDIA H100 80GB HBM3 81559 MiB, gpu1 .*temporal quota not enforced \(liblimiter.so not built\); SM share not enforced/);
+    expect(describeGpus({ node }, node))
+      .toMatch(/nvidia-smi: gpu0 NVIDIA H100 80GB HBM3 81559 MiB, gpu1 .*temporal quota not enforced \(liblimiter.so not built\); SM share not enforced/);
     expect(describeGpus(setup, node)).toMatch(/temporal quota enforced \(limiter \+ tokend\); SM share enforced \(MPS\)/);
     expect(describeGpus(undefined, { source: 'none', gpus: [], note: 'no nvidia-smi on PATH' })).toBe('none (no nvidia-smi on PATH)');
   });
@@ -195,7 +197,8 @@ describe('MPS control daemon commands', () => {
 
 describe('sandbox LD_PRELOAD', () => {
   test('handed to the native sandbox, which sets it for the function\'s exec only (not its own steps)', () => {
-    const argv = sandboxArgv({ uid: 2000, gid: 2000, cgroupProcs: [], binds: [{ src: '/repo', dst: SANDBOX_PATHS.platform, readOnly: true }], tmpfs: [], cwd: '/', preload: '/var/openfaas/platform/native/build/liblimiter.so' }, ['./fn']);
+    const argv = sandboxArgv({ uid: 2000, gid: 2000, cgroupProcs: [], binds: [{ src: '/repo', dst: SANDBOX_PATHS.platform, readOnly: true }], tmpfs: [],
+      cwd: '/', preload: '/var/openfaas/platform/native/build/liblimiter.so' }, ['./fn']);
     const at = argv.indexOf('--preload');
     expect(argv[at + 1]).toBe('/var/openfaas/platform/native/build/liblimiter.so');
     expect(at).toBeLessThan(argv.indexOf('--'));
@@ -209,7 +212,8 @@ describe('GPU quotas to tokend', () => {
   test('<q, q> on gpuN by pid; the rules of exited replicas are removed before the next one', async () => {
     const calls: string[] = [];
     const control = {
-      setQuota: async (q: { pid?: number; device: unknown; request: number; limit: number }) => (calls.push(`set ${q.pid} ${q.device} ${q.request}/${q.limit}`), { monoNs: 0 }),
+      setQuota: async (q: { pid?: number; device: unknown; request: number; limit: number }) =>
+        (calls.push(`set ${q.pid} ${q.device} ${q.request}/${q.limit}`), { monoNs: 0 }),
       remove: async (t: { pid?: number; device: unknown }) => (calls.push(`remove ${t.pid} ${t.device}`), { monoNs: 0 }),
     };
     const alive = new Set([10, 11]);

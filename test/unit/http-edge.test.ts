@@ -26,7 +26,9 @@ describe('rawResponse', () => {
   it('is a complete HTTP/1.1 response with a JSON body, its length, and Connection: close', () => {
     const r = rawResponse({ status: 431, body: { error: { code: 'bad_request', message: 'too big', field: 'headers' } } });
     const [head, body] = r.split('\r\n\r\n');
-    expect(head.split('\r\n')).toEqual(['HTTP/1.1 431 Request Header Fields Too Large', 'Content-Type: application/json', `Content-Length: ${Buffer.byteLength(body)}`, 'Connection: close']);
+    expect(head.split('\r\n'))
+      .toEqual(['HTTP/1.1 431 Request Header Fields Too Large', 'Content-Type: application/json', `Content-Length: ${Buffer.byteLength(body)}`,
+        'Connection: close']);
     expect(JSON.parse(body)).toEqual({ error: { code: 'bad_request', message: 'too big', field: 'headers' } });
   });
 });

@@ -11,7 +11,8 @@ import { seedImage } from '../helpers/images';
 
 const IMAGE = 'test/immutable:1';
 const build = (store: ImageStore, version: number) =>
-  seedImage(store, IMAGE, { 'a.js': String(version), 'b.js': `module.exports = ${version};\n` }, { language: `v${version}`, kind: 'inference', mode: 'http', fprocess: 'node a.js' });
+  seedImage(store, IMAGE, { 'a.js': String(version), 'b.js': `module.exports = ${version};\n` },
+    { language: `v${version}`, kind: 'inference', mode: 'http', fprocess: 'node a.js' });
 
 describe('ImageStore versions', () => {
   let root: string;
@@ -95,7 +96,8 @@ describe('ImageStore versions', () => {
     const legacy = store.dirOf(IMAGE);
     mkdirSync(legacy, { recursive: true });
     writeFileSync(join(legacy, 'a.js'), 'old');
-    writeFileSync(join(legacy, MANIFEST), JSON.stringify({ image: IMAGE, language: 'vold', kind: 'inference', mode: 'http', builtAt: new Date(0).toISOString() }));
+    writeFileSync(join(legacy, MANIFEST),
+      JSON.stringify({ image: IMAGE, language: 'vold', kind: 'inference', mode: 'http', builtAt: new Date(0).toISOString() }));
     expect(store.find(IMAGE)!.language).toBe('vold');
     const v1 = build(store, 1);
     expect(store.find(IMAGE)!.dir).toBe(v1.dir);

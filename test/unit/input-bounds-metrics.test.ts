@@ -9,7 +9,9 @@ import type { FunctionProvider, FunctionStatus } from '../../gateway/providers/f
 import { FunctionRouter } from '../../gateway/proxy/router';
 import { FunctionRef, refKey } from '../../gateway/lib/names';
 
-const status = (name: string): FunctionStatus => ({ name, namespace: 'openfaas-fn', image: 'i:1', labels: {}, annotations: {}, replicas: 1, availableReplicas: 1, createdAt: new Date(0).toISOString(), kind: 'inference' });
+const status = (name: string): FunctionStatus =>
+  ({ name, namespace: 'openfaas-fn', image: 'i:1', labels: {}, annotations: {}, replicas: 1, availableReplicas: 1, createdAt: new Date(0).toISOString(),
+    kind: 'inference' });
 
 function providerOf(deployed: Map<string, FunctionStatus>) {
   const listeners: ChangeListener[] = [];

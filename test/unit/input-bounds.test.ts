@@ -101,9 +101,11 @@ describe('a secret\'s value and rawValue', () => {
     // faas-cli 0.16.37 `secret create --from-file` (shared/reference/faas-cli-wire.txt)
     { name: 'both, the same text (faas-cli --from-file)', body: { name: 'k2', value: 's3cr3t', rawValue: 'czNjcjN0' }, want: 'ok' },
     { name: 'both, the same UTF-8 text', body: { name: 's', value: 'héllo ✓', rawValue: b64('héllo ✓') }, want: 'ok' },
-    { name: 'both, binary as faas-cli sends it', body: { name: 's', value: 'a\ufffd\ufffdb', rawValue: b64(Buffer.from([0x61, 0xe2, 0x82, 0x62])) }, want: 'ok' },
+    { name: 'both, binary as faas-cli sends it', body: { name: 's', value: 'a\ufffd\ufffdb', rawValue: b64(Buffer.from([0x61, 0xe2, 0x82, 0x62])) },
+      want: 'ok' },
     { name: 'both, different', body: { name: 's', value: 'v', rawValue: 'YQ==' }, want: 'rawValue' },
-    { name: 'both, binary decoded the Node way', body: { name: 's', value: 'a\ufffdb', rawValue: b64(Buffer.from([0x61, 0xe2, 0x82, 0x62])) }, want: 'rawValue' },
+    { name: 'both, binary decoded the Node way', body: { name: 's', value: 'a\ufffdb', rawValue: b64(Buffer.from([0x61, 0xe2, 0x82, 0x62])) },
+      want: 'rawValue' },
   ])('$name → $want', ({ body, want }) => {
     let got = 'ok';
     try {

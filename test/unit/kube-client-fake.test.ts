@@ -10,7 +10,8 @@ import { eventually } from '../helpers/platform';
 
 const dep = (name: string): V1Deployment => ({
   metadata: { name, labels: { faas_function: name } },
-  spec: { replicas: 0, selector: { matchLabels: { faas_function: name } }, template: { metadata: { labels: { faas_function: name } }, spec: { containers: [{ name, image: 'x/y:1' }] } } },
+  spec: { replicas: 0, selector: { matchLabels: { faas_function: name } },
+    template: { metadata: { labels: { faas_function: name } }, spec: { containers: [{ name, image: 'x/y:1' }] } } },
 });
 
 describe('client-node against the fake API server', () => {
@@ -35,15 +36,18 @@ describe('client-node against the fake API server', () => {
     expect(JSON.parse((e as ApiException<string>).body)).toEqual(expect.objectContaining({ reason: 'AlreadyExists' }));
     const missing = await apps.readNamespacedDeployment({ name: 'zz', namespace: 'openfaas-fn' }).catch((x: ApiException<string>) => x.code);
     expect(missing).toBe(404);
-    const patched = await apps.patchNamespacedDeployment({ name: 'a', namespace: 'openfaas-fn', body: { metadata: { labels: { team: 'ml' } } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+    const patched = await apps.patchNamespacedDeployment({ name: 'a', namespace: 'openfaas-fn', body: { metadata: { labels: { team: 'ml' } } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
     expect(patched.metadata?.labels).toEqual({ faas_function: 'a', team: 'ml' });
-    const scaled = await apps.patchNamespacedDeploymentScale({ name: 'a', namespace: 'openfaas-fn', body: [{ op: 'replace', path: '/spec/replicas', value: 2 }] });
+    const scaled = await apps.patchNamespacedDeploymentScale({ name: 'a', namespace: 'openfaas-fn',
+      body: [{ op: 'replace', path: '/spec/replicas', value: 2 }] });
     expect(scaled.spec?.replicas).toBe(2);
     expect(kube.requests.filter((r) => r.verb === 'patch').map((r) => r.contentType)).toEqual(['application/merge-patch+json', 'application/json-patch+json']);
   });
 
   it('keeps an informer current through a dropped watch and a 410 Gone', async () => {
-    const informer = makeInformer(kubeConfig({ server: kube.url, token: 'tok', insecure: true }), '/apis/apps/v1/namespaces/openfaas-fn/deployments', () => apps.listNamespacedDeployment({ namespace: 'openfaas-fn' }));
+    const informer = makeInformer(kubeConfig({ server: kube.url, token: 'tok', insecure: true }), '/apis/apps/v1/namespaces/openfaas-fn/deployments', () =>
+      apps.listNamespacedDeployment({ namespace: 'openfaas-fn' }));
     const seen = new Set<string>();
     informer.on('add', (d) => seen.add(d.metadata!.name!));
     let stopped = false;

@@ -32,7 +32,8 @@ const DIR = join(__dirname, '../../deploy/kubernetes');
 
 /** The objects of the kustomization: `kubectl kustomize` where kubectl exists, else its resources read in order. */
 function build(): Any[] {
-  const kustom = parseAllDocuments(readFileSync(join(DIR, 'kustomization.yaml'), 'utf8'))[0].toJSON() as { resources: string[]; images: Array<{ name: string; newTag: string }> };
+  const kustom = parseAllDocuments(readFileSync(join(DIR, 'kustomization.yaml'),
+    'utf8'))[0].toJSON() as { resources: string[]; images: Array<{ name: string; newTag: string }> };
   const own = kustom.resources.flatMap((f) => parseAllDocuments(readFileSync(join(DIR, f), 'utf8')).map((d) => d.toJSON()).filter(Boolean));
   for (const o of own) for (const c of o.spec?.template?.spec?.containers ?? []) {
     const img = kustom.images.find((i) => i.name === c.image);
@@ -69,15 +70,17 @@ function unknownFields(o: Any, type: string, path = ''): string[] {
 }
 
 const MODEL: Record<string, string> = {
-  Namespace: 'V1Namespace', ServiceAccount: 'V1ServiceAccount', ClusterRole: 'V1ClusterRole', ClusterRoleBinding: 'V1ClusterRoleBinding', Role: 'V1Role', RoleBinding: 'V1RoleBinding',
-  Secret: 'V1Secret', ConfigMap: 'V1ConfigMap', Service: 'V1Service', Deployment: 'V1Deployment', StatefulSet: 'V1StatefulSet', DaemonSet: 'V1DaemonSet', PersistentVolumeClaim: 'V1PersistentVolumeClaim',
+  Namespace: 'V1Namespace', ServiceAccount: 'V1ServiceAccount', ClusterRole: 'V1ClusterRole', ClusterRoleBinding: 'V1ClusterRoleBinding',
+  Role: 'V1Role', RoleBinding: 'V1RoleBinding', Secret: 'V1Secret', ConfigMap: 'V1ConfigMap', Service: 'V1Service', Deployment: 'V1Deployment',
+  StatefulSet: 'V1StatefulSet', DaemonSet: 'V1DaemonSet', PersistentVolumeClaim: 'V1PersistentVolumeClaim',
 };
 
 const example = (f: string) => parseAllDocuments(readFileSync(join(DIR, f), 'utf8'))[0].toJSON();
 
 describe('deploy/kubernetes', () => {
   const objs = build();
-  const find = (kind: string, name: string, ns?: string) => objs.find((o) => o.kind === kind && o.metadata.name === name && (ns === undefined || o.metadata.namespace === ns));
+  const find = (kind: string, name: string, ns?: string) =>
+    objs.find((o) => o.kind === kind && o.metadata.name === name && (ns === undefined || o.metadata.namespace === ns));
   const workloads = objs.filter((o) => ['Deployment', 'StatefulSet', 'DaemonSet'].includes(o.kind));
 
   it('builds with kubectl kustomize (offline) into the same objects', () => {
@@ -86,13 +89,15 @@ describe('deploy/kubernetes', () => {
     const built = parseAllDocuments(out).map((d) => d.toJSON());
     const ids = (xs: Any[]) => xs.map((o) => `${o.kind}/${o.metadata.namespace ?? ''}/${o.metadata.name}`).sort();
     expect(ids(built)).toEqual(ids(objs));
-    expect(built.filter((o) => o.kind === 'Deployment').map((o) => o.spec.template.spec.containers[0].image).sort()).toEqual(['mlfaas/autoscaler:0.1.0', 'mlfaas/gateway:0.1.0']);
+    expect(built.filter((o) => o.kind === 'Deployment').map((o) => o.spec.template.spec.containers[0].image).sort())
+      .toEqual(['mlfaas/autoscaler:0.1.0', 'mlfaas/gateway:0.1.0']);
   });
 
   it('holds only fields the API knows', () => {
     for (const o of [...objs, example('basic-auth.example.yaml')]) {
       expect(MODEL[o.kind]).toBeDefined();
-      expect({ object: `${o.kind}/${o.metadata.name}`, unknown: unknownFields(o, MODEL[o.kind]) }).toEqual({ object: `${o.kind}/${o.metadata.name}`, unknown: [] });
+      expect({ object: `${o.kind}/${o.metadata.name}`, unknown: unknownFields(o, MODEL[o.kind]) })
+        .toEqual({ object: `${o.kind}/${o.metadata.name}`, unknown: [] });
     }
   });
 
@@ -100,22 +105,30 @@ describe('deploy/kubernetes', () => {
     for (const w of workloads) {
       const ns = w.metadata.namespace;
       const pod = w.spec.template;
-      expect(w.spec.selector.matchLabels).toEqual(expect.objectContaining(Object.fromEntries(Object.entries(w.spec.selector.matchLabels).map(([k]) => [k, pod.metadata.labels[k]]))));
+      expect(w.spec.selector.matchLabels)
+        .toEqual(expect.objectContaining(Object.fromEntries(Object.entries(w.spec.selector.matchLabels).map(([k]) => [k, pod.metadata.labels[k]]))));
       if (pod.spec.serviceAccountName) expect(find('ServiceAccount', pod.spec.serviceAccountName, ns)).toBeDefined();
       for (const v of pod.spec.volumes ?? []) {
         // basic-auth is the one Secret the user makes (README; basic-auth.example.yaml), so apply never overwrites a password
-        if (v.secret) expect(find('Secret', v.secret.secretName, ns) ?? (v.secret.secretName === 'basic-auth' ? example('basic-auth.example.yaml') : undefined)).toBeDefined();
+        if (v.secret)
+          expect(find('Secret', v.secret.secretName, ns) ?? (v.secret.secretName === 'basic-auth' ? example('basic-auth.example.yaml') : undefined))
+            .toBeDefined();
         if (v.configMap) expect(find('ConfigMap', v.configMap.name, ns)).toBeDefined();
       }
       for (const c of pod.spec.containers) {
         const ports = (c.ports ?? []).map((p: Any) => p.name);
-        for (const probe of [c.readinessProbe, c.livenessProbe].filter(Boolean)) if (probe.httpGet && typeof probe.httpGet.port === 'string') expect(ports).toContain(probe.httpGet.port);
-        for (const m of c.volumeMounts ?? []) expect((pod.spec.volumes ?? []).map((v: Any) => v.name).concat((w.spec.volumeClaimTemplates ?? []).map((t: Any) => t.metadata.name))).toContain(m.name);
-        for (const e of c.env ?? []) if (e.value?.startsWith?.('redis://')) expect(find('Service', new URL(e.value).hostname.split('.')[0], e.value.split('.')[1])).toBeDefined();
+        for (const probe of [c.readinessProbe, c.livenessProbe].filter(Boolean)) if (probe.httpGet && typeof probe.httpGet.port === 'string')
+          expect(ports).toContain(probe.httpGet.port);
+        for (const m of c.volumeMounts ?? [])
+          expect((pod.spec.volumes ?? []).map((v: Any) => v.name).concat((w.spec.volumeClaimTemplates ?? []).map((t: Any) => t.metadata.name)))
+            .toContain(m.name);
+        for (const e of c.env ?? []) if (e.value?.startsWith?.('redis://'))
+          expect(find('Service', new URL(e.value).hostname.split('.')[0], e.value.split('.')[1])).toBeDefined();
       }
     }
     for (const s of objs.filter((o) => o.kind === 'Service')) {
-      const target = workloads.find((w) => w.metadata.namespace === s.metadata.namespace && Object.entries(s.spec.selector).every(([k, v]) => w.spec.template.metadata.labels[k] === v));
+      const target = workloads.find((w) => w.metadata.namespace === s.metadata.namespace && Object.entries(s.spec.selector)
+        .every(([k, v]) => w.spec.template.metadata.labels[k] === v));
       expect({ service: s.metadata.name, backed: !!target }).toEqual({ service: s.metadata.name, backed: true });
       const ports = target.spec.template.spec.containers.flatMap((c: Any) => c.ports ?? []);
       for (const p of s.spec.ports) expect(ports.some((cp: Any) => cp.name === p.targetPort || cp.containerPort === p.targetPort)).toBe(true);
@@ -209,11 +222,13 @@ describe('deploy/kubernetes', () => {
     it('autoscaler: the provider calls autoscaler/live makes', async () => {
       // the provider methods the live autoscaler calls (kept in step with its sources below)
       const live = join(__dirname, '../../autoscaler/live');
-      const methods = new Set(readdirSync(live).filter((f) => f.endsWith('.ts')).flatMap((f) => [...readFileSync(join(live, f), 'utf8').matchAll(/provider\.([a-zA-Z]+)(?:\?\.)?\(/g)].map((m) => m[1])));
+      const methods = new Set(readdirSync(live).filter((f) => f.endsWith('.ts'))
+        .flatMap((f) => [...readFileSync(join(live, f), 'utf8').matchAll(/provider\.([a-zA-Z]+)(?:\?\.)?\(/g)].map((m) => m[1])));
       // capability() reads Redis, not the API server; enforcement() and declaredEnforcement() read
       // nothing (Kubernetes declares from its configuration); setSmShare patches a pod's annotation
       // as setQuota does; the others are exercised below
-      expect([...methods].sort()).toEqual(['capability', 'declaredEnforcement', 'endpoints', 'enforcement', 'list', 'scale', 'setQuota', 'setSmShare', 'setWeight']);
+      expect([...methods].sort())
+        .toEqual(['capability', 'declaredEnforcement', 'endpoints', 'enforcement', 'list', 'scale', 'setQuota', 'setSmShare', 'setWeight']);
       // the function is made first (its calls are the gateway's and are left out), then the autoscaler's calls
       const replicaCalls = await record(async (p, kube) => {
         await p.deploy(parseDeployment({ ...aFunction('f').minScale(2).build(), limits: { cpu: '1' } }));
@@ -227,7 +242,8 @@ describe('deploy/kubernetes', () => {
         await expect(p.setWeight(ref, 'gone-pod', 2)).rejects.toThrow(/not found/);
         await expect(p.scale({ name: 'gone-fn', namespace: 'openfaas-fn' }, 1)).rejects.toThrow(/not found/);
         // its leader election: create, renew, release
-        const lease = new KubeLease(kubeConfig({ server: kube.url, token: 'r', insecure: true }).makeApiClient(k8s.CoordinationV1Api), 'openfaas-fn', 'mlfaas-autoscaler', 5000);
+        const lease = new KubeLease(kubeConfig({ server: kube.url, token: 'r', insecure: true }).makeApiClient(k8s.CoordinationV1Api), 'openfaas-fn',
+          'mlfaas-autoscaler', 5000);
         await lease.attempt();
         await lease.attempt();
         await lease.close();
@@ -236,7 +252,8 @@ describe('deploy/kubernetes', () => {
         const core = kc.makeApiClient(k8s.CoreV1Api);
         const nodes = await kubeTrainingCapacity(core, 2).now();
         const rec = { id: 'job1', function: 'f', namespace: 'openfaas-fn', model: 'm', epochs: 2, batchSize: 8, learningRate: 0.1 } as unknown as JobRecord;
-        const job = new KubeJob(kc, core, rec, { progress: () => undefined, log: () => undefined }, { namespace: 'openfaas-fn', image: 'img:1', checkpointClaim: 'c' });
+        const job = new KubeJob(kc, core, rec, { progress: () => undefined, log: () => undefined },
+          { namespace: 'openfaas-fn', image: 'img:1', checkpointClaim: 'c' });
         await job.setWorkers(1, placeOf(nodes, [0]));
         await job.setWorkers(2, placeOf(nodes, [0, 1]));
         expect(await job.ended).toBe('completed');
@@ -246,7 +263,8 @@ describe('deploy/kubernetes', () => {
         expect(moved.evicted.length).toBeGreaterThan(0);
       });
       // the deploy's creates are the gateway's; the Lease's and the training pods' creates are the autoscaler's
-      const autoscaler = new Set([...replicaCalls].filter((c) => !/:create$/.test(c) || c.startsWith('coordination.k8s.io/leases') || c === '/pods:create' || c === '/pods/eviction:create'));
+      const autoscaler = new Set([...replicaCalls].filter((c) => !/:create$/.test(c) || c.startsWith('coordination.k8s.io/leases') || c === '/pods:create' ||
+        c === '/pods/eviction:create'));
       expect([...autoscaler].sort()).toEqual([...granted('mlfaas-autoscaler')].sort());
     });
 

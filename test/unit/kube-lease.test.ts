@@ -37,7 +37,8 @@ describe('KubeLease', () => {
     expect(a.isHeld).toBe(false); // a steps down by itself, unrenewed for the lease time
     await b.attempt();
     expect(b.isHeld).toBe(true);
-    expect(kube.store.get('coordination.k8s.io/v1/leases', 'mlfaas', 'autoscaler')!.spec).toEqual(expect.objectContaining({ holderIdentity: 'b', leaseTransitions: 1 }));
+    expect(kube.store.get('coordination.k8s.io/v1/leases', 'mlfaas', 'autoscaler')!.spec)
+      .toEqual(expect.objectContaining({ holderIdentity: 'b', leaseTransitions: 1 }));
     // a comes back: the lease is b's
     await a.attempt();
     expect(a.isHeld).toBe(false);

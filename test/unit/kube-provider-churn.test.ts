@@ -47,7 +47,8 @@ describe('kubernetes provider under churn', () => {
     const onNode = eps.filter((r) => r.agent === node).map((r) => r.id);
     env.cluster.setNodeReady(node, false);
     // at once: not ready (the balancer stops sending them traffic)
-    expect(await eventually(async () => (await env.provider.endpoints(ref)).filter((r) => onNode.includes(r.id)).every((r) => r.state !== 'ready'), 3000)).toBe(true);
+    expect(await eventually(async () => (await env.provider.endpoints(ref)).filter((r) => onNode.includes(r.id)).every((r) => r.state !== 'ready'), 3000))
+      .toBe(true);
     // after the eviction: two ready replicas, none of them on the dead node
     const healed = await eventually(async () => {
       const now = (await env.provider.endpoints(ref)).filter((r) => r.state === 'ready');

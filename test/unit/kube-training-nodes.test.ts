@@ -7,17 +7,20 @@ import { harnessPod } from '../../gateway/providers/kubernetes/training-pods';
 const node = (name: string, o: { vc?: string; gpus?: number; cpu?: string; ready?: boolean; cordoned?: boolean } = {}): V1Node => ({
   metadata: { name, labels: o.vc ? { 'mlfaas.io/vc': o.vc } : {} },
   spec: { unschedulable: o.cordoned ?? false },
-  status: { allocatable: { cpu: o.cpu ?? '16', ...(o.gpus ? { 'nvidia.com/gpu': String(o.gpus) } : {}) }, conditions: [{ type: 'Ready', status: o.ready === false ? 'False' : 'True' }] },
+  status: { allocatable: { cpu: o.cpu ?? '16', ...(o.gpus ? { 'nvidia.com/gpu': String(o.gpus) } : {}) },
+    conditions: [{ type: 'Ready', status: o.ready === false ? 'False' : 'True' }] },
 });
 
 describe('training nodes', () => {
   it('GPU nodes of the training cluster, sorted; slots per node the smallest power of two of their GPUs', () => {
-    const t = trainingNodesOf([node('g2', { vc: 'training', gpus: 8 }), node('g1', { vc: 'training', gpus: 6 }), node('i1', { vc: 'inference', gpus: 8 }), node('g3', { vc: 'training', gpus: 8, ready: false }), node('g4', { vc: 'training', gpus: 8, cordoned: true })], 4);
+    const t = trainingNodesOf([node('g2', { vc: 'training', gpus: 8 }), node('g1', { vc: 'training', gpus: 6 }), node('i1', { vc: 'inference', gpus: 8 }),
+      node('g3', { vc: 'training', gpus: 8, ready: false }), node('g4', { vc: 'training', gpus: 8, cordoned: true })], 4);
     expect(t).toEqual({ spec: { nodes: 2, gpusPerNode: 4 }, nodes: ['g1', 'g2'], gpuDevices: true });
   });
 
   it('nodes without GPUs: a slot is a core, at most the configured slots and the smallest node', () => {
-    expect(trainingNodesOf([node('c1', { vc: 'training', cpu: '3' }), node('c2', { vc: 'training', cpu: '8' })], 4)).toEqual({ spec: { nodes: 2, gpusPerNode: 2 }, nodes: ['c1', 'c2'], gpuDevices: false });
+    expect(trainingNodesOf([node('c1', { vc: 'training', cpu: '3' }), node('c2', { vc: 'training', cpu: '8' })], 4))
+      .toEqual({ spec: { nodes: 2, gpusPerNode: 2 }, nodes: ['c1', 'c2'], gpuDevices: false });
     expect(trainingNodesOf([node('c1', { vc: 'inference' })], 4)).toEqual({ spec: { nodes: 0, gpusPerNode: 0 }, nodes: [], gpuDevices: false });
   });
 
@@ -34,9 +37,11 @@ describe('training nodes', () => {
 
   it('a profile run goes to any training node, with its workers as GPUs or cores, on scratch space', () => {
     const p = harnessPod('profile-x', { a: 'b' }, { WORKERS: '2' }, { namespace: 'fn', image: 'i:1' }, { gpus: 2 });
-    expect(p.spec!.affinity!.nodeAffinity!.requiredDuringSchedulingIgnoredDuringExecution!.nodeSelectorTerms[0].matchExpressions).toEqual([{ key: 'mlfaas.io/vc', operator: 'In', values: ['training'] }]);
+    expect(p.spec!.affinity!.nodeAffinity!.requiredDuringSchedulingIgnoredDuringExecution!.nodeSelectorTerms[0].matchExpressions)
+      .toEqual([{ key: 'mlfaas.io/vc', operator: 'In', values: ['training'] }]);
     expect(p.spec!.containers[0].resources).toEqual({ limits: { 'nvidia.com/gpu': '2' } });
     expect(p.spec!.volumes).toEqual([{ name: 'checkpoints', emptyDir: {} }]);
-    expect(harnessPod('p', {}, {}, { namespace: 'fn', image: 'i:1' }, { cpus: 2 }).spec!.containers[0].resources).toEqual({ requests: { cpu: '2' }, limits: { cpu: '2' } });
+    expect(harnessPod('p', {}, {}, { namespace: 'fn', image: 'i:1' }, { cpus: 2 }).spec!.containers[0].resources)
+      .toEqual({ requests: { cpu: '2' }, limits: { cpu: '2' } });
   });
 });

@@ -18,7 +18,8 @@ const pod = (cpu: string, o: { gpu?: number; phase?: string } = {}): V1Pod => ({
   spec: { containers: [{ name: 'c', resources: { requests: { cpu }, limits: o.gpu ? { 'nvidia.com/gpu': String(o.gpu) } : {} } }] },
   status: { phase: o.phase ?? 'Running' },
 });
-const node = (cpu: string, gpus = 0): V1Node => ({ metadata: { name: 'n' }, status: { allocatable: { cpu, ...(gpus ? { 'nvidia.com/gpu': String(gpus) } : {}) } } });
+const node = (cpu: string, gpus = 0): V1Node =>
+  ({ metadata: { name: 'n' }, status: { allocatable: { cpu, ...(gpus ? { 'nvidia.com/gpu': String(gpus) } : {}) } } });
 
 describe('inference demand in nodes', () => {
   it('is the function pods\' requests over one node, CPU or GPU, at least 1 while any is wanted, at most the cluster', () => {
@@ -41,7 +42,8 @@ describe('loan and reclaim of nodes, live', () => {
 
   beforeAll(async () => {
     const home = { 'mlfaas.io/vc': 'inference', 'mlfaas.io/home-vc': 'inference' };
-    k = await startProviderCluster({ 'inf-1': { labels: home, cpu: '2' }, 'inf-2': { labels: home, cpu: '2' }, 'train-1': { labels: { 'mlfaas.io/vc': 'training' }, cpu: '2' } });
+    k = await startProviderCluster({ 'inf-1': { labels: home, cpu: '2' }, 'inf-2': { labels: home, cpu: '2' },
+      'train-1': { labels: { 'mlfaas.io/vc': 'training' }, cpu: '2' } });
     ({ provider, core } = k);
   });
   afterAll(() => k?.stop());
@@ -57,7 +59,18 @@ describe('loan and reclaim of nodes, live', () => {
     expect([vc(idle), vc(busy)]).toEqual(['training', 'inference']);
     expect((await manageVirtualClusters(core, manageLoans))!.moves).toEqual([]); // steady: nothing moves
     // a training job's pod runs on the loaned node
-    await core.createNamespacedPod({ namespace: 'openfaas-fn', body: { metadata: { name: 'job-j1-1', labels: { 'mlfaas.io/job': 'j1' } }, spec: { affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: [idle] }] }] } } }, containers: [{ name: 'train', image: 'x' }] } } });
+    await core.createNamespacedPod({ namespace: 'openfaas-fn',
+      body: { metadata: { name: 'job-j1-1', labels: { 'mlfaas.io/job': 'j1' } },
+        spec: {
+          affinity: {
+            nodeAffinity: {
+              requiredDuringSchedulingIgnoredDuringExecution: {
+                nodeSelectorTerms: [{ matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: [idle] }] }],
+              },
+            },
+          },
+          containers: [{ name: 'train', image: 'x' }],
+        } } });
     expect(await eventually(() => k.kube.store.get('v1/pods', 'openfaas-fn', 'job-j1-1')?.status?.phase === 'Running', 5000)).toBe(true);
   });
 
@@ -66,7 +79,8 @@ describe('loan and reclaim of nodes, live', () => {
     await provider.scale(ref, 3);
     // two replicas fit on the inference node; the third waits (replicas keep off training nodes)
     expect(await eventually(() => running().length === 2, 5000)).toBe(true);
-    const pending = await eventually(() => k.kube.store.list('v1/pods', 'openfaas-fn').find((p) => p.metadata.labels?.faas_function === 'f' && p.status?.phase === 'Pending'), 5000);
+    const pending = await eventually(() => k.kube.store.list('v1/pods', 'openfaas-fn')
+      .find((p) => p.metadata.labels?.faas_function === 'f' && p.status?.phase === 'Pending'), 5000);
     expect(pending).toBeDefined();
     const round = await manageVirtualClusters(core, manageLoans);
     expect(round!.demand).toBe(2);

@@ -18,7 +18,8 @@ describe('virtual clusters as node labels', () => {
   const ref = { name: 'g', namespace: 'openfaas-fn' };
 
   beforeAll(async () => {
-    k = await startProviderCluster(Object.fromEntries((['inference', 'inference', 'training'] as const).map((vc, i) => [`gpu-${i + 1}`, { labels: { 'mlfaas.io/vc': vc }, gpus: 1 }])));
+    k = await startProviderCluster(Object.fromEntries((['inference', 'inference', 'training'] as const).map((vc, i) =>
+      [`gpu-${i + 1}`, { labels: { 'mlfaas.io/vc': vc }, gpus: 1 }])));
     ({ provider, core } = k);
   });
   afterAll(() => k?.stop());

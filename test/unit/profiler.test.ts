@@ -52,7 +52,8 @@ describe('profileReplica (end to end through the replica HTTP path)', () => {
     const quotas: number[] = [];
     let restored = false;
     try {
-      const pts = await profileReplica({ url }, { batches: [1, 4], quotas: [1, 0.5], seconds: 0.5 }, async (q) => void quotas.push(q), async () => void (restored = true));
+      const pts = await profileReplica({ url }, { batches: [1, 4], quotas: [1, 0.5], seconds: 0.5 }, async (q) => void quotas.push(q),
+        async () => void (restored = true));
       expect(quotas).toEqual([1, 0.5]);
       expect(restored).toBe(true);
       expect(pts.map((p) => [p.batch, p.quota])).toEqual([[1, 1], [4, 1], [1, 0.5], [4, 0.5]]);

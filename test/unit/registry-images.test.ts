@@ -75,7 +75,8 @@ describe('registry image check', () => {
     });
     const e = await check(`127.0.0.1:${port}/fn/x:1`).catch((x: unknown) => x);
     expect(e).toBeInstanceOf(PlatformError);
-    expect(e).toEqual(expect.objectContaining({ code: ErrorCode.UpstreamUnavailable, field: 'image', message: expect.stringContaining('MLFAAS_KUBE_IMAGE_CHECK=off') }));
+    expect(e).toEqual(expect.objectContaining({ code: ErrorCode.UpstreamUnavailable, field: 'image',
+      message: expect.stringContaining('MLFAAS_KUBE_IMAGE_CHECK=off') }));
   });
 });
 
@@ -87,7 +88,8 @@ const realRegistry = spawnSync('sh', ['-c', 'command -v docker-registry']).statu
   const port = 41000 + (process.pid % 1000);
   const host = `127.0.0.1:${port}`;
   beforeAll(async () => {
-    writeFileSync(join(dir, 'config.yml'), `version: 0.1\nstorage:\n  filesystem:\n    rootdirectory: ${dir}/data\nhttp:\n  addr: ${host}\nlog:\n  level: error\n`);
+    writeFileSync(join(dir, 'config.yml'),
+      `version: 0.1\nstorage:\n  filesystem:\n    rootdirectory: ${dir}/data\nhttp:\n  addr: ${host}\nlog:\n  level: error\n`);
     child = spawn('docker-registry', ['serve', join(dir, 'config.yml')], { stdio: 'ignore' });
     expect(await eventually(async () => (await fetch(`http://${host}/v2/`).catch(() => undefined))?.status === 200, 10_000)).toBe(true);
   });

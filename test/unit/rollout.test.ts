@@ -41,7 +41,8 @@ describe('planRollout', () => {
     { name: 'scale down mid-update: old ones first', desired: 1, have: ['o1r', 'o2r', 'o3r', 'c4s'], start: 0, stop: ['o3r', 'o2r'] },
     { name: 'scale down mid-update: the evict-named old one first', desired: 2, have: ['o1r!', 'o2r', 'o3r', 'c4s'], start: 0, stop: ['o1r!'] },
     { name: 'scale down mid-update: surplus new ones go, starting before ready', desired: 1, have: ['o1r', 'c2r', 'c3s'], start: 0, stop: ['c3s', 'o1r'] },
-    { name: 'scale down mid-update: never below desired ready, starting new ones go instead', desired: 2, have: ['o1r', 'o2r', 'c3s', 'c4s'], start: 0, stop: ['c4s'] },
+    { name: 'scale down mid-update: never below desired ready, starting new ones go instead', desired: 2, have: ['o1r', 'o2r', 'c3s', 'c4s'], start: 0,
+      stop: ['c4s'] },
     { name: 'scale up mid-update: one more new one within the surge', desired: 4, have: ['o1r', 'o2r', 'c3s'], start: 2, stop: [] },
     { name: 'scale up mid-update: surge counts the starting ones', desired: 3, have: ['o1r', 'o2r', 'c3s', 'c4s'], start: 0, stop: [] },
     { name: 'fewer ready than desired: no ready one retires until more are ready', desired: 3, have: ['o1r', 'c2r', 'c3s', 'c4s'], start: 0, stop: [] },
@@ -82,7 +83,8 @@ describe('planRollout', () => {
       const plan = planRollout(desired, live);
       live = live.filter((x) => !plan.stop.includes(x.id));
       minReady = Math.min(minReady, live.filter((x) => x.state === 'ready').length);
-      for (let k = 0; k < plan.start; k++) live.push({ id: `n${n}`, version: 'current', state: 'starting', startedAt: `2026-01-01T00:01:${n++}Z`, evict: false });
+      for (let k = 0; k < plan.start; k++)
+        live.push({ id: `n${n}`, version: 'current', state: 'starting', startedAt: `2026-01-01T00:01:${n++}Z`, evict: false });
       maxLive = Math.max(maxLive, live.length);
       live = live.map((x) => (x.version === 'current' && x.state === 'starting' ? { ...x, state: ready(x) ? 'ready' : 'crashed' } : x));
     }

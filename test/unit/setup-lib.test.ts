@@ -50,8 +50,11 @@ describe('install marker', () => {
 describe('waiting for the apt/dpkg lock', () => {
   test.each([
     { name: 'dpkg frontend lock', input: LOCKED, want: true },
-    { name: 'lists lock (apt-get update)', input: 'E: Could not get lock /var/lib/apt/lists/lock. It is held by process 77 (apt-get)\nE: Unable to lock directory /var/lib/apt/lists/\n', want: true },
-    { name: 'dpkg administration directory', input: 'E: Unable to lock the administration directory (/var/lib/dpkg/), is another process using it?', want: true },
+    { name: 'lists lock (apt-get update)',
+      input: 'E: Could not get lock /var/lib/apt/lists/lock. It is held by process 77 (apt-get)\nE: Unable to lock directory /var/lib/apt/lists/\n',
+      want: true },
+    { name: 'dpkg administration directory', input: 'E: Unable to lock the administration directory (/var/lib/dpkg/), is another process using it?',
+      want: true },
     { name: 'no such package', input: 'E: Unable to locate package redis-serverr\n', want: false },
     { name: 'network', input: 'W: Failed to fetch http://deb.debian.org/debian/dists/bookworm/InRelease  Temporary failure resolving\n', want: false },
   ])('isAptLockError: $name', ({ input, want }) => {

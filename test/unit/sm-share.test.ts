@@ -23,13 +23,17 @@ import { testRedis } from '../helpers/platform';
 
 const node = { source: 'stub' as const, gpus: stubGpus(1) };
 const cpu: Omit<Enforcement, 'summary'> = { spatial: 'cpuset', temporal: 'cfs', memory: 'cgroup' };
-const withGpu = (smShare: 'mps' | 'none', timeQuota: 'limiter' | 'none'): Enforcement => ({ ...cpu, gpu: { smShare, timeQuota, memory: 'none', summary: '' }, summary: '' });
+const withGpu = (smShare: 'mps' | 'none', timeQuota: 'limiter' | 'none'): Enforcement =>
+  ({ ...cpu, gpu: { smShare, timeQuota, memory: 'none', summary: '' }, summary: '' });
 
 describe('what a GPU replica is held to', () => {
   test.each([
-    { name: 'limiter, tokend and MPS', setup: { limiter: '/l.so', tokendSocket: '/t.sock', mpsPipeDir: '/p', gpuUid: 199999 }, want: { smShare: 'mps', timeQuota: 'limiter' }, says: /SM share by MPS, fixed at start.*uid 199999/ },
-    { name: 'no MPS control program', setup: { limiter: '/l.so', tokendSocket: '/t.sock', mpsWhy: 'no nvidia-cuda-mps-control on PATH' }, want: { smShare: 'none', timeQuota: 'limiter' }, says: /SM share NOT enforced \(MPS not available: no nvidia-cuda-mps-control on PATH\)/ },
-    { name: 'no tokend', setup: { limiter: '/l.so', mpsPipeDir: '/p' }, want: { smShare: 'mps', timeQuota: 'none' }, says: /time quota NOT enforced \(no tokend\)/ },
+    { name: 'limiter, tokend and MPS', setup: { limiter: '/l.so', tokendSocket: '/t.sock', mpsPipeDir: '/p', gpuUid: 199999 },
+      want: { smShare: 'mps', timeQuota: 'limiter' }, says: /SM share by MPS, fixed at start.*uid 199999/ },
+    { name: 'no MPS control program', setup: { limiter: '/l.so', tokendSocket: '/t.sock', mpsWhy: 'no nvidia-cuda-mps-control on PATH' },
+      want: { smShare: 'none', timeQuota: 'limiter' }, says: /SM share NOT enforced \(MPS not available: no nvidia-cuda-mps-control on PATH\)/ },
+    { name: 'no tokend', setup: { limiter: '/l.so', mpsPipeDir: '/p' }, want: { smShare: 'mps', timeQuota: 'none' },
+      says: /time quota NOT enforced \(no tokend\)/ },
   ])('$name', ({ setup, want, says }) => {
     const e = gpuEnforcement({ node, ...setup });
     expect(e).toEqual(expect.objectContaining({ ...want, memory: 'none' }));
@@ -54,15 +58,24 @@ describe("the agent's replacement plan", () => {
   const r = (id: string, smShare?: number, state = 'ready' as const, current = true) => ({ id, state, smShare, current });
   test.each([
     { name: 'no wanted share: nothing', running: [r('a', 1)], wanted: {}, inFlight: [], want: { start: [], swap: [], cancel: [] } },
-    { name: 'the same share (as a percentage): nothing', running: [r('a', 0.5)], wanted: { a: 0.503 }, inFlight: [], want: { start: [], swap: [], cancel: [] } },
-    { name: 'another share: a replacement at it', running: [r('a', 1)], wanted: { a: 0.25 }, inFlight: [], want: { start: [{ replaces: 'a', smShare: 0.25 }], swap: [], cancel: [] } },
+    { name: 'the same share (as a percentage): nothing', running: [r('a', 0.5)], wanted: { a: 0.503 }, inFlight: [],
+      want: { start: [], swap: [], cancel: [] } },
+    { name: 'another share: a replacement at it', running: [r('a', 1)], wanted: { a: 0.25 }, inFlight: [],
+      want: { start: [{ replaces: 'a', smShare: 0.25 }], swap: [], cancel: [] } },
     { name: 'share not enforced: never replaced', running: [r('a')], wanted: { a: 0.25 }, inFlight: [], want: { start: [], swap: [], cancel: [] } },
-    { name: 'an old version is left to the rollout', running: [r('a', 1, 'ready', false)], wanted: { a: 0.25 }, inFlight: [], want: { start: [], swap: [], cancel: [] } },
-    { name: 'replacement still starting: wait', running: [r('a', 1)], wanted: { a: 0.25 }, inFlight: [{ id: 'b', replaces: 'a', state: 'starting' as const, smShare: 0.25 }], want: { start: [], swap: [], cancel: [] } },
-    { name: 'replacement ready: swap, the old one retires', running: [r('a', 1)], wanted: { a: 0.25 }, inFlight: [{ id: 'b', replaces: 'a', state: 'ready' as const, smShare: 0.25 }], want: { start: [], swap: [{ replacement: 'b', retire: 'a' }], cancel: [] } },
-    { name: 'wanted back at its own share: cancel', running: [r('a', 1)], wanted: { a: 1 }, inFlight: [{ id: 'b', replaces: 'a', state: 'starting' as const, smShare: 0.25 }], want: { start: [], swap: [], cancel: ['b'] } },
-    { name: 'wanted at a third share: cancel (the next step starts it)', running: [r('a', 1)], wanted: { a: 0.5 }, inFlight: [{ id: 'b', replaces: 'a', state: 'ready' as const, smShare: 0.25 }], want: { start: [], swap: [], cancel: ['b'] } },
-    { name: 'its replica went (scaled down): cancel', running: [], wanted: { a: 0.25 }, inFlight: [{ id: 'b', replaces: 'a', state: 'starting' as const, smShare: 0.25 }], want: { start: [], swap: [], cancel: ['b'] } },
+    { name: 'an old version is left to the rollout', running: [r('a', 1, 'ready', false)], wanted: { a: 0.25 }, inFlight: [],
+      want: { start: [], swap: [], cancel: [] } },
+    { name: 'replacement still starting: wait', running: [r('a', 1)], wanted: { a: 0.25 },
+      inFlight: [{ id: 'b', replaces: 'a', state: 'starting' as const, smShare: 0.25 }], want: { start: [], swap: [], cancel: [] } },
+    { name: 'replacement ready: swap, the old one retires', running: [r('a', 1)], wanted: { a: 0.25 },
+      inFlight: [{ id: 'b', replaces: 'a', state: 'ready' as const, smShare: 0.25 }],
+      want: { start: [], swap: [{ replacement: 'b', retire: 'a' }], cancel: [] } },
+    { name: 'wanted back at its own share: cancel', running: [r('a', 1)], wanted: { a: 1 },
+      inFlight: [{ id: 'b', replaces: 'a', state: 'starting' as const, smShare: 0.25 }], want: { start: [], swap: [], cancel: ['b'] } },
+    { name: 'wanted at a third share: cancel (the next step starts it)', running: [r('a', 1)], wanted: { a: 0.5 },
+      inFlight: [{ id: 'b', replaces: 'a', state: 'ready' as const, smShare: 0.25 }], want: { start: [], swap: [], cancel: ['b'] } },
+    { name: 'its replica went (scaled down): cancel', running: [], wanted: { a: 0.25 },
+      inFlight: [{ id: 'b', replaces: 'a', state: 'starting' as const, smShare: 0.25 }], want: { start: [], swap: [], cancel: ['b'] } },
   ])('$name', ({ running, wanted, inFlight, want }) => {
     expect(planShareReplacements(running, wanted, inFlight)).toEqual(want);
   });
@@ -75,7 +88,8 @@ describe('the live loop plans only over what is enforced', () => {
     { name: 'GPU with nothing', e: withGpu('none', 'none'), device: 'gpu' as const, want: { spatial: false, temporal: false } },
     { name: 'GPU replicas on a provider that declares none', e: { ...cpu, summary: '' }, device: 'gpu' as const, want: { spatial: false, temporal: false } },
     { name: 'CPU with cpuset and CFS', e: withGpu('mps', 'limiter'), device: 'cpu' as const, want: { spatial: true, temporal: true } },
-    { name: 'CPU with nothing', e: { spatial: 'none', temporal: 'none', memory: 'none', summary: '' } as Enforcement, device: 'cpu' as const, want: { spatial: false, temporal: false } },
+    { name: 'CPU with nothing', e: { spatial: 'none', temporal: 'none', memory: 'none', summary: '' } as Enforcement, device: 'cpu' as const,
+      want: { spatial: false, temporal: false } },
   ])('$name', ({ e, device, want }) => {
     expect(enforcedDims(e, device)).toEqual(want);
   });
@@ -84,7 +98,8 @@ describe('the live loop plans only over what is enforced', () => {
   test('an unenforced dimension is pinned at 1; no point there: why', () => {
     expect(plannable(grid, { spatial: false, temporal: true })).toEqual({ points: grid.filter((p) => p.smShare === 1) });
     expect(plannable(grid, { spatial: true, temporal: true })).toEqual({ points: grid });
-    expect(plannable(grid.filter((p) => p.smShare < 1), { spatial: false, temporal: true })).toEqual({ why: expect.stringMatching(/only temporal is enforced/) });
+    expect(plannable(grid.filter((p) => p.smShare < 1), { spatial: false, temporal: true }))
+      .toEqual({ why: expect.stringMatching(/only temporal is enforced/) });
   });
 
   describe('over a fake provider and a real Redis', () => {
@@ -99,13 +114,18 @@ describe('the live loop plans only over what is enforced', () => {
       await redis.stop();
     });
 
-    const status = (name: string): FunctionStatus => ({ name, namespace: 'openfaas-fn', image: 'x', labels: { 'com.openfaas.scale.min': '1', 'com.openfaas.scale.max': '3' }, annotations: { 'mlfaas.batch.max': '1', 'mlfaas.gpu': '1' }, replicas: 1, availableReplicas: 1, createdAt: '', kind: 'inference' });
-    const profile: CapabilityProfile = { function: 'g.openfaas-fn', version: 'v1', measuredAt: '', device: 'gpu', points: grid.map((p) => ({ ...p, throughput: 1000 / p.latencyMs })) };
+    const status = (name: string): FunctionStatus =>
+      ({ name, namespace: 'openfaas-fn', image: 'x', labels: { 'com.openfaas.scale.min': '1', 'com.openfaas.scale.max': '3' },
+        annotations: { 'mlfaas.batch.max': '1', 'mlfaas.gpu': '1' }, replicas: 1, availableReplicas: 1, createdAt: '', kind: 'inference' });
+    const profile: CapabilityProfile = { function: 'g.openfaas-fn', version: 'v1', measuredAt: '', device: 'gpu',
+      points: grid.map((p) => ({ ...p, throughput: 1000 / p.latencyMs })) };
     const fake = (name: string, e: Enforcement, calls: string[], smShare?: number) =>
       ({
         enforcement: () => e,
         list: async () => [status(name)],
-        endpoints: async () => [{ id: `${name}-1`, url: 'http://127.0.0.1:1', state: 'ready', agent: 'a', startedAt: '', restarts: 0, weight: 1, quota: 1, ...(smShare !== undefined ? { smShare } : {}) }],
+        endpoints: async () =>
+          [{ id: `${name}-1`, url: 'http://127.0.0.1:1', state: 'ready', agent: 'a', startedAt: '', restarts: 0, weight: 1, quota: 1,
+            ...(smShare !== undefined ? { smShare } : {}) }],
         capability: async () => profile,
         setQuota: async (_r: unknown, id: string, q: number) => void calls.push(`quota ${id} ${q}`),
         setSmShare: async (_r: unknown, id: string, s: number) => void calls.push(`sm-share ${id} ${s}`),
@@ -117,7 +137,8 @@ describe('the live loop plans only over what is enforced', () => {
       { name: 'g-mps', e: withGpu('mps', 'limiter'), want: 'spatial+temporal' },
       { name: 'g-nomps', e: withGpu('none', 'limiter'), want: 'temporal' },
     ])('a GPU function on a node with $want enforced is planned over $want', async ({ name, e, want }) => {
-      const a = new LiveAutoscaler(client, fake(name, e, []), { policy: 'hybrid', params: { cooldownS: 0 }, intervalMs: 1000, defaultSloMs: 1000, devices: ['cpu0'] });
+      const a = new LiveAutoscaler(client, fake(name, e, []),
+        { policy: 'hybrid', params: { cooldownS: 0 }, intervalMs: 1000, defaultSloMs: 1000, devices: ['cpu0'] });
       const [r] = await a.tick(2_000_000);
       expect(r.planned).toBe(want);
     });
@@ -132,7 +153,8 @@ describe('the live loop plans only over what is enforced', () => {
       expect(items[0].replicas[0].smShare).toBe(1); // modelled at the share it runs at until replaced
       // and booked at it: MPS cannot change a running replica's share (the next tick reads the book)
       expect((await new PlacementBook(client).read(ref))['g-new-1']).toEqual(expect.objectContaining({ gpu: 'cpu0', smShare: 1 }));
-      const out = await new Actuator(provider, new ScalingEvents(client), 'hybrid').initial(ref, items[0].replicas, items[0].initial, Date.now(), items[0].shares);
+      const out = await new Actuator(provider, new ScalingEvents(client), 'hybrid').initial(ref, items[0].replicas, items[0].initial, Date.now(),
+        items[0].shares);
       expect(calls).toEqual(['sm-share g-new-1 0.5', 'quota g-new-1 0.5']);
       expect(out).toEqual([{ action: 'sm-share', replica: 'g-new-1', to: 0.5, ok: true }]);
       const [ev] = await new ScalingEvents(client).list(ref, 1);

@@ -2,7 +2,7 @@ import { isStorageFull } from '../../gateway/lib/redis-health';
 
 describe('isStorageFull', () => {
   test.each([
-    ["MISCONF Errors writing to the AOF file: No space left on device", true],
+    ['MISCONF Errors writing to the AOF file: No space left on device', true],
     ['OOM command not allowed when used memory > maxmemory', true],
     ['NOREPLICAS Not enough good replicas to write.', true],
     ['Connection is closed.', false],
@@ -16,6 +16,7 @@ describe('isStorageFull', () => {
       previousErrors: [new Error('NOREPLICAS Not enough good replicas to write.')],
     });
     expect(isStorageFull(abort)).toBe(true);
-    expect(isStorageFull(Object.assign(new Error('EXECABORT Transaction discarded because of previous errors.'), { previousErrors: [new Error('ERR syntax')] }))).toBe(false);
+    expect(isStorageFull(Object.assign(new Error('EXECABORT Transaction discarded because of previous errors.'),
+      { previousErrors: [new Error('ERR syntax')] }))).toBe(false);
   });
 });

@@ -78,7 +78,8 @@ function mapCases(): Case[] {
 }
 
 function secretCases(): Case[] {
-  const s = (name: string, b: unknown, want: Want, method = 'POST'): Case => ({ name: `${method} secret: ${name}`, method, path: '/system/secrets', body: b, ...want });
+  const s = (name: string, b: unknown, want: Want, method = 'POST'): Case =>
+    ({ name: `${method} secret: ${name}`, method, path: '/system/secrets', body: b, ...want });
   return [
     ...both('a secret that does not exist', { secrets: ['missing'] }, invalid('secrets')),
     ...both('a secret only in another namespace', { secrets: ['only-there'] }, invalid('secrets')),
@@ -95,7 +96,8 @@ function secretCases(): Case[] {
 }
 
 function scaleCases(): Case[] {
-  const scale = (name: string, seg: string, b: unknown, want: Want): Case => ({ name: `scale: ${name}`, method: 'POST', path: `/system/scale-function/${seg}`, body: b, ...want });
+  const scale = (name: string, seg: string, b: unknown, want: Want): Case =>
+    ({ name: `scale: ${name}`, method: 'POST', path: `/system/scale-function/${seg}`, body: b, ...want });
   return [
     scale('a training function to 2', 'trainer', { replicas: 2 }, invalid('name')),
     scale('a training function to 0', 'trainer', { replicas: 0 }, invalid('name')),

@@ -43,7 +43,8 @@ const NUMBER_FIELDS: Array<{ key: string; bad: string[] }> = [
   { key: 'mlfaas.dataset', bad: ['/etc/passwd', '../../../../../etc/hostname', 'data/../../x', '..', ''] },
 ];
 
-const BAD_IMAGES: unknown[] = ['.', '..', './x', '../x', 'x/..', 'x/../..', '/etc', '/abs/img:1', 'a//b', 'x/', '..:1', 'a b', 'a\\b', 'x\n', ' ', '', 'x'.repeat(256), null, ...NOT_STRINGS];
+const BAD_IMAGES: unknown[] = ['.', '..', './x', '../x', 'x/..', 'x/../..', '/etc', '/abs/img:1', 'a//b', 'x/', '..:1', 'a b', 'a\\b', 'x\n', ' ', '',
+  'x'.repeat(256), null, ...NOT_STRINGS];
 
 /** Each top-level field with values of the wrong type or shape, and the field the error names. */
 const FIELD_CASES: Array<{ field: string; values: unknown[]; names?: (v: unknown) => string }> = [
@@ -102,7 +103,8 @@ export function functionCases(): Case[] {
     ),
     ...NESTED.map(({ over, field }) => deploy(`${field} = ${describeValue(Object.values(over)[0])}`, body(over), invalid(field))),
     ...MALFORMED_JSON.map((raw) => deploy(`malformed JSON ${describeValue(raw)}`, undefined, { raw, status: 400, code: 'malformed_json', field: 'body' })),
-    ...MALFORMED_JSON.slice(0, 3).map((raw) => deploy(`malformed JSON ${describeValue(raw)}`, undefined, { raw, status: 400, code: 'malformed_json', field: 'body' }, 'PUT')),
+    ...MALFORMED_JSON.slice(0, 3)
+      .map((raw) => deploy(`malformed JSON ${describeValue(raw)}`, undefined, { raw, status: 400, code: 'malformed_json', field: 'body' }, 'PUT')),
     ...NOT_OBJECTS.map((b) => deploy(`body ${describeValue(b)}`, b, invalid('body'))),
     ...NOT_OBJECTS.slice(0, 3).map((b) => deploy(`body ${describeValue(b)}`, b, invalid('body'), 'PUT')),
     deploy('empty body', undefined, { raw: '', ...invalid('service') }),
@@ -113,19 +115,22 @@ export function functionCases(): Case[] {
   ];
 
   // DELETE /system/functions {functionName, namespace?}
-  const del = (name: string, b: unknown, want: Omit<Case, 'name' | 'method' | 'path'>): Case => ({ name: `remove: ${name}`, method: 'DELETE', path: '/system/functions', body: b, ...want });
+  const del = (name: string, b: unknown, want: Omit<Case, 'name' | 'method' | 'path'>): Case =>
+    ({ name: `remove: ${name}`, method: 'DELETE', path: '/system/functions', body: b, ...want });
   cases.push(
     del('no functionName', {}, invalid('functionName')),
     ...[null, '', ...NOT_STRINGS, ...BAD_LABELS].map((v) => del(`functionName ${describeValue(v)}`, { functionName: v }, invalid('functionName'))),
     ...['DEV', 'a_b', 5, []].map((v) => del(`namespace ${describeValue(v)}`, { functionName: 'exists', namespace: v }, invalid('namespace'))),
     ...NOT_OBJECTS.map((b) => del(`body ${describeValue(b)}`, b, invalid('body'))),
-    ...MALFORMED_JSON.slice(0, 3).map((raw) => del(`malformed JSON ${describeValue(raw)}`, undefined, { raw, status: 400, code: 'malformed_json', field: 'body' })),
+    ...MALFORMED_JSON.slice(0, 3)
+      .map((raw) => del(`malformed JSON ${describeValue(raw)}`, undefined, { raw, status: 400, code: 'malformed_json', field: 'body' })),
     del('unknown', { functionName: 'ghost' }, notFound),
     del('known name, other namespace', { functionName: 'exists', namespace: 'nope' }, notFound),
   );
 
   // GET /system/functions?namespace=
-  const list = (q: string, want: Omit<Case, 'name' | 'method' | 'path'>): Case => ({ name: `list: ?${q}`, method: 'GET', path: `/system/functions?${q}`, ...want });
+  const list = (q: string, want: Omit<Case, 'name' | 'method' | 'path'>): Case =>
+    ({ name: `list: ?${q}`, method: 'GET', path: `/system/functions?${q}`, ...want });
   cases.push(
     ...BAD_LABELS.map((v) => list(`namespace=${encodeURIComponent(v)}`, invalid('namespace'))),
     list('namespace[]=a', invalid('namespace')),
@@ -136,7 +141,8 @@ export function functionCases(): Case[] {
   );
 
   // GET /system/function/{name}
-  const get = (seg: string, want: Omit<Case, 'name' | 'method' | 'path'>): Case => ({ name: `get: /system/function/${seg}`, method: 'GET', path: `/system/function/${seg}`, ...want });
+  const get = (seg: string, want: Omit<Case, 'name' | 'method' | 'path'>): Case =>
+    ({ name: `get: /system/function/${seg}`, method: 'GET', path: `/system/function/${seg}`, ...want });
   cases.push(
     ...BAD_LABELS.map((v) => get(encodeURIComponent(v), invalid('name'))),
     get('%zz', invalid('name')),

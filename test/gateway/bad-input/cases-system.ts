@@ -91,7 +91,8 @@ function jobCases(): Case[] {
       ['deadline', 'soft_deadline'].map((f) => ({ ...submit(`${f} ${describeValue(v)}`, { ...base, [f]: v }, invalid(f)), ownedBy: 'jobs' as const })),
     ),
     // owned by jobs: dataset and model paths are confined to their stores
-    ...['/etc/passwd', '../../../../../etc/hostname'].map((v) => ({ ...submit(`dataset ${describeValue(v)}`, { ...base, dataset: v }, invalid('dataset')), ownedBy: 'jobs' as const })),
+    ...['/etc/passwd', '../../../../../etc/hostname'].map((v) =>
+      ({ ...submit(`dataset ${describeValue(v)}`, { ...base, dataset: v }, invalid('dataset')), ownedBy: 'jobs' as const })),
     { ...submit('model "../../../../etc/passwd"', { ...base, model: '../../../../etc/passwd' }, invalid('model')), ownedBy: 'jobs' as const },
     ...['maybe', '1', 'TRUE', ''].map((v) => submit(`dryRun=${v}`, base, invalid('dryRun'), `?dryRun=${v}`)),
     submit('dryRun[]', base, invalid('dryRun'), '?dryRun[]=true'),
@@ -109,14 +110,16 @@ function jobCases(): Case[] {
     get(`/system/jobs/${id}`, notFound),
     { name: `DELETE /system/jobs/${id}`, method: 'DELETE', path: `/system/jobs/${id}`, ...notFound },
     get(`/system/jobs/${id}/events`, notFound),
-    ...['abc', '1-', '-1', '1.5'].map((v) => get(`/system/jobs/${id}/events`, { headers: { 'last-event-id': v }, ...invalid('Last-Event-ID') }, `/system/jobs/{id}/events Last-Event-ID ${v}`)),
+    ...['abc', '1-', '-1', '1.5'].map((v) =>
+      get(`/system/jobs/${id}/events`, { headers: { 'last-event-id': v }, ...invalid('Last-Event-ID') }, `/system/jobs/{id}/events Last-Event-ID ${v}`)),
   ];
 }
 
 function secretCases(): Case[] {
   const cases: Case[] = [get('/system/secrets', { status: 200 }), get('/system/secrets?namespace=DEV', invalid('namespace'))];
   for (const method of ['POST', 'PUT', 'DELETE']) {
-    const s = (name: string, b: unknown, want: Omit<Case, 'name' | 'method' | 'path'>, query = ''): Case => ({ name: `${method} secret${query}: ${name}`, method, path: `/system/secrets${query}`, body: b, ...want });
+    const s = (name: string, b: unknown, want: Omit<Case, 'name' | 'method' | 'path'>, query = ''): Case =>
+      ({ name: `${method} secret${query}: ${name}`, method, path: `/system/secrets${query}`, body: b, ...want });
     const value = method === 'DELETE' ? {} : { value: 'v' };
     cases.push(
       ...[[], 'x', 5, null].map((b) => s(`body ${describeValue(b)}`, b, invalid('body'))),
