@@ -39,8 +39,10 @@ const FULL = process.env.BENCH_FULL === '1';
 const ENFORCED = process.env.BENCH_ENFORCED ? parseEnforcedDims(process.env.BENCH_ENFORCED) : ALL_DIMS;
 const ALL_ENFORCED = ENFORCED.spatial && ENFORCED.temporal;
 /** '' when replicas are enforced as the platform does (the headline), else what differs. */
-const MECH_VARIANT = [MECHANISM.quotaScope !== platformQuotaScope(ENFORCED) && `${MECHANISM.quotaScope}-quotas`, MECHANISM.replicaBatch === 'planned' &&
-  'planned-batch'].filter(Boolean).join('-');
+const MECH_VARIANT = [
+  MECHANISM.quotaScope !== platformQuotaScope(ENFORCED) && `${MECHANISM.quotaScope}-quotas`,
+  MECHANISM.replicaBatch === 'planned' && 'planned-batch',
+].filter(Boolean).join('-');
 /** The platform's configuration: writes inference.md and the plot; anything else inference-<what>.md. */
 const HEADLINE_RUN = ALL_ENFORCED && !MECH_VARIANT;
 const SCOPE_TEXT: Record<string, string> = {

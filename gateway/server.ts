@@ -182,8 +182,8 @@ export async function startGateway(cfg: Config, redisTarget: string, opts: Gatew
   const kubeTraining = local ? undefined : await startKubeTraining(cfg, redis, provider);
   const trainingFunctions = kubeTraining?.source ?? new TrainingFunctions(redis, provider, images, cfg.dataDir, isolation?.isolation);
   const noun = slotNounOf(provider.info());
-  const trainingLoop = cfg.agent && local &&
-    opts.trainingLoop ? await opts.trainingLoop({ redis, book: jobStore, launcher: trainingFunctions, noun }) : undefined;
+  const trainingLoop = cfg.agent && local && opts.trainingLoop
+    ? await opts.trainingLoop({ redis, book: jobStore, launcher: trainingFunctions, noun }) : undefined;
   const training = new JobService(redis, trainingFunctions, jobStore, {
     policy: cfg.training.policy,
     slotSeconds: cfg.training.slotSeconds,

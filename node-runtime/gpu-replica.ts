@@ -170,10 +170,11 @@ export function gpuEnforcement(setup: GpuNodeSetup): GpuEnforcement {
 export function describeGpus(setup: GpuNodeSetup | undefined, node: GpuNode): string {
   if (!node.gpus.length) return `none (${node.note ?? 'no GPU'})`;
   const list = node.gpus.map((g) => `gpu${g.index} ${g.name}${g.memoryMiB ? ` ${g.memoryMiB} MiB` : ''}`).join(', ');
-  const temporal = setup?.limiter &&
-    setup.tokendSocket ? 'temporal quota enforced (limiter + tokend)' : `temporal quota not enforced ` +
-      `(${setup?.limiter ? 'no tokend' : 'liblimiter.so not built'})`;
-  const spatial = setup?.mpsPipeDir ? `SM share enforced ` +
-    `(MPS${setup.gpuUid !== undefined ? `, GPU replicas as uid ${setup.gpuUid}` : ''})` : `SM share not enforced (no MPS: ${setup?.mpsWhy ?? 'not started'})`;
+  const temporal = setup?.limiter && setup.tokendSocket
+    ? 'temporal quota enforced (limiter + tokend)'
+    : `temporal quota not enforced (${setup?.limiter ? 'no tokend' : 'liblimiter.so not built'})`;
+  const spatial = setup?.mpsPipeDir
+    ? `SM share enforced (MPS${setup.gpuUid !== undefined ? `, GPU replicas as uid ${setup.gpuUid}` : ''})`
+    : `SM share not enforced (no MPS: ${setup?.mpsWhy ?? 'not started'})`;
   return `${node.source}: ${list}; ${temporal}; ${spatial}`;
 }

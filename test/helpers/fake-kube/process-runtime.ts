@@ -70,8 +70,8 @@ export function processRuntime(kube: FakeKube, images: ImageStore, cgroups?: Kub
       }
     }
     env.MLFAAS_SECRETS_DIR = secrets; // where the kubelet would have mounted /var/openfaas/secrets
-    const vols = (pod.spec!.volumes ??
-      []) as Array<{ name: string; persistentVolumeClaim?: { claimName: string }; emptyDir?: object; hostPath?: { path: string } }>;
+    const vols = (pod.spec!.volumes ?? []) as Array<{ name: string; persistentVolumeClaim?: { claimName: string }; emptyDir?: object;
+      hostPath?: { path: string }; }>;
     const scratch: string[] = [];
     for (const m of c.volumeMounts ?? []) {
       const vol = vols.find((v) => v.name === m.name);

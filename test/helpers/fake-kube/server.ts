@@ -115,8 +115,8 @@ export class FakeKube {
           { major: '1', minor: this.opts.podResize === false ? '32' : '33', gitVersion: this.opts.podResize === false ? 'v1.32.0-fake' : 'v1.33.0-fake' });
       await this.route(req, res, u);
     } catch (e) {
-      const err = e instanceof ApiError ? e : e instanceof SelectorError ? new ApiError(400, 'BadRequest', e.message) : new ApiError(500, 'InternalError',
-        String(e));
+      const err = e instanceof ApiError ? e
+        : e instanceof SelectorError ? new ApiError(400, 'BadRequest', e.message) : new ApiError(500, 'InternalError', String(e));
       if (!res.headersSent) this.send(res, err.code, err.status());
       else res.end();
     }
@@ -255,9 +255,9 @@ export class FakeKube {
       last = e.rv;
       if (e.gvr === gvr && inNs(e.object) && f(e.object)) write(e.type, this.typed(r, e.object));
     });
-    const bookmarks = q.get('allowWatchBookmarks') === 'true' ? setInterval(() =>
-      write('BOOKMARK', { kind: r.kind, apiVersion: r.apiVersion, metadata: { resourceVersion: String(Math.max(last, this.store.currentVersion())) } }),
-    this.opts.bookmarkMs ?? 1000) : undefined;
+    const bookmark = () => write('BOOKMARK', { kind: r.kind, apiVersion: r.apiVersion,
+      metadata: { resourceVersion: String(Math.max(last, this.store.currentVersion())) } });
+    const bookmarks = q.get('allowWatchBookmarks') === 'true' ? setInterval(bookmark, this.opts.bookmarkMs ?? 1000) : undefined;
     const timeout = q.get('timeoutSeconds') ? setTimeout(() => res.end(), Number(q.get('timeoutSeconds')) * 1000) : undefined;
     res.on('close', () => {
       unsubscribe();
