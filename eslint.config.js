@@ -79,29 +79,6 @@ module.exports = tseslint.config(
       '@stylistic/type-annotation-spacing': 'error',
     },
   },
-  {
-    // TODO(issue 23): wrap after the concurrent edits land. These paths are being edited in other
-    // branches right now; their lines over 160 characters (and the few other format slips listed
-    // below) are wrapped once those edits are in, and this block is deleted.
-    name: 'TODO(issue 23): wrap after the concurrent edits land',
-    files: [
-      'autoscaler/inference/**', 'autoscaler/live/**', 'autoscaler/sim/**', 'autoscaler/rapp/**', 'autoscaler/reproductions/**',
-      'bench/inference/**', 'bench/live*', 'bench/live/**', 'test/autoscaler/**', 'test/bench/**',
-      'test/integration/quota.timing.test.ts', 'test/gateway/faas-cli-wire.test.ts', 'test/templates/ml-training-elastic.test.ts',
-      'test/gateway/scaling-events.test.ts', 'test/contract/describe-provider.ts',
-    ],
-    rules: { '@stylistic/max-len': 'off' },
-  },
-  {
-    // TODO(issue 23): wrap after the concurrent edits land. The other format slips in those paths:
-    // a blank line at the end of a file, a test title in double quotes
-    name: 'TODO(issue 23): format slips in files under concurrent edit',
-    files: [
-      'autoscaler/inference/index.ts', 'autoscaler/inference/stages/types.ts', 'test/autoscaler/hybrid.test.ts',
-      'test/autoscaler/live/closed-loop.test.ts', 'test/autoscaler/live/loop-parts.test.ts',
-    ],
-    rules: { '@stylistic/no-multiple-empty-lines': 'off', '@stylistic/quotes': 'off' },
-  },
   boundary(['gateway/**/*.ts'], ['autoscaler', 'cli'], 'gateway/ must not import autoscaler/ or cli/: define a port in gateway/ports/ and inject its implementation at the composition root (cli/compose.ts)'),
   boundary(['node-runtime/**/*.ts'], ['autoscaler', 'cli', 'local', 'kubernetes'], 'node-runtime/ must not import autoscaler/, cli/ or a provider implementation (gateway/providers/local|kubernetes): both providers use it'),
 );

@@ -36,7 +36,8 @@ import { readTrace } from '../autoscaler/sim/traces';
 import { lineChart } from './inference/svg';
 import { table } from './lib/results';
 import { allocationSeries, integrateCost, Sample, scaleToZeroS } from './live/cost';
-import { fmt, fmtSeeds, fmtViolationRatios, Outcome, overSeeds, p99Series, ratio, summarise, violationRatio, violationSeconds, VIOLATION_FLOOR, worstRelError } from './live/outcomes';
+import { fmt, fmtSeeds, fmtViolationRatios, Outcome, overSeeds, p99Series, ratio, summarise, violationRatio, violationSeconds, VIOLATION_FLOOR,
+  worstRelError } from './live/outcomes';
 import { FUNCTIONS, sampleReplicas, startPlatform, waitProfile } from './live/platform';
 import { countsPerSecond, poissonSchedule, segmentRates } from './live/schedule';
 import { simulateSegment } from './live/sim-check';
@@ -45,7 +46,8 @@ const SECONDS = Number(process.env.BENCH_LIVE_SECONDS ?? 180);
 const POLICIES = (process.env.BENCH_LIVE_POLICIES ?? 'hybrid,kpa,static-share,openfaas-rps').split(',');
 const SEED = Number(process.env.BENCH_LIVE_SEED ?? 42);
 const SEEDS = Array.from({ length: Math.max(1, Number(process.env.BENCH_LIVE_SEEDS ?? 3)) }, (_, i) => SEED + i);
-const PEAK = { 'digits-classify': Number(process.env.BENCH_LIVE_PEAK ?? 300), 'image-classify': Number(process.env.BENCH_LIVE_PEAK_IMAGE ?? 48) } as Record<string, number>;
+const PEAK = { 'digits-classify': Number(process.env.BENCH_LIVE_PEAK ?? 300),
+  'image-classify': Number(process.env.BENCH_LIVE_PEAK_IMAGE ?? 48) } as Record<string, number>;
 const TRACES = join(__dirname, '..', '..', 'shared', 'data', 'traces', 'dilu_workloads');
 /** The platform's deploy-time profile (MLFAAS_PROFILE_MODE): `predicted` (its default) or `measured`. */
 const PROFILE_MODE = process.env.BENCH_LIVE_PROFILE_MODE;
@@ -57,7 +59,8 @@ const HEAVY = 'image-classify';
 const log = (l: string) => process.stderr.write(`[bench:live] ${l}\n`);
 
 /** Segments: the first SECONDS s of Dilu bursty and periodic (per-second base RPS). */
-const SEGMENTS = (process.env.BENCH_LIVE_SEGMENTS ?? 'bursty,periodic').split(',').map((w) => ({ name: w, counts: readTrace(join(TRACES, `${w}.txt`)).series[0].counts }));
+const SEGMENTS = (process.env.BENCH_LIVE_SEGMENTS ?? 'bursty,periodic').split(',').map((w) => ({ name: w,
+  counts: readTrace(join(TRACES, `${w}.txt`)).series[0].counts }));
 
 interface Measured {
   policy: string;
@@ -81,7 +84,8 @@ async function replay(url: string, fn: (typeof FUNCTIONS)[number], sched: number
     const wait = t0 + at - Date.now();
     if (wait > 1) await new Promise((r) => setTimeout(r, wait));
     pending.push(
-      request(`${url}/function/${fn.name}`, { method: 'POST', body, headers: { 'content-type': 'application/json' }, dispatcher: agent, headersTimeout: 30_000, bodyTimeout: 30_000 })
+      request(`${url}/function/${fn.name}`, { method: 'POST', body, headers: { 'content-type': 'application/json' }, dispatcher: agent, headersTimeout: 30_000,
+        bodyTimeout: 30_000 })
         .then(async (r) => {
           await r.body.dump();
           outs.push({ at, latencyMs: Date.now() - (t0 + at), status: r.statusCode });
@@ -117,17 +121,20 @@ async function runPolicy(policy: string, schedules: Schedules, profiles: Record<
     for (const f of FUNCTIONS) {
       // the heavy function starts at zero: one request brings a replica (and its profile) up; the
       // windows below start only once it is back at zero, so this warm-up is not measured
-      await request(`${p.url}/function/${f.name}`, { method: 'POST', body: f.body(), headers: { 'content-type': 'application/json' }, headersTimeout: 120_000 }).then((r) => r.body.dump()).catch(() => undefined);
+      await request(`${p.url}/function/${f.name}`, { method: 'POST', body: f.body(), headers: { 'content-type': 'application/json' },
+        headersTimeout: 120_000 }).then((r) => r.body.dump()).catch(() => undefined);
       const prof = await waitProfile(p.url, f.name, 120_000);
       if (prof && !profiles[f.name]) profiles[f.name] = prof;
-      log(`${policy}: ${f.name} profile (${prof?.source ?? 'measured'}, ${prof?.measuredPoints ?? prof?.points.length ?? 0} points measured) ${prof ? prof.points.map((x) => `b${x.batch}@q${x.quota}=${Math.round(x.throughput)}/s`).join(' ') : 'missing'}`);
+      log(`${policy}: ${f.name} profile (${prof?.source ?? 'measured'}, ${prof?.measuredPoints ?? prof?.points.length ?? 0} points measured) ` +
+        `${prof ? prof.points.map((x) => `b${x.batch}@q${x.quota}=${Math.round(x.throughput)}/s`).join(' ') : 'missing'}`);
     }
     const windows = SEEDS.flatMap((seed) => SEGMENTS.map((seg) => ({ seed, seg })));
     for (const [wi, { seed, seg }] of windows.entries()) {
       // cold starts inside the window: the heavy function must be at zero when it begins
       const tw = Date.now();
       const cold = await waitZero(p, HEAVY, COLD_WAIT_S);
-      log(`${policy} seed ${seed} ${seg.name}: ${HEAVY} ${cold ? `at zero after ${((Date.now() - tw) / 1000).toFixed(0)} s` : `still up after ${COLD_WAIT_S} s (this window starts warm)`}`);
+      log(`${policy} seed ${seed} ${seg.name}: ${HEAVY} ` +
+        `${cold ? `at zero after ${((Date.now() - tw) / 1000).toFixed(0)} s` : `still up after ${COLD_WAIT_S} s (this window starts warm)`}`);
       const t0 = Date.now() + 500;
       const samples: Record<string, Sample[]> = Object.fromEntries(FUNCTIONS.map((f) => [f.name, []]));
       let sampling = true;
@@ -149,11 +156,13 @@ async function runPolicy(policy: string, schedules: Schedules, profiles: Record<
         // cost over the window itself (from t0: the sample taken just before it shows the replicas
         // already up); the wait after it only serves the scale-to-zero time
         const within = samples[f.name].filter((s) => s.t <= endMs);
-        res.push({ policy, seed, segment: seg.name, fn: f.name, outs: outs[i], samples: within, t0, cold, zeroS: f.minScale === 0 && lastWin ? scaleToZeroS(samples[f.name], endMs) : undefined });
+        res.push({ policy, seed, segment: seg.name, fn: f.name, outs: outs[i], samples: within, t0, cold,
+          zeroS: f.minScale === 0 && lastWin ? scaleToZeroS(samples[f.name], endMs) : undefined });
       });
       const m = res.slice(-FUNCTIONS.length).map((r) => {
         const c = integrateCost(r.samples);
-        return `${r.fn} ${summarise(r.outs, FUNCTIONS.find((x) => x.name === r.fn)!.sloMs).violations}/${r.outs.length} viol ${c.coreSeconds.toFixed(0)} core-s ${c.coldStarts} starts max ${c.maxReplicas} replicas`;
+        return `${r.fn} ${summarise(r.outs, FUNCTIONS.find((x) => x.name === r.fn)!.sloMs).violations}/${r.outs.length} viol ${c.coreSeconds.toFixed(0)} ` +
+          `core-s ${c.coldStarts} starts max ${c.maxReplicas} replicas`;
       });
       log(`${policy} seed ${seed} ${seg.name}: ${m.join('; ')}`);
       // where each function's replicas ran and when it missed its SLO (for reading a result, not in the table)
@@ -197,7 +206,9 @@ async function main() {
   // (its inputs are kept, so the check can be re-run and studied without the live runs)
   const simInput = `/tmp/bench-live-${process.pid}-sim-input.json`;
   const countsOf = (seed: number, seg: string) => Object.fromEntries(FUNCTIONS.map((f) => [f.name, countsPerSecond(schedules[seed][seg][f.name], SECONDS)]));
-  writeFileSync(simInput, JSON.stringify({ seconds: SECONDS, seed: SEED, profiles, counts: Object.fromEntries(SEEDS.flatMap((seed) => SEGMENTS.map((seg) => [`${seg.name} seed ${seed}`, countsOf(seed, seg.name)]))) }));
+  writeFileSync(simInput,
+    JSON.stringify({ seconds: SECONDS, seed: SEED, profiles,
+      counts: Object.fromEntries(SEEDS.flatMap((seed) => SEGMENTS.map((seg) => [`${seg.name} seed ${seed}`, countsOf(seed, seg.name)]))) }));
   log(`simulator inputs in ${simInput}`);
   const sim: Record<string, { violations: number; cost: number }> = {};
   for (const pol of POLICIES)
@@ -226,7 +237,10 @@ async function main() {
     const s = summarise(m.outs, f.sloMs);
     const c = integrateCost(m.samples);
     const lastWin = m.seed === SEEDS[SEEDS.length - 1] && m.segment === SEGMENTS[SEGMENTS.length - 1].name;
-    rows.push([m.policy, m.seed, m.segment, `${m.fn} (SLO ${f.sloMs} ms)`, s.requests, s.violations, `${((100 * s.violations) / Math.max(1, s.requests)).toFixed(1)}%`, s.dropped, fmt(s.p50), fmt(s.p99), c.coreSeconds.toFixed(1), `${c.coldStarts}${f.minScale === 0 && !m.cold ? ' (warm at start)' : ''}`, c.maxReplicas, m.zeroS === undefined ? (f.minScale === 0 && lastWin ? `> ${ZERO_WAIT_S}` : '—') : m.zeroS.toFixed(1)]);
+    rows.push([m.policy, m.seed, m.segment, `${m.fn} (SLO ${f.sloMs} ms)`, s.requests, s.violations,
+      `${((100 * s.violations) / Math.max(1, s.requests)).toFixed(1)}%`, s.dropped, fmt(s.p50), fmt(s.p99), c.coreSeconds.toFixed(1),
+      `${c.coldStarts}${f.minScale === 0 && !m.cold ? ' (warm at start)' : ''}`, c.maxReplicas,
+      m.zeroS === undefined ? (f.minScale === 0 && lastWin ? `> ${ZERO_WAIT_S}` : '—') : m.zeroS.toFixed(1)]);
   }
   // per policy: mean [min–max] over seeds of the pooled figures
   const bySeed = (pol: string, pick: (a: ReturnType<typeof agg>) => number) => overSeeds(SEEDS.map((seed) => pick(agg(pol, seed))));
@@ -246,11 +260,13 @@ async function main() {
     const pv = keys.reduce((a, k) => a + sim[k].violations, 0);
     const pc = keys.reduce((a, k) => a + sim[k].cost, 0);
     costPairs.push({ predicted: pc, measured: meas.cost });
-    simRows.push([pol, `${((100 * meas.v) / Math.max(1, meas.n)).toFixed(1)}%`, `${((100 * pv) / Math.max(1, meas.n)).toFixed(1)}%`, meas.cost.toFixed(1), pc.toFixed(1), fmt(meas.cost > 0 ? (pc - meas.cost) / meas.cost : NaN)]);
+    simRows.push([pol, `${((100 * meas.v) / Math.max(1, meas.n)).toFixed(1)}%`, `${((100 * pv) / Math.max(1, meas.n)).toFixed(1)}%`, meas.cost.toFixed(1),
+      pc.toFixed(1), fmt(meas.cost > 0 ? (pc - meas.cost) / meas.cost : NaN)]);
   }
   const has = (p: string) => POLICIES.includes(p);
   // per seed, baseline ÷ hybrid; 0 vs 0 violations is "no discrimination", never a ratio
-  const violRatios = (base: string) => (has(base) && has('hybrid') ? SEEDS.map((seed) => violationRatio(agg(base, seed).v, agg('hybrid', seed).v, VIOLATION_FLOOR)) : []);
+  const violRatios = (base: string) => (has(base) && has('hybrid') ? SEEDS.map((seed) => violationRatio(agg(base, seed).v, agg('hybrid', seed).v,
+    VIOLATION_FLOOR)) : []);
   const vsStatic = violRatios('static-share');
   const vsKpa = violRatios('kpa');
   const costVsKpa = has('kpa') && has('hybrid') ? SEEDS.map((seed) => ratio(agg('kpa', seed).cost, agg('hybrid', seed).cost)) : [];
@@ -260,7 +276,9 @@ async function main() {
     return !s.n ? 'n/a' : s.n === 1 ? s.mean.toFixed(2) : `${s.mean.toFixed(2)}[${s.min.toFixed(2)}-${s.max.toFixed(2)}]`;
   };
   const perSeedLine = (name: string, xs: Array<number | undefined>) =>
-    xs.length ? `${name}: ${SEEDS.map((seed, i) => `seed ${seed} ${xs[i] === undefined ? 'no discrimination (0 vs 0)' : fmt(xs[i]!)}`).join(', ')}` : `${name}: n/a (a policy not run)`;
+    xs.length
+      ? `${name}: ${SEEDS.map((seed, i) => `seed ${seed} ${xs[i] === undefined ? 'no discrimination (0 vs 0)' : fmt(xs[i]!)}`).join(', ')}`
+      : `${name}: n/a (a policy not run)`;
   const e = worstRelError(costPairs);
   const runtimeS = (Date.now() - started) / 1000;
 
@@ -271,24 +289,40 @@ async function main() {
   const pick = (pol: string, fn: string) => all.find((m) => m.policy === pol && m.seed === SEEDS[0] && m.segment === plotSeg && m.fn === fn);
   const svg = lineChart(`bench:live, Dilu ${plotSeg} segment, seed ${SEEDS[0]}, digits-classify: load, allocated cores, p99 (1 s bins)`, [
     { ylabel: 'req/s', lines: [{ name: 'load', color: '#000', ys: countsPerSecond(schedules[SEEDS[0]][plotSeg]['digits-classify'], bins) }] },
-    { ylabel: 'cores (all fns)', lines: POLICIES.map((pol) => ({ name: pol, color: colors[pol] ?? '#777', ys: FUNCTIONS.map((f) => { const m = pick(pol, f.name); return m ? allocationSeries(m.samples, m.t0, 1000, bins) : new Array(bins).fill(0); }).reduce((a, b) => a.map((v, i) => (v || 0) + (b[i] || 0))) })) },
-    { ylabel: 'p99 ms', lines: POLICIES.map((pol) => ({ name: pol, color: colors[pol] ?? '#777', ys: p99Series(pick(pol, 'digits-classify')?.outs ?? [], 1000, bins) })) },
+    { ylabel: 'cores (all fns)', lines: POLICIES.map((pol) => ({ name: pol, color: colors[pol] ?? '#777',
+      ys: FUNCTIONS.map((f) => { const m = pick(pol, f.name); return m ? allocationSeries(m.samples, m.t0, 1000, bins) : new Array(bins).fill(0); })
+        .reduce((a, b) => a.map((v, i) => (v || 0) + (b[i] || 0))) })) },
+    { ylabel: 'p99 ms', lines: POLICIES.map((pol) => ({ name: pol, color: colors[pol] ?? '#777',
+      ys: p99Series(pick(pol, 'digits-classify')?.outs ?? [], 1000, bins) })) },
   ]);
   const outDir = join(__dirname, 'results');
   mkdirSync(outDir, { recursive: true });
   writeFileSync(join(outDir, 'live.svg'), svg);
-  const last = `live: violation_ratio_vs_static=${ratioCell(vsStatic)} cost_ratio_vs_kpa=${costCell(costVsKpa)} kpa_violation_ratio=${ratioCell(vsKpa)} sim_cost_error=${fmt(e)} seeds=${SEEDS.length}`;
+  const last = `live: violation_ratio_vs_static=${ratioCell(vsStatic)} cost_ratio_vs_kpa=${costCell(costVsKpa)} kpa_violation_ratio=${ratioCell(vsKpa)} ` +
+    `sim_cost_error=${fmt(e)} seeds=${SEEDS.length}`;
   const md = [
     `# bench:live (${new Date().toISOString()})`,
-    `Real platform (\`mlfaas up\`), ${cpus().length} cores, load average before ${load0.map((l) => l.toFixed(2)).join(' ')}, after ${loadavg().map((l) => l.toFixed(2)).join(' ')} (a shared, busy machine). Segments: first ${SECONDS} s of Dilu ${SEGMENTS.map((s) => s.name).join(' and ')}, Poisson arrivals, seeds ${SEEDS.join(', ')}, peaks digits ${PEAK['digits-classify']} req/s, image ${PEAK['image-classify']} req/s; same arrivals for every policy. Before every window the bench waits (≤ ${COLD_WAIT_S} s) for image-classify to be at zero, so its cold start is inside the window. Runtime ${runtimeS.toFixed(0)} s.`,
-    'Violation = over the SLO, or failed / 429 / 5xx (dropped also counted alone). Cost = Σ replicas cores × quota × time alive (sampled every 250 ms from Redis, starting replicas included). Starts = replicas first seen after the window began (cold starts; "warm at start": image-classify was still up when the window began). Zero = s from the end of the load to no replica (bounded wait).',
-    `## Per policy over ${SEEDS.length} seeds\n\nEach seed's figures pooled over segments and functions; mean [min–max] over the seeds (not a confidence interval: ${SEEDS.length} seeds).\n\n` +
+    `Real platform (\`mlfaas up\`), ${cpus().length} cores, load average before ${load0.map((l) => l.toFixed(2)).join(' ')}, after ` +
+      `${loadavg().map((l) => l.toFixed(2)).join(' ')} (a shared, busy machine). Segments: first ${SECONDS} s of Dilu ` +
+      `${SEGMENTS.map((s) => s.name).join(' and ')}, Poisson arrivals, seeds ${SEEDS.join(', ')}, peaks digits ${PEAK['digits-classify']} req/s, image ` +
+      `${PEAK['image-classify']} req/s; same arrivals for every policy. Before every window the bench waits (≤ ${COLD_WAIT_S} s) for image-classify to be ` +
+      `at zero, so its cold start is inside the window. Runtime ${runtimeS.toFixed(0)} s.`,
+    'Violation = over the SLO, or failed / 429 / 5xx (dropped also counted alone). Cost = Σ replicas cores × quota × time alive (sampled every 250 ms from ' +
+      'Redis, starting replicas included). Starts = replicas first seen after the window began (cold starts; "warm at start": image-classify was still up ' +
+      'when the window began). Zero = s from the end of the load to no replica (bounded wait).',
+    `## Per policy over ${SEEDS.length} seeds\n\nEach seed's figures pooled over segments and functions; mean [min–max] over the seeds (not a confidence ` +
+      `interval: ${SEEDS.length} seeds).\n\n` +
       table(['policy', 'viol %', 'violations', 'core-s', 'starts', 'max replicas (any fn)'], polRows),
-    '## Per window\n\n' + table(['policy', 'seed', 'segment', 'function', 'requests', 'violations', 'viol %', 'dropped', 'p50 ms', 'p99 ms', 'core-s', 'starts', 'max replicas', 'to zero s'], rows),
-    `## Simulator check (all seeds, segments and functions)\n\nThe simulator (\`autoscaler/sim/engine.ts\`, configured in \`bench/live/sim-check.ts\`) given the measured profiles, the same per-second arrivals, devices = cores, 3 s cold start, the heavy function at zero when a window starts, quotas served as CFS bandwidth (100 ms period), the live online correction.\n\n` +
+    '## Per window\n\n' + table(['policy', 'seed', 'segment', 'function', 'requests', 'violations', 'viol %', 'dropped', 'p50 ms', 'p99 ms', 'core-s', 'starts',
+      'max replicas', 'to zero s'], rows),
+    `## Simulator check (all seeds, segments and functions)\n\nThe simulator (\`autoscaler/sim/engine.ts\`, configured in \`bench/live/sim-check.ts\`) given ` +
+      `the measured profiles, the same per-second arrivals, devices = cores, 3 s cold start, the heavy function at zero when a window starts, quotas served ` +
+      `as CFS bandwidth (100 ms period), the live online correction.\n\n` +
       table(['policy', 'violations measured', 'violations predicted', 'core-s measured', 'core-s predicted', 'cost rel. error'], simRows),
     [
-      `Ratios are baseline ÷ hybrid per seed, then mean[min-max] over seeds. Where both policies had 0 violations in a seed the load did not tell them apart: that seed says "no discrimination" and gives no ratio (\`/k-of-n\`: only k seeds discriminated; \`no-discrimination\`: none did). One side 0: it is floored at ${VIOLATION_FLOOR}. n/a = a policy not run.`,
+      `Ratios are baseline ÷ hybrid per seed, then mean[min-max] over seeds. Where both policies had 0 violations in a seed the load did not tell them ` +
+        `apart: that seed says "no discrimination" and gives no ratio (\`/k-of-n\`: only k seeds discriminated; \`no-discrimination\`: none did). One side ` +
+        `0: it is floored at ${VIOLATION_FLOOR}. n/a = a policy not run.`,
       `- ${perSeedLine('violation_ratio_vs_static', vsStatic)}`,
       `- ${perSeedLine('kpa_violation_ratio', vsKpa)}`,
       `- cost_ratio_vs_kpa: ${costVsKpa.length ? SEEDS.map((seed, i) => `seed ${seed} ${fmt(costVsKpa[i])}`).join(', ') : 'n/a'}`,

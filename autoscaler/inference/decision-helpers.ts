@@ -29,7 +29,8 @@ export function observedRps(obs: Observation): number {
 }
 
 /** Load-balancer weights proportional to each replica's capability (equal when all are 0). */
-export function weightsByCapability(cap: Capability, fn: string, replicas: Array<Pick<ReplicaState, 'id' | 'batchSize' | 'smShare' | 'quota'>>): Record<string, number> {
+export function weightsByCapability(cap: Capability, fn: string,
+  replicas: Array<Pick<ReplicaState, 'id' | 'batchSize' | 'smShare' | 'quota'>>): Record<string, number> {
   const caps = replicas.map((r) => cap.capability(fn, r.batchSize, r.smShare, r.quota));
   const total = caps.reduce((a, b) => a + b, 0);
   // keyed by replica ids (unique per function): a dictionary object from the start, so V8 does not
@@ -68,7 +69,8 @@ export function placeFixed(overlay: ClusterOverlay, fn: string, cfg: ReplicaConf
     if (!cfg.exclusive) {
       let best = Infinity;
       for (const g of overlay.gpus()) {
-        const fits = newReplicaOptions(g, maxSmTypes, [cfg.smShare], cfg.quota).some((o) => Math.abs(o.smShare - cfg.smShare) < 1e-9 && o.maxQuota >= cfg.quota - 1e-9);
+        const fits = newReplicaOptions(g, maxSmTypes, [cfg.smShare], cfg.quota)
+          .some((o) => Math.abs(o.smShare - cfg.smShare) < 1e-9 && o.maxQuota >= cfg.quota - 1e-9);
         const h = occupancy(g);
         if (fits && h < best) {
           best = h;
@@ -80,7 +82,9 @@ export function placeFixed(overlay: ClusterOverlay, fn: string, cfg: ReplicaConf
       if (!overlay.base.canAddGpu) break;
       gpu = overlay.newGpuId();
     }
-    const p: Placement = cfg.exclusive ? { gpu, smShare: 1, quota: 1, batchSize: cfg.batchSize } : { gpu, smShare: cfg.smShare, quota: cfg.quota, batchSize: cfg.batchSize };
+    const p: Placement = cfg.exclusive
+      ? { gpu, smShare: 1, quota: 1, batchSize: cfg.batchSize }
+      : { gpu, smShare: cfg.smShare, quota: cfg.quota, batchSize: cfg.batchSize };
     overlay.place(`pending-${k}`, fn, gpu, p.smShare, p.quota);
     out.push(p);
   }

@@ -102,7 +102,8 @@ export function makeFleet(p: HybridParams, cap: Capability, quotaLevels: number[
     return { n, mu, mu1, lmax };
   };
   /** Does the fleet meet the SLO at the function's percentile for arrival rate T? */
-  const fits = (x: CapabilityTables, f: Fleet, T: number): boolean => T <= 0 || (f.n > 0 && sharedQueueLatencyMs(x.pct, f.n, f.mu, f.lmax, T, f.mu1) <= x.budget);
+  const fits = (x: CapabilityTables, f: Fleet, T: number): boolean =>
+    T <= 0 || (f.n > 0 && sharedQueueLatencyMs(x.pct, f.n, f.mu, f.lmax, T, f.mu1) <= x.budget);
   /** The fleet's SLO capability: the largest rate it serves within the SLO (req/s). */
   const fleetCap = (x: CapabilityTables, f: Fleet): number => sharedQueueRate(x.pct, f.n, f.mu, f.lmax, x.budget, 30, f.mu1);
   /** Fewest copies (≤ mMax) of a member of rate c (c1 with batches of one) and batch latency lat that make fleet f fit T; Infinity if none. */

@@ -84,7 +84,8 @@ export function makeTables(p: HybridParams, cap: Capability, quotaLevels: number
     if (!p.cache) return buildCtx(spec);
     const token = cap.profileKey?.(spec.name);
     const e = entries.get(spec.name);
-    if (e && e.token === token && e.slo === spec.sloLatencyMs && e.pctIn === spec.sloPercentile && e.maxB === spec.maxBatchSize && (token !== undefined || cap.grid(spec.name).smShares === e.ctx.smGrid)) {
+    if (e && e.token === token && e.slo === spec.sloLatencyMs && e.pctIn === spec.sloPercentile && e.maxB === spec.maxBatchSize &&
+      (token !== undefined || cap.grid(spec.name).smShares === e.ctx.smGrid)) {
       e.ctx.spec = spec;
       return e.ctx;
     }
@@ -104,7 +105,11 @@ export function makeTables(p: HybridParams, cap: Capability, quotaLevels: number
       const nq = quotaLevels.length;
       const smIndex = new Map<number, number>();
       ctx.smGrid.forEach((v, i) => smIndex.set(Math.round(v * 1e3), i));
-      m.set(k, (sh = { capMemo: new Map(), latMemo: new Map(), rate1Memo: new Map(), batchMemo: new Map(), capDense: new Float64Array(Math.max(1, ctx.batches.length) * ctx.smGrid.length * nq).fill(NaN), latDense: new Float64Array(Math.max(1, ctx.batches.length) * ctx.smGrid.length * nq).fill(NaN), rate1Dense: new Float64Array(ctx.smGrid.length * nq).fill(NaN), batchDense: new Float64Array(ctx.smGrid.length * nq), smIndex, cfgs: [], gbest: [], pre: [], walked: 0 }));
+      m.set(k, (sh = { capMemo: new Map(), latMemo: new Map(), rate1Memo: new Map(), batchMemo: new Map(),
+        capDense: new Float64Array(Math.max(1, ctx.batches.length) * ctx.smGrid.length * nq).fill(NaN),
+        latDense: new Float64Array(Math.max(1, ctx.batches.length) * ctx.smGrid.length * nq).fill(NaN),
+        rate1Dense: new Float64Array(ctx.smGrid.length * nq).fill(NaN), batchDense: new Float64Array(ctx.smGrid.length * nq),
+        smIndex, cfgs: [], gbest: [], pre: [], walked: 0 }));
     }
     ctx.shared = sh;
     if (fresh) fill(ctx);
@@ -270,7 +275,9 @@ export function makeTables(p: HybridParams, cap: Capability, quotaLevels: number
     let gs = costGroups.get(smGrid);
     if (!gs) {
       const idx: Array<[number, number]> = [];
-      for (let si = 0; si < smGrid.length; si++) for (let qi = 0; qi < quotaLevels.length; qi++) idx.push([smGrid[si] * quotaLevels[qi], si * quotaLevels.length + qi]);
+      for (let si = 0; si < smGrid.length; si++) for (let qi = 0; qi < quotaLevels.length; qi++) {
+        idx.push([smGrid[si] * quotaLevels[qi], si * quotaLevels.length + qi]);
+      }
       idx.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
       gs = [];
       for (let k = 0; k < idx.length; k++) {
@@ -331,7 +338,8 @@ export function makeTables(p: HybridParams, cap: Capability, quotaLevels: number
     return sh.gbest[k];
   };
 
-  return { byToken, byName, entries, pctOf, buildCtx, ctxOf, worstLatency, computeWorst, computeCap, q0, gridIndex, capOf, rate1, computeBest, bestBatch, cfgAt, costGroups, groupsOf, efficient };
+  return { byToken, byName, entries, pctOf, buildCtx, ctxOf, worstLatency, computeWorst, computeCap, q0, gridIndex, capOf, rate1, computeBest, bestBatch, cfgAt,
+    costGroups, groupsOf, efficient };
 }
 
 export type Tables = ReturnType<typeof makeTables>;

@@ -35,12 +35,15 @@ export function hybrid(params: PolicyParams, deps: PolicyDeps): InferencePolicy<
       // window the decision is zero replicas; at zero with no work it holds there (the gateway
       // wakes the function on a request). Functions without idleToZeroMs are untouched.
       if (spec.minScale === 0 && spec.idleToZeroMs !== undefined) {
-        const idle = idleSince(state.idleSinceMs, { arrivals: obs.arrivals, queueLength: obs.queueLength, inFlight: obs.inFlight, replicas: obs.replicas.length }, now);
+        const idle = idleSince(state.idleSinceMs, { arrivals: obs.arrivals, queueLength: obs.queueLength, inFlight: obs.inFlight,
+          replicas: obs.replicas.length }, now);
         const quiet = obs.arrivals === 0 && obs.queueLength === 0 && obs.inFlight === 0;
         const toZero = idleLongEnough(idle, spec.idleToZeroMs, now);
         if (toZero || (obs.replicas.length === 0 && quiet)) {
           const head = `hybrid: observed ${fmt(rps)} req/s`;
-          const reason = toZero ? `${head}; idle ${fmt((now - idle!) / 1000)} s ≥ ${fmt(spec.idleToZeroMs / 1000)} s with min_scale 0: scale to zero` : `${head}; at zero, idle`;
+          const reason = toZero
+            ? `${head}; idle ${fmt((now - idle!) / 1000)} s ≥ ${fmt(spec.idleToZeroMs / 1000)} s with min_scale 0: scale to zero`
+            : `${head}; at zero, idle`;
           const decision: Decision = { replicas: 0, quotas: [], add: [], remove: obs.replicas.map((r) => r.id), weights: {}, reason };
           return { decision, nextState: { ...state, pred, idleSinceMs: null }, reason };
         }
@@ -50,7 +53,8 @@ export function hybrid(params: PolicyParams, deps: PolicyDeps): InferencePolicy<
       const { R, lead, patch: forecastPatch } = forecast.rate(pred, state, rps, obs);
       // SLO model: the function's context and the replicas' capability within the SLO
       const ctx = sloModel.ctxOf(spec);
-      const replicas: Replica[] = obs.replicas.map((r) => ({ id: r.id, gpu: r.gpu, smShare: r.smShare, quota: r.quota, batchSize: r.batchSize, ready: r.ready }));
+      const replicas: Replica[] = obs.replicas.map((r) => ({ id: r.id, gpu: r.gpu, smShare: r.smShare, quota: r.quota, batchSize: r.batchSize,
+        ready: r.ready }));
       let notReady = 0;
       for (const r of obs.replicas) if (!r.ready) notReady++;
       const d: Draft = {
@@ -76,8 +80,10 @@ export function hybrid(params: PolicyParams, deps: PolicyDeps): InferencePolicy<
       const { add, remove, quotas, notes } = d;
       const quotaList: QuotaChange[] = [...quotas].filter(([id]) => !remove.includes(id)).map(([replicaId, quota]) => ({ replicaId, quota }));
       const kept = replicas.filter((x) => !remove.includes(x.id));
-      const head = `hybrid: R=${fmt(R)} req/s (${forecast.label}, observed ${fmt(rps)}${lead > 0 ? `, +${fmt(lead)} cold-start lead` : ''}), C=${fmt(d.Cf)} req/s, budget ${fmt(ctx.budget)} ms`;
-      const nextState: HybridState = { pred, lastScaleDownMs: d.nextDown, samples, ...forecastPatch, ...hysteresis.patch(d), ...(state.idleSinceMs !== undefined ? { idleSinceMs: state.idleSinceMs } : {}) };
+      const head = `hybrid: R=${fmt(R)} req/s (${forecast.label}, observed ${fmt(rps)}${lead > 0 ? `, +${fmt(lead)} cold-start lead` : ''}), ` +
+        `C=${fmt(d.Cf)} req/s, budget ${fmt(ctx.budget)} ms`;
+      const nextState: HybridState = { pred, lastScaleDownMs: d.nextDown, samples, ...forecastPatch, ...hysteresis.patch(d),
+        ...(state.idleSinceMs !== undefined ? { idleSinceMs: state.idleSinceMs } : {}) };
       if (quotaList.length === 0 && add.length === 0 && remove.length === 0) {
         const dec = noChange(spec, obs, cap, notes.length ? `${head}; ${notes.join('; ')}` : `${head}; within [${p.beta}, ${p.alpha}]·C`);
         return { decision: dec, nextState, reason: dec.reason };

@@ -6,4 +6,3 @@ export { kalman, lastValue, movingAverage, makePredictor, normalQuantile, upper 
 export { latencyPercentiles, percentileFromHistogram, bucketIndex } from './histogram';
 export { applyDecision, occupancy, ClusterOverlay } from './cluster';
 export { HYBRID_DEFAULTS } from './hybrid';
-

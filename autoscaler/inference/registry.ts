@@ -19,8 +19,10 @@ import { InferencePolicy, PolicyDeps, PolicyFactory, PolicyParams } from './type
 
 const POLICIES: Readonly<Record<string, PolicyFactory>> = {
   hybrid,
-  kpa: horizontalOnly('kpa', KPA_DEFAULTS, (p) => ({ share: fixedShare({ exclusive: true, smShare: 1, quota: 1, batchSize: p.batchSize }), count: kpaCount(p), limit: kpaLimit(p) })),
-  'static-share': horizontalOnly('static-share', STATIC_DEFAULTS, (p, d) => ({ share: staticShareOf(p, d.capability), count: staticShareCount(p, d.capability) })),
+  kpa: horizontalOnly('kpa', KPA_DEFAULTS, (p) => ({ share: fixedShare({ exclusive: true, smShare: 1, quota: 1, batchSize: p.batchSize }), count: kpaCount(p),
+    limit: kpaLimit(p) })),
+  'static-share': horizontalOnly('static-share', STATIC_DEFAULTS, (p, d) => ({ share: staticShareOf(p, d.capability),
+    count: staticShareCount(p, d.capability) })),
   'openfaas-rps': horizontalOnly('openfaas-rps', OPENFAAS_DEFAULTS, (p) => ({ share: fixedShare(p), count: openfaasRpsCount(p) })),
   oneshot: horizontalOnly('oneshot', FARO_REACTIVE_DEFAULTS, (p) => ({ share: fixedShare(p), count: reactiveCount('oneshot', p) })),
   aiad: horizontalOnly('aiad', FARO_REACTIVE_DEFAULTS, (p) => ({ share: fixedShare(p), count: reactiveCount('aiad', p) })),

@@ -54,13 +54,15 @@ export class Actuator {
       const r = replicas.find((x) => x.id === s.replicaId)!;
       const error = await this.call(async () => void (await this.provider.setSmShare?.(ref, s.replicaId, s.smShare)));
       const reason = 'planned SM share of a new replica: fixed at start, so a replacement starts at it (a cold start) and this one retires';
-      await this.record(ref, { time: new Date(now).toISOString(), policy: this.policy, action: 'sm-share', replica: s.replicaId, from: r.smShare, to: s.smShare, reason }, out, { action: 'sm-share', replica: s.replicaId, to: s.smShare, ok: !error, error });
+      await this.record(ref, { time: new Date(now).toISOString(), policy: this.policy, action: 'sm-share', replica: s.replicaId, from: r.smShare, to: s.smShare,
+        reason }, out, { action: 'sm-share', replica: s.replicaId, to: s.smShare, ok: !error, error });
     }
     for (const q of changes) {
       const r = replicas.find((x) => x.id === q.replicaId)!;
       const error = await this.call(() => this.provider.setQuota(ref, q.replicaId, q.quota));
       if (!error) r.quota = q.quota;
-      else await this.record(ref, { time: new Date(now).toISOString(), policy: this.policy, action: 'quota', replica: q.replicaId, from: r.quota, to: q.quota, reason: 'planned quota of a new replica' }, out, { action: 'quota', replica: q.replicaId, to: q.quota, ok: false, error });
+      else await this.record(ref, { time: new Date(now).toISOString(), policy: this.policy, action: 'quota', replica: q.replicaId, from: r.quota, to: q.quota,
+        reason: 'planned quota of a new replica' }, out, { action: 'quota', replica: q.replicaId, to: q.quota, ok: false, error });
     }
     return out;
   }
@@ -73,7 +75,8 @@ export class Actuator {
       const r = replicas.find((x) => x.id === q.replicaId);
       if (!r || Math.abs(r.quota - q.quota) < 1e-6) continue;
       const error = await this.call(() => this.provider.setQuota(ref, q.replicaId, q.quota));
-      await this.record(ref, { ...base, action: 'quota', replica: q.replicaId, from: r.quota, to: q.quota }, out, { action: 'quota', replica: q.replicaId, to: q.quota, ok: !error, error });
+      await this.record(ref, { ...base, action: 'quota', replica: q.replicaId, from: r.quota, to: q.quota }, out,
+        { action: 'quota', replica: q.replicaId, to: q.quota, ok: !error, error });
       if (!error) r.quota = q.quota;
     }
     if (target !== desired) {

@@ -85,7 +85,8 @@ export class Collector {
       const secs = await readSeconds(this.redis, x.ref, sec, sec + 1);
       const cur = secs.get(sec + 1);
       const activeNow = !!cur && (cur.arrivals > 0 || cur.queue > 0 || cur.inflight > 0);
-      items.push({ f: x.f, ref: x.ref, fnId: x.fnId, ml: x.ml, replicas, counters: secs.get(sec), activeNow, pin: await readPin(this.redis, x.ref), initial, shares });
+      items.push({ f: x.f, ref: x.ref, fnId: x.fnId, ml: x.ml, replicas, counters: secs.get(sec), activeNow, pin: await readPin(this.redis, x.ref), initial,
+        shares });
     }
     return { items, cluster: clusterView(this.devices, items.flatMap((x) => x.replicas)) };
   }

@@ -74,10 +74,12 @@ export function decideLive(i: DecideInput): DecideOutput {
     return { skipped: 'at zero, idle', next: { ...st, policy: i.policy.initialState(spec), idleSinceMs: null } };
   }
   // Idle scale to zero needs no capability model (OpenFaaS's idler has none): it comes first.
-  const idle = i.activeNow ? null : idleSince(st.idleSinceMs, { arrivals: obs.arrivals, queueLength: obs.queueLength, inFlight: obs.inFlight, replicas: obs.replicas.length }, now);
+  const idle = i.activeNow ? null : idleSince(st.idleSinceMs, { arrivals: obs.arrivals, queueLength: obs.queueLength, inFlight: obs.inFlight,
+    replicas: obs.replicas.length }, now);
   if (i.zeroAfterMs !== undefined && idleLongEnough(idle, i.zeroAfterMs, now) && !i.pin) {
     const reason = `idle ${Math.round((now - idle!) / 1000)} s ≥ ${i.zeroAfterMs / 1000} s (com.openfaas.scale.zero-duration) with min_scale 0: scale to zero`;
-    return { decision: { replicas: 0, quotas: [], add: [], remove: obs.replicas.map((r) => r.id), weights: {}, reason }, next: { ...st, policy: i.policy.initialState(spec), idleSinceMs: null } };
+    return { decision: { replicas: 0, quotas: [], add: [], remove: obs.replicas.map((r) => r.id), weights: {}, reason },
+      next: { ...st, policy: i.policy.initialState(spec), idleSinceMs: null } };
   }
   // After a redeploy the loaded profile stays the previous version's until the agent has measured
   // the new one (live-autoscaler.ts keeps it): the best estimate there is, corrected online, and
@@ -98,7 +100,10 @@ export function decideLive(i: DecideInput): DecideOutput {
   const { decision: polled, nextState } = i.policy.decide(spec, st.policy, obs, now);
   let decision = polled;
   const guard = i.policy.guard;
-  const g = guard ? guard.check(st.guard, { spec, obs, decision, now, windowS: i.sloGuardS, holdS: i.sloGuardHoldS, capacityRps: replicaCapability(i.capability, spec.name, obs) }) : { next: st.guard };
+  const g = guard
+    ? guard.check(st.guard, { spec, obs, decision, now, windowS: i.sloGuardS, holdS: i.sloGuardHoldS,
+        capacityRps: replicaCapability(i.capability, spec.name, obs) })
+    : { next: st.guard };
   if (g.decision) decision = g.decision;
   else if (!i.pin && g.heldUntilMs !== undefined) {
     const skipped = `hold: the SLO guard's capacity is kept until ${new Date(g.heldUntilMs).toISOString()} (${decision.reason})`;
@@ -106,6 +111,7 @@ export function decideLive(i: DecideInput): DecideOutput {
   }
   const next: LiveState = { policy: nextState, idleSinceMs: decision.replicas === 0 ? null : idle, guard: g.next };
   if (!i.pin) return { decision, next };
-  const held = { ...decision, replicas: i.pin.replicas, add: [], remove: [], reason: `manual scale to ${i.pin.replicas} held until ${new Date(i.pin.until).toISOString()}: count kept; ${decision.reason}` };
+  const held = { ...decision, replicas: i.pin.replicas, add: [], remove: [],
+    reason: `manual scale to ${i.pin.replicas} held until ${new Date(i.pin.until).toISOString()}: count kept; ${decision.reason}` };
   return { decision: held, pinned: i.pin.replicas, next };
 }

@@ -166,7 +166,9 @@ export class LiveAutoscaler {
     const d = out.decision;
     // planned placements wait for the replicas the scale-up starts (at most the surplus asked for)
     if (d.add.length) this.pending.set(fnId, [...(this.pending.get(fnId) ?? []), ...d.add].slice(-Math.max(0, d.replicas - replicas.length)));
-    const target = out.pinned !== undefined ? Math.min(Math.max(out.pinned, 0), ml.maxScale) : targetReplicas(d.replicas, replicas.length, f.replicas, ml.minScale, ml.maxScale);
+    const target = out.pinned !== undefined
+      ? Math.min(Math.max(out.pinned, 0), ml.maxScale)
+      : targetReplicas(d.replicas, replicas.length, f.replicas, ml.minScale, ml.maxScale);
     outcomes.push(...(await this.actuator.apply(ref, f.replicas, replicas, d, target, now)));
     this.states.set(fnId, out.next); // only once acted on
     return { fn: fnId, decision: d, outcomes, factor, planned };

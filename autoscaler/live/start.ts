@@ -16,7 +16,8 @@ export function localDevices(): string[] {
 }
 
 /** Starts the live inference autoscaler with the configured policy (leader-elected in Redis unless `leader` is given). */
-export async function startAutoscaler(cfg: Config, redis: Redis, provider: FunctionProvider, leader?: LeaderLease, clock: Clock = systemClock): Promise<LiveAutoscaler> {
+export async function startAutoscaler(cfg: Config, redis: Redis, provider: FunctionProvider, leader?: LeaderLease,
+  clock: Clock = systemClock): Promise<LiveAutoscaler> {
   const a = new LiveAutoscaler(redis, provider, {
     leader,
     policy: cfg.autoscaler.policy,
@@ -37,7 +38,8 @@ export async function startAutoscaler(cfg: Config, redis: Redis, provider: Funct
  * loop, started from the node's image store in the agent's sandbox. On Kubernetes it runs in the
  * autoscaler process, and the jobs are pods on the training nodes (`capacity`).
  */
-export async function startTrainingLoop(cfg: Config, redis: Redis, book: JobBook, launcher: JobLauncher, noun: SlotNoun, capacity?: TrainingCapacity, beforeRound?: () => Promise<void>, clock: Clock = systemClock): Promise<TrainingLoop> {
+export async function startTrainingLoop(cfg: Config, redis: Redis, book: JobBook, launcher: JobLauncher, noun: SlotNoun, capacity?: TrainingCapacity,
+  beforeRound?: () => Promise<void>, clock: Clock = systemClock): Promise<TrainingLoop> {
   const loop = new TrainingLoop(redis, book, launcher, {
     capacity,
     beforeRound,

@@ -219,7 +219,8 @@ export class TrainingLoop {
           if (done !== undefined) r.predictedCompletion = iso(done);
         });
         if (!live) continue;
-        await this.book.event(j.id, { type: 'allocation', time, data: { workers: n, gpus: this.placement[j.id] ?? [], ...(place ? { node: place.node } : {}), reason } });
+        await this.book.event(j.id, { type: 'allocation', time, data: { workers: n, gpus: this.placement[j.id] ?? [], ...(place ? { node: place.node } : {}),
+          reason } });
         void runner.setWorkers(n, place);
       }
     }

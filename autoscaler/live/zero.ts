@@ -9,7 +9,8 @@ const DEFAULT_ZERO_MS = 15 * 60_000;
  * like `15m` or `30s`) > MLFAAS_SCALE_ZERO_DEFAULT > 15 m (OpenFaaS's default). A malformed value
  * falls back to the default rather than scaling to zero at once.
  */
-export function zeroAfterMs(minScale: number, labels: Record<string, string>, annotations: Record<string, string>, env: NodeJS.ProcessEnv = process.env): number | undefined {
+export function zeroAfterMs(minScale: number, labels: Record<string, string>, annotations: Record<string, string>,
+  env: NodeJS.ProcessEnv = process.env): number | undefined {
   if (minScale !== 0) return undefined;
   return parseDurationMs(annotations[ZERO_DURATION_KEY] ?? labels[ZERO_DURATION_KEY]) ?? parseDurationMs(env.MLFAAS_SCALE_ZERO_DEFAULT) ?? DEFAULT_ZERO_MS;
 }

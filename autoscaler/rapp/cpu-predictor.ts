@@ -41,7 +41,8 @@ export function readCpuMeta(): CpuMeta {
 export const ANCHOR = { batch: 1, cores: 1, quota: 1 } as const;
 
 /** One feature row: the graph's features (per variant), the configuration, and (anchored) the measured point. */
-export function cpuFeatureRow(vector: readonly number[], batch: number, cores: number, quota: number, anchorMs?: number, variant: FeatureVariant = 'all'): number[] {
+export function cpuFeatureRow(vector: readonly number[], batch: number, cores: number, quota: number, anchorMs?: number,
+  variant: FeatureVariant = 'all'): number[] {
   const g = pickFeatures(vector, variant);
   const cfg = [batch, cores, quota, Math.log(batch), Math.log(cores), Math.log(quota)];
   if (anchorMs === undefined) return [...g, ...cfg];
@@ -70,7 +71,8 @@ export const CORPUS_MAX_BATCH = 8;
  * A batch beyond the corpus's is not left to the network's extrapolation: latency continues the
  * trend of the last doubling it learnt (b/2 → b), per quota.
  */
-export async function predictCpuProfile(model: LatencyModel, vector: readonly number[], grid: CpuGrid, anchorMs: number | undefined, variant: FeatureVariant): Promise<Array<LatencyPoint & { throughput: number }>> {
+export async function predictCpuProfile(model: LatencyModel, vector: readonly number[], grid: CpuGrid, anchorMs: number | undefined,
+  variant: FeatureVariant): Promise<Array<LatencyPoint & { throughput: number }>> {
   const top = CORPUS_MAX_BATCH;
   const inRange = [...new Set([...grid.batches.filter((b) => b <= top), top / 2, top])];
   const cfg: Array<[number, number]> = [];

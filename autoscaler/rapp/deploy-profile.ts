@@ -31,7 +31,8 @@ export async function profileAtDeploy(deps: DeployProfileDeps, batches: number[]
       const rel = await deps.predict({ batches, quotas, cores: 1, anchorMs: anchor.latencyMs, vector: graphOnly.vector });
       const points = rel.points.map((p) => (p.batch === 1 && p.quota === 1 ? anchor : p));
       await deps.store({ points: monotone(points), source: 'calibrated', measuredPoints: 1 });
-      deps.log(`capability profile from 1 measured point (b1@q1 ${anchor.latencyMs} ms; the graph alone said ${graphOnly.points.find((p) => p.batch === 1 && p.quota === 1)?.latencyMs} ms) and the predictor: ${summary(points)}`);
+      deps.log(`capability profile from 1 measured point (b1@q1 ${anchor.latencyMs} ms; the graph alone said ` +
+        `${graphOnly.points.find((p) => p.batch === 1 && p.quota === 1)?.latencyMs} ms) and the predictor: ${summary(points)}`);
       return;
     } catch (e) {
       deps.log(`capability prediction failed (${(e as Error).message}); measuring the whole grid`);

@@ -17,7 +17,8 @@ export class LatencyModel {
   /** Loads an exported model (one input, one output). Single-threaded: the autoscaler shares its node. */
   static async load(path: string): Promise<LatencyModel> {
     const session = await ort.InferenceSession.create(path, { intraOpNumThreads: 1, interOpNumThreads: 1 });
-    if (session.inputNames.length !== 1 || session.outputNames.length !== 1) throw new Error(`${path}: a latency model has one input and one output, this has ${session.inputNames.length} and ${session.outputNames.length}`);
+    if (session.inputNames.length !== 1 || session.outputNames.length !== 1) throw new Error(`${path}: a latency model has one input and one output, this ` +
+      `has ${session.inputNames.length} and ${session.outputNames.length}`);
     return new LatencyModel(session, session.inputNames[0], session.outputNames[0]);
   }
 

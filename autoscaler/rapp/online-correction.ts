@@ -33,7 +33,8 @@ export type LatencyEvidence = 'full-speed' | 'at-quota';
  *   replica per second over the predicted capability at its batch.
  * Under saturation both apply and the smaller (more pessimistic) wins. No completions: no change.
  */
-export function correctionStep(prev: LogFactor, fn: string, obs: Observation, base: Capability, evidence: LatencyEvidence, gain: number = CORRECTION.gain): LogFactor {
+export function correctionStep(prev: LogFactor, fn: string, obs: Observation, base: Capability, evidence: LatencyEvidence,
+  gain: number = CORRECTION.gain): LogFactor {
   const ready = obs.replicas.filter((r) => r.ready);
   if (ready.length === 0 || obs.completions <= 0) return prev;
   const ratios: number[] = [];

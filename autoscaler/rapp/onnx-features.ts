@@ -105,5 +105,6 @@ export function onnxFileFeatures(path: string): GraphFeatures {
 /** The features as one numeric vector (logs of the magnitudes, op counts as shares of all nodes). */
 export function featureVector(f: GraphFeatures): number[] {
   const n = Math.max(1, f.nodes);
-  return [Math.log1p(f.nodes), ...f.ops.map((c) => c / n), Math.log1p(f.params), Math.log1p(f.flops), Math.log1p(f.activationBytes), Math.log1p(f.depth), Math.log1p(f.flops) - Math.log1p(f.params), f.shapesKnown];
+  return [Math.log1p(f.nodes), ...f.ops.map((c) => c / n), Math.log1p(f.params), Math.log1p(f.flops), Math.log1p(f.activationBytes), Math.log1p(f.depth),
+    Math.log1p(f.flops) - Math.log1p(f.params), f.shapesKnown];
 }

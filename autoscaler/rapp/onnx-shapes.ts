@@ -69,7 +69,8 @@ function broadcast(a: number[], b: number[]): number[] {
   return Array.from({ length: r }, (_, i) => Math.max(a[a.length - r + i] ?? 1, b[b.length - r + i] ?? 1));
 }
 
-const ELEMENTWISE = new Set(['Relu', 'Clip', 'Sigmoid', 'HardSigmoid', 'HardSwish', 'Tanh', 'Erf', 'Gelu', 'BatchNormalization', 'Dropout', 'Identity', 'Softmax', 'LayerNormalization', 'LeakyRelu', 'Sqrt', 'Neg', 'Exp', 'Log', 'Cast']);
+const ELEMENTWISE = new Set(['Relu', 'Clip', 'Sigmoid', 'HardSigmoid', 'HardSwish', 'Tanh', 'Erf', 'Gelu', 'BatchNormalization', 'Dropout', 'Identity',
+  'Softmax', 'LayerNormalization', 'LeakyRelu', 'Sqrt', 'Neg', 'Exp', 'Log', 'Cast']);
 const BINARY = new Set(['Add', 'Mul', 'Sub', 'Div', 'Pow', 'Max', 'Min', 'Where']);
 
 /** Shapes of every value in the graph that can be inferred: graph inputs, initializers, node outputs. */
@@ -78,7 +79,8 @@ export function inferShapes(g: onnx.IGraphProto): Map<string, number[]> {
   for (const t of g.initializer ?? []) if (t.name) sh.set(t.name, (t.dims ?? []).map(toNum));
   for (const v of [...(g.input ?? []), ...(g.valueInfo ?? []), ...(g.output ?? [])]) {
     const dims = v.type?.tensorType?.shape?.dim;
-    if (v.name && dims && !sh.has(v.name)) sh.set(v.name, dims.map((d) => (d.dimValue !== null && d.dimValue !== undefined && toNum(d.dimValue) > 0 ? toNum(d.dimValue) : 1)));
+    if (v.name && dims && !sh.has(v.name)) sh.set(v.name,
+      dims.map((d) => (d.dimValue !== null && d.dimValue !== undefined && toNum(d.dimValue) > 0 ? toNum(d.dimValue) : 1)));
   }
   const consts = intConstants(g);
   for (const n of g.node ?? []) {

@@ -29,13 +29,14 @@ const MAIN = join(__dirname, 'predict-cpu-main.ts');
  */
 export function predictCpu(req: CpuPredictRequest, timeoutMs = 120_000): Promise<CpuPrediction> {
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, ['-r', 'tsx/cjs', MAIN, JSON.stringify(req)], { cwd: REPO_ROOT, timeout: timeoutMs, maxBuffer: 1 << 22 }, (err, stdout, stderr) => {
-      if (err) return reject(new Error(`latency predictor: ${stderr.trim() || err.message}`));
-      try {
-        resolve(JSON.parse(stdout.trim().split('\n').pop()!) as CpuPrediction);
-      } catch (e) {
-        reject(new Error(`latency predictor answered no JSON: ${(e as Error).message}`));
-      }
-    });
+    execFile(process.execPath, ['-r', 'tsx/cjs', MAIN, JSON.stringify(req)], { cwd: REPO_ROOT, timeout: timeoutMs, maxBuffer: 1 << 22 },
+      (err, stdout, stderr) => {
+        if (err) return reject(new Error(`latency predictor: ${stderr.trim() || err.message}`));
+        try {
+          resolve(JSON.parse(stdout.trim().split('\n').pop()!) as CpuPrediction);
+        } catch (e) {
+          reject(new Error(`latency predictor answered no JSON: ${(e as Error).message}`));
+        }
+      });
   });
 }

@@ -15,7 +15,8 @@ export interface ConfigGrid {
 }
 
 /** Every (batch, SM share, quota) of the grid, predicted in one model run. */
-export async function predictProfile(model: LatencyModel, grid: ConfigGrid, featuresOf: (batch: number, smShare: number, quota: number) => number[]): Promise<LatencyPoint[]> {
+export async function predictProfile(model: LatencyModel, grid: ConfigGrid,
+  featuresOf: (batch: number, smShare: number, quota: number) => number[]): Promise<LatencyPoint[]> {
   const cfg: Array<[number, number, number]> = [];
   for (const b of grid.batches) for (const s of grid.smShares) for (const q of grid.quotas) cfg.push([b, s, q]);
   const ms = await model.predictMs(cfg.map(([b, s, q]) => featuresOf(b, s, q)));

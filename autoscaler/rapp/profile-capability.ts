@@ -44,7 +44,8 @@ const uniq = (xs: number[]) => [...new Set(xs.map((x) => Math.round(x * 1e6) / 1
 export function pack(batch: number, smShare: number, quota: number): number {
   const s = Math.round(smShare * 1e3);
   const q = Math.round(quota * 1e3);
-  if (!(batch >= 0 && batch <= 1000) || (batch | 0) !== batch || s > 1000 || q > 1000 || s < 0 || q < 0 || Math.abs(s - smShare * 1e3) > 1e-6 || Math.abs(q - quota * 1e3) > 1e-6) return NaN;
+  if (!(batch >= 0 && batch <= 1000) || (batch | 0) !== batch || s > 1000 || q > 1000 || s < 0 || q < 0 ||
+    Math.abs(s - smShare * 1e3) > 1e-6 || Math.abs(q - quota * 1e3) > 1e-6) return NaN;
   return (batch * 1001 + s) * 1001 + q;
 }
 

@@ -103,9 +103,11 @@ export function simulate(fns: SimFunction[], o: SimOptions): SimResult {
 
   const S: Fn[] = fns.map((sim) => {
     const policy = createPolicy(o.policy, o.params ?? {}, { capability: told, coldStartS: cold });
-    const r: FunctionResult = { name: sim.spec.name, requests: 0, violations: 0, dropped: 0, p50: NaN, p95: NaN, p99: NaN, coldStarts: 0, gpuSeconds: 0, cost: 0, maxReplicas: 0 };
+    const r: FunctionResult = { name: sim.spec.name, requests: 0, violations: 0, dropped: 0, p50: NaN, p95: NaN, p99: NaN, coldStarts: 0, gpuSeconds: 0,
+      cost: 0, maxReplicas: 0 };
     if (o.record) r.series = { arrivals: [], replicas: [], share: [] };
-    return { sim, policy, state: undefined, desired: 0, queue: [], qHead: 0, replicas: [], lat: [], hist: new Array(LATENCY_BUCKETS_MS.length).fill(0), arrivals: 0, completions: 0, rejected: 0, inSys: 0, area: 0, areaAt: 0, r, logK: 0 };
+    return { sim, policy, state: undefined, desired: 0, queue: [], qHead: 0, replicas: [], lat: [], hist: new Array(LATENCY_BUCKETS_MS.length).fill(0),
+      arrivals: 0, completions: 0, rejected: 0, inSys: 0, area: 0, areaAt: 0, r, logK: 0 };
   });
 
   /** Moves the requests-in-system integral to `t`, then applies a change of `d` requests. */
@@ -193,7 +195,8 @@ export function simulate(fns: SimFunction[], o: SimOptions): SimResult {
       meanConcurrency: (touch(f, now, 0), f.area / tickS),
       latencyMs: latencyPercentiles(f.hist),
       latencyBuckets: f.hist.slice(),
-      replicas: live.map((r) => ({ id: r.id, gpu: r.gpu, smShare: r.smShare, quota: r.quota, batchSize: r.batchSize, ready: r.readyAt <= now, throughputRps: r.done / tickS })),
+      replicas: live.map((r) => ({ id: r.id, gpu: r.gpu, smShare: r.smShare, quota: r.quota, batchSize: r.batchSize, ready: r.readyAt <= now,
+        throughputRps: r.done / tickS })),
       cluster,
     };
     cluster.canAddGpu = cluster.gpus.length < gpuLimit;
@@ -250,7 +253,8 @@ export function simulate(fns: SimFunction[], o: SimOptions): SimResult {
     }
     d.add.forEach((p, k) => {
       const gpu = p.gpu.startsWith('new:') ? gpuIds.get(p.gpu)! : p.gpu;
-      const rep: Replica = { id: ids[k], gpu, smShare: p.smShare, quota: p.quota, batchSize: Math.max(1, p.batchSize), readyAt: warm ? now : now + cold, busy: false, removed: false, batch: [], accruedTo: now, done: 0, cfs: { period: -1, used: 0 } };
+      const rep: Replica = { id: ids[k], gpu, smShare: p.smShare, quota: p.quota, batchSize: Math.max(1, p.batchSize), readyAt: warm ? now : now + cold,
+        busy: false, removed: false, batch: [], accruedTo: now, done: 0, cfs: { period: -1, used: 0 } };
       where.set(rep.id, gpu);
       f.replicas.push(rep);
       devices.place(rep, now);

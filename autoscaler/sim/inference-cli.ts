@@ -46,7 +46,8 @@ export async function main(args: string[]): Promise<number> {
         'max-batch': { type: 'string' }, 'min-scale': { type: 'string' }, 'max-scale': { type: 'string' },
         'cold-start-s': { type: 'string' }, 'timeout-s': { type: 'string' }, price: { type: 'string' }, scale: { type: 'string' },
         day: { type: 'string' }, sample: { type: 'string' }, 'max-series': { type: 'string' }, 'duration-s': { type: 'string' },
-        seed: { type: 'string' }, interference: { type: 'string' }, 'profile-noise': { type: 'string' }, 'data-dir': { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' },
+        seed: { type: 'string' }, interference: { type: 'string' }, 'profile-noise': { type: 'string' }, 'data-dir': { type: 'string' },
+        json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' },
       },
     }));
   } catch (e) {
@@ -62,7 +63,8 @@ export async function main(args: string[]): Promise<number> {
     return 2;
   }
   const num = (k: string) => (values[k] === undefined ? undefined : Number(values[k]));
-  for (const k of ['slo-ms', 'slo-mult', 'percentile', 'max-batch', 'min-scale', 'max-scale', 'cold-start-s', 'timeout-s', 'price', 'scale', 'day', 'sample', 'max-series', 'duration-s', 'seed', 'interference', 'profile-noise']) {
+  for (const k of ['slo-ms', 'slo-mult', 'percentile', 'max-batch', 'min-scale', 'max-scale', 'cold-start-s', 'timeout-s', 'price', 'scale', 'day', 'sample',
+    'max-series', 'duration-s', 'seed', 'interference', 'profile-noise']) {
     const v = num(k);
     if (v !== undefined && !Number.isFinite(v)) {
       console.error(`--${k} must be a number, got "${values[k]}"`);
@@ -80,7 +82,8 @@ export async function main(args: string[]): Promise<number> {
   }
   const policy = String(values.policy ?? 'hybrid');
   try {
-    const trace = readTrace(String(values.trace), { scale: num('scale'), day: num('day'), sample: num('sample'), maxSeries: num('max-series'), maxDurationS: num('duration-s') });
+    const trace = readTrace(String(values.trace), { scale: num('scale'), day: num('day'), sample: num('sample'), maxSeries: num('max-series'),
+      maxDurationS: num('duration-s') });
     const beta = num('interference') ?? 0;
     const sigma = num('profile-noise') ?? 0;
     if (beta < 0 || sigma < 0) {
@@ -95,17 +98,20 @@ export async function main(args: string[]): Promise<number> {
       profileError: sigma > 0 ? { sigma, seed: num('seed') ?? 42 } : undefined,
     });
     const planned = beta > 0 ? new InterferenceAwareCapability(told, beta) : told;
-    const r = simulate(fns, { policy, params, capability, told: planned, interferenceBeta: beta, coldStartS: num('cold-start-s'), timeoutS: num('timeout-s'), pricePerGpuHour: num('price'), seed: num('seed') });
+    const r = simulate(fns, { policy, params, capability, told: planned, interferenceBeta: beta, coldStartS: num('cold-start-s'), timeoutS: num('timeout-s'),
+      pricePerGpuHour: num('price'), seed: num('seed') });
     if (values.json) {
       console.log(JSON.stringify(r, null, 2));
       return 0;
     }
     const f2 = (x: number) => (Number.isFinite(x) ? x.toFixed(1) : String(x));
-    console.log(`trace ${trace.name}: ${trace.series.length} function(s), ${traceDurationS(trace)} s, ${r.requests} requests; policy ${policy}; SLO ${fns.map((f) => f.spec.sloLatencyMs).join('/')} ms (p${fns[0].spec.sloPercentile})`);
+    console.log(`trace ${trace.name}: ${trace.series.length} function(s), ${traceDurationS(trace)} s, ${r.requests} requests; policy ${policy}; SLO ` +
+      `${fns.map((f) => f.spec.sloLatencyMs).join('/')} ms (p${fns[0].spec.sloPercentile})`);
     console.log(`violation rate: ${(100 * r.violationRate).toFixed(2)} % (${r.violations} of ${r.requests})`);
     console.log(`latency p50/p95/p99: ${f2(r.p50)} / ${f2(r.p95)} / ${f2(r.p99)} ms`);
     console.log(`cold starts: ${r.coldStarts}`);
-    console.log(`cost: $${r.deviceCost.toFixed(4)} (${r.deviceSeconds.toFixed(1)} device-seconds, whole devices held, at $${num('price') ?? 2.48}/h); share cost $${r.cost.toFixed(4)} (${r.gpuSeconds.toFixed(1)} GPU-seconds × SM share × quota)`);
+    console.log(`cost: $${r.deviceCost.toFixed(4)} (${r.deviceSeconds.toFixed(1)} device-seconds, whole devices held, at $${num('price') ?? 2.48}/h); ` +
+      `share cost $${r.cost.toFixed(4)} (${r.gpuSeconds.toFixed(1)} GPU-seconds × SM share × quota)`);
     return 0;
   } catch (e) {
     console.error((e as Error).message);

@@ -43,7 +43,8 @@ export function readTrace(file: string, opt: TraceOptions = {}): Trace {
     if (!Array.isArray(j.processed_request_counts)) throw new Error(`${file}: not a HAS-GPU workload (no processed_request_counts)`);
     const slot = parseFloat(String(j.parameters?.duration ?? '5s')) || 5;
     const unit = opt.hasgpuUnit ?? 'rps';
-    t = { name, intervalS: slot, series: [{ name: String(j.parameters?.function_name ?? 'fn'), counts: j.processed_request_counts.map((v: number) => (unit === 'rps' ? v * slot : v)) }] };
+    t = { name, intervalS: slot, series: [{ name: String(j.parameters?.function_name ?? 'fn'),
+      counts: j.processed_request_counts.map((v: number) => (unit === 'rps' ? v * slot : v)) }] };
   } else if (name.endsWith('.txt')) {
     const m = opt.diluMultiplier ?? 5;
     const counts = text.split('\n').filter((l) => l.trim()).map((l) => Math.floor(Number(l) * m));

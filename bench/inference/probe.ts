@@ -19,8 +19,10 @@ for (const w of ['rps', 'stress'])
         const t = (tot[pol] ??= { v: 0, n: 0, c: 0, cr: 0 });
         t.v += r.violations; t.n += r.requests; t.c += r.cost; if (w === 'rps') t.cr += r.cost;
         const sh = r.functions[0].series!.share;
-        line.push(`${pol}: vio ${(100 * r.violationRate).toFixed(1)}% cost ${r.cost.toFixed(4)} meanShare ${(sh.reduce((a, b) => a + b, 0) / sh.length).toFixed(3)} p99 ${r.p99.toFixed(0)}`);
+        line.push(`${pol}: vio ${(100 * r.violationRate).toFixed(1)}% cost ${r.cost.toFixed(4)} meanShare ` +
+          `${(sh.reduce((a, b) => a + b, 0) / sh.length).toFixed(3)} p99 ${r.p99.toFixed(0)}`);
       }
       console.log(`${w} ${m} ${slo}: ${line.join(' | ')}`);
     }
-for (const [p, t] of Object.entries(tot)) console.log(`${p}: violations ${t.v}/${t.n} = ${(100 * t.v / t.n).toFixed(2)}%, cost ${t.c.toFixed(4)}, rps-cost ${t.cr.toFixed(4)}`);
+for (const [p, t] of Object.entries(tot)) console.log(`${p}: violations ${t.v}/${t.n} = ${(100 * t.v / t.n).toFixed(2)}%, cost ${t.c.toFixed(4)}, rps-cost ` +
+  `${t.cr.toFixed(4)}`);

@@ -44,13 +44,15 @@ export function reportWorkloads(dataDir: string): ReportWorkload[] {
   const faro = readTrace(T('faro_top9_twitter/faro_eval_10jobs_6h_per_minute.csv'));
   REPORT_MODELS.forEach((model, i) => {
     const s = faro.series[i];
-    out.push({ source: `faro ${s.name} min 240-300`, model, trace: { name: `faro-${i}`, intervalS: faro.intervalS, series: [{ name: s.name, counts: scaleToRate(s.counts.slice(240, 300), faro.intervalS, rps) }] } });
+    out.push({ source: `faro ${s.name} min 240-300`, model, trace: { name: `faro-${i}`, intervalS: faro.intervalS,
+      series: [{ name: s.name, counts: scaleToRate(s.counts.slice(240, 300), faro.intervalS, rps) }] } });
   });
   const az = readTrace(T('azure_functions_2019/azure2019_faro10fn_d01-d14_per_minute.csv'), { day: 8 });
   const busiest = [...az.series].sort((a, b) => b.counts.reduce((x, y) => x + y, 0) - a.counts.reduce((x, y) => x + y, 0)).slice(0, REPORT_MODELS.length);
   REPORT_MODELS.forEach((model, i) => {
     const s = busiest[i];
-    out.push({ source: `azure2019 d8 ${s.name.slice(0, 8)} min 720-780`, model, trace: { name: `azure-${i}`, intervalS: az.intervalS, series: [{ name: s.name, counts: scaleToRate(s.counts.slice(720, 780), az.intervalS, rps) }] } });
+    out.push({ source: `azure2019 d8 ${s.name.slice(0, 8)} min 720-780`, model, trace: { name: `azure-${i}`, intervalS: az.intervalS,
+      series: [{ name: s.name, counts: scaleToRate(s.counts.slice(720, 780), az.intervalS, rps) }] } });
   });
   return out;
 }
@@ -65,7 +67,8 @@ export const REPORT_POLICIES = [
 
 /** The whole reporting set as one cluster: every workload at every SLO, 30 functions. */
 export function reportParts(dataDir: string): ClusterPart[] {
-  return reportWorkloads(dataDir).flatMap((w) => REPORT_SLOS.map((sloMult) => ({ prefix: `${w.trace.name}-${sloMult}`, trace: w.trace, model: w.model, sloMult })));
+  return reportWorkloads(dataDir).flatMap((w) => REPORT_SLOS.map((sloMult) => ({ prefix: `${w.trace.name}-${sloMult}`, trace: w.trace, model: w.model,
+    sloMult })));
 }
 
 /**
@@ -73,7 +76,8 @@ export function reportParts(dataDir: string): ClusterPart[] {
  * (SeedTotals for `headline`), and the share cost s·q per policy, mean over seeds. `toldProfiles`:
  * the policies' profiles per model from a predictor instead of the re-measured ones.
  */
-export function runReportingSet(dataDir: string, o: { coldStartS: number; enforced?: EnforcedDims; toldProfiles?: Record<string, LatencyPoint[]> }): { perSeed: SeedTotals[]; shareCost: Record<string, number>; functions: number } {
+export function runReportingSet(dataDir: string, o: { coldStartS: number; enforced?: EnforcedDims;
+  toldProfiles?: Record<string, LatencyPoint[]>; }): { perSeed: SeedTotals[]; shareCost: Record<string, number>; functions: number } {
   const parts = reportParts(dataDir);
   const shareCost: Record<string, number> = Object.fromEntries(REPORT_POLICIES.map((p) => [p.label, 0]));
   const perSeed = REPORT_SEEDS.map((seed) => {

@@ -9,7 +9,9 @@ import { estimateProfileNoise } from '../../autoscaler/sim/profile-error';
 import { buildCluster, buildFunctions } from '../../autoscaler/sim/setup';
 import { readTrace, Trace } from '../../autoscaler/sim/traces';
 
-/** The policies compared, ours first. `hybrid+lazy` is the hybrid with Dilu's lazy window on; `hybrid-mdc` the hybrid with the earlier per-replica M/D/1 model (p93); `hybrid-2rows` the hybrid with HAS-GPU's 2 SM partitions per device; `static-share` FaST-GShare's profiler's share (tuned headroom), `static-share-hasgpu` the share HAS-GPU's FaST-GShare YAMLs used (SM 30 %, quota 0.5). */
+/** The policies compared, ours first. `hybrid+lazy` is the hybrid with Dilu's lazy window on; `hybrid-mdc` the hybrid with the earlier per-replica M/D/1
+ * model (p93); `hybrid-2rows` the hybrid with HAS-GPU's 2 SM partitions per device; `static-share` FaST-GShare's profiler's share (tuned headroom),
+ * `static-share-hasgpu` the share HAS-GPU's FaST-GShare YAMLs used (SM 30 %, quota 0.5). */
 export const POLICIES: Array<{ label: string; policy: string; params?: PolicyParams }> = [
   { label: 'hybrid', policy: 'hybrid' },
   { label: 'hybrid+lazy', policy: 'hybrid', params: { lazy: true } },
@@ -105,7 +107,8 @@ export const ofPart = (r: SimResult, prefix: string) => r.functions.filter((f) =
 type SetUpOptions = Pick<Scenario, 'enforced' | 'seed' | 'toldProfiles'>;
 
 /** The functions, their ground truth and what the policies are told (with `realism`). */
-function setUpWith(dataDir: string, o: SetUpOptions, build: (profileError: { sigma: number; seed: number } | undefined) => { fns: SimFunction[]; capability: Capability; told: Capability }) {
+function setUpWith(dataDir: string, o: SetUpOptions,
+  build: (profileError: { sigma: number; seed: number } | undefined) => { fns: SimFunction[]; capability: Capability; told: Capability }) {
   const rl = realism(dataDir);
   const b = build(rl.sigma > 0 ? { sigma: rl.sigma, seed: 1000 * (o.seed ?? 42) } : undefined);
   const told = rl.beta > 0 ? new InterferenceAwareCapability(b.told, rl.beta) : b.told;
@@ -114,13 +117,15 @@ function setUpWith(dataDir: string, o: SetUpOptions, build: (profileError: { sig
 
 /** `parts` deployed together on one cluster (see `setUp`). */
 export function setUpCluster(parts: readonly ClusterPart[], dataDir: string, o: SetUpOptions = {}) {
-  return setUpWith(dataDir, o, (profileError) => buildCluster(parts.map((p) => ({ prefix: p.prefix, trace: p.trace, options: { models: [p.model], sloMult: p.sloMult, enforced: o.enforced, profileError, toldProfiles: o.toldProfiles } })), dataDir));
+  return setUpWith(dataDir, o, (profileError) => buildCluster(parts.map((p) => ({ prefix: p.prefix, trace: p.trace,
+    options: { models: [p.model], sloMult: p.sloMult, enforced: o.enforced, profileError, toldProfiles: o.toldProfiles } })), dataDir));
 }
 
 /** Builds a scenario's functions, its ground truth and what the policies are told (with `realism`). */
 export function setUp(sc: Scenario, dataDir: string) {
   if (sc.parts) return setUpCluster(sc.parts, dataDir, sc);
-  return setUpWith(dataDir, sc, (profileError) => buildFunctions(sc.trace, { dataDir, models: sc.models, sloMult: sc.sloMult, enforced: sc.enforced, profileError, toldProfiles: sc.toldProfiles }));
+  return setUpWith(dataDir, sc, (profileError) => buildFunctions(sc.trace, { dataDir, models: sc.models, sloMult: sc.sloMult, enforced: sc.enforced,
+    profileError, toldProfiles: sc.toldProfiles }));
 }
 
 /**
@@ -174,6 +179,7 @@ export function runScenario(sc: Scenario, dataDir: string, record = false): Run[
     workload: sc.workload,
     sloMult: sc.sloMult,
     label: p.label,
-    r: simulate(fns, { policy: p.policy, params: { ...p.params, ...sc.params?.[p.label] }, capability, told, interferenceBeta: beta, coldStartS: sc.coldStartS, seed: sc.seed ?? 42, record, ...MECHANISM, ...SLO_GUARD }),
+    r: simulate(fns, { policy: p.policy, params: { ...p.params, ...sc.params?.[p.label] }, capability, told, interferenceBeta: beta, coldStartS: sc.coldStartS,
+      seed: sc.seed ?? 42, record, ...MECHANISM, ...SLO_GUARD }),
   }));
 }

@@ -22,5 +22,6 @@ for (const seed of [42, 1, 2, 3, 4, 5]) {
       }
   const mean = ratios.reduce((a, b) => a + b, 0) / ratios.length;
   const geo = Math.exp(ratios.reduce((a, b) => a + Math.log(b), 0) / ratios.length);
-  console.log(`seed ${seed}: y=${(t.kpa.c / t.hybrid.c).toFixed(2)} z=${(t.kpa.v / t.hybrid.v).toFixed(2)} meanRatio=${mean.toFixed(2)} geoRatio=${geo.toFixed(2)}`);
+  console.log(`seed ${seed}: y=${(t.kpa.c / t.hybrid.c).toFixed(2)} z=${(t.kpa.v / t.hybrid.v).toFixed(2)} meanRatio=${mean.toFixed(2)} ` +
+    `geoRatio=${geo.toFixed(2)}`);
 }

@@ -5,7 +5,8 @@ export function lineChart(title: string, panels: Array<{ ylabel: string; lines: 
   const L = 60;
   const R = 150;
   const H = panels.length * (PH + 40) + 40;
-  const out: string[] = [`<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" font-family="sans-serif" font-size="12">`, `<text x="${W / 2}" y="20" text-anchor="middle" font-size="14">${title}</text>`];
+  const out: string[] = [`<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" font-family="sans-serif" font-size="12">`,
+    `<text x="${W / 2}" y="20" text-anchor="middle" font-size="14">${title}</text>`];
   panels.forEach((p, k) => {
     const top = 40 + k * (PH + 40);
     const n = Math.max(...p.lines.map((l) => l.ys.length));

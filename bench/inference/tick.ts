@@ -14,7 +14,8 @@ import { mulberry32 } from '../../autoscaler/sim/rng';
  * profiles would, so nothing is shared (the worst case for round 1). `profiles` (by model) replaces
  * the measured RaPP profiles (bench:rapp passes predicted ones).
  */
-export function tickTimeMs(dataDir: string, n = 3200, reps = 6, distinctProfiles = false, params: Record<string, unknown> = {}, profiles?: Record<string, LatencyPoint[]>): { medianMs: number; firstMs: number; rounds: number[] } {
+export function tickTimeMs(dataDir: string, n = 3200, reps = 6, distinctProfiles = false, params: Record<string, unknown> = {},
+  profiles?: Record<string, LatencyPoint[]>): { medianMs: number; firstMs: number; rounds: number[] } {
   const { specs, cluster, capability } = setup(dataDir, n, distinctProfiles, profiles);
   const policy = createPolicy('hybrid', params, { capability });
   const rand = mulberry32(7);
@@ -29,7 +30,8 @@ export function tickTimeMs(dataDir: string, n = 3200, reps = 6, distinctProfiles
       queueLength: 0,
       inFlight: 0,
       latencyMs: { p50: NaN, p95: NaN, p99: NaN },
-      replicas: ['a', 'b'].map((x) => ({ id: `${s.name}-${x}`, gpu: `gpu-${Math.floor(i / 2)}`, smShare: 0.5, quota: 0.4, batchSize: 4, ready: true, throughputRps: 0 })),
+      replicas: ['a', 'b'].map((x) => ({ id: `${s.name}-${x}`, gpu: `gpu-${Math.floor(i / 2)}`, smShare: 0.5, quota: 0.4, batchSize: 4, ready: true,
+        throughputRps: 0 })),
       cluster,
     }));
     const t0 = performance.now();
@@ -46,7 +48,9 @@ export function tickTimeMs(dataDir: string, n = 3200, reps = 6, distinctProfiles
  */
 export const TICK_MODELS = ['resnet50', 'resnet18', 'mobilenet_v3_large', 'densenet121', 'vgg16', 'efficientnet_b0', 'convnext_tiny', 'shufflenet_v2_x1_0'];
 
-function setup(dataDir: string, n: number, distinctProfiles: boolean, given?: Record<string, LatencyPoint[]>): { specs: ScalingSpec[]; cluster: ClusterView; capability: ProfileCapability } {
+function setup(dataDir: string, n: number, distinctProfiles: boolean, given?: Record<string, LatencyPoint[]>): {
+  specs: ScalingSpec[]; cluster: ClusterView; capability: ProfileCapability;
+} {
   const models = TICK_MODELS;
   const rapp = given ?? readRapp(dataDir, models);
   const profiles: Record<string, (typeof rapp)[string]> = {};

@@ -15,7 +15,8 @@ const ROOT = resolve(__dirname, '..', '..');
 
 /** The bench's functions: one light, one heavy, each with its SLO (as in stack.yml). */
 export const FUNCTIONS = [
-  { name: 'digits-classify', sloMs: 50, percentile: 99, minScale: 1, maxScale: 4, maxBatch: 16, body: () => JSON.stringify({ instances: [Array.from({ length: 64 }, (_, i) => i % 17)] }) },
+  { name: 'digits-classify', sloMs: 50, percentile: 99, minScale: 1, maxScale: 4, maxBatch: 16,
+    body: () => JSON.stringify({ instances: [Array.from({ length: 64 }, (_, i) => i % 17)] }) },
   { name: 'image-classify', sloMs: 200, percentile: 99, minScale: 0, maxScale: 2, maxBatch: 8, body: () => '{"random":1}' },
 ];
 
@@ -33,7 +34,8 @@ export function writeStack(dir: string, zeroS: number): string {
       mlfaas.slo.percentile: "99"
       mlfaas.batch.max: "${batch}"
 `;
-  const text = `version: 1.0\nprovider:\n  name: openfaas\n  gateway: http://127.0.0.1:8080\nfunctions:\n${FUNCTIONS.map((x) => f(x.name, x.minScale, x.maxScale, x.sloMs, x.maxBatch, x.minScale === 0)).join('')}`;
+  const text = `version: 1.0\nprovider:\n  name: openfaas\n  gateway: ` +
+    `http://127.0.0.1:8080\nfunctions:\n${FUNCTIONS.map((x) => f(x.name, x.minScale, x.maxScale, x.sloMs, x.maxBatch, x.minScale === 0)).join('')}`;
   const p = join(dir, 'stack.yml');
   writeFileSync(p, text);
   return p;
@@ -55,7 +57,8 @@ export async function startPlatform(dir: string, policy: string, env: Record<str
   const stack = writeStack(dir, Number(env.BENCH_ZERO_S ?? ZERO_S));
   const child: ChildProcess = spawn(process.execPath, [join(ROOT, 'bin', 'mlfaas'), 'up', '-f', stack, '--port', '0', '--redis-url', embedded.url], {
     cwd: dir,
-    env: { ...process.env, MLFAAS_BASIC_AUTH: 'false', MLFAAS_DATA_DIR: join(dir, 'data'), MLFAAS_AUTOSCALER_POLICY: policy, MLFAAS_PROFILE_SECONDS: '1', ...env },
+    env: { ...process.env, MLFAAS_BASIC_AUTH: 'false', MLFAAS_DATA_DIR: join(dir, 'data'), MLFAAS_AUTOSCALER_POLICY: policy, MLFAAS_PROFILE_SECONDS: '1',
+      ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

@@ -16,7 +16,8 @@ async function main() {
     const end = Date.now() + 120_000;
     let url: string | undefined;
     while (!url && Date.now() < end) {
-      const reps = Object.values(await p.redis.hgetall(keys.replicas({ name: 'digits-classify', namespace: DEFAULT_NAMESPACE }))).map((v) => JSON.parse(v) as { url: string; state?: string });
+      const reps = Object.values(await p.redis.hgetall(keys.replicas({ name: 'digits-classify',
+        namespace: DEFAULT_NAMESPACE }))).map((v) => JSON.parse(v) as { url: string; state?: string });
       url = reps.find((r) => r.url)?.url;
       if (!url) await new Promise((r) => setTimeout(r, 500));
     }
@@ -26,7 +27,8 @@ async function main() {
     const rows: string[] = ['| batch | old /_/profile inst/s | old latency ms | new end-to-end req/s | new latency ms |', '|---|---|---|---|---|'];
     const nw = await profileReplica({ url }, { batches, quotas: [1], seconds: 2 }, async () => undefined, async () => undefined);
     for (const b of batches) {
-      const r = await request(`${url}/_/profile`, { method: 'POST', body: JSON.stringify({ batch: b, seconds: 2 }), headers: { 'content-type': 'application/json' } });
+      const r = await request(`${url}/_/profile`, { method: 'POST', body: JSON.stringify({ batch: b, seconds: 2 }),
+        headers: { 'content-type': 'application/json' } });
       const o = (await r.body.json()) as { instancesPerSec: number; latencyMsMean: number };
       const n = nw.find((x) => x.batch === b)!;
       rows.push(`| ${b} | ${Math.round(o.instancesPerSec)} | ${o.latencyMsMean.toFixed(3)} | ${Math.round(n.throughput)} | ${n.latencyMs.toFixed(2)} |`);

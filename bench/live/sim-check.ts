@@ -11,9 +11,11 @@ import { FUNCTIONS, ZERO_S } from './platform';
  * CFS bandwidth at the provider's period, the live loop's online correction, the heavy function's
  * scale to zero (at zero when the segment starts, as live), 3 s cold starts.
  */
-export function simulateSegment(policy: string, profiles: Record<string, { points: never[] }>, counts: Record<string, number[]>, seed: number, record = false): SimResult {
+export function simulateSegment(policy: string, profiles: Record<string, { points: never[] }>, counts: Record<string, number[]>, seed: number,
+  record = false): SimResult {
   const fns = FUNCTIONS.filter((f) => profiles[f.name]).map((f) => ({
-    spec: { name: f.name, minScale: f.minScale, maxScale: f.maxScale, sloLatencyMs: f.sloMs, sloPercentile: f.percentile, maxBatchSize: f.maxBatch, ...(f.minScale === 0 ? { idleToZeroMs: ZERO_S * 1000 } : {}) },
+    spec: { name: f.name, minScale: f.minScale, maxScale: f.maxScale, sloLatencyMs: f.sloMs, sloPercentile: f.percentile, maxBatchSize: f.maxBatch,
+      ...(f.minScale === 0 ? { idleToZeroMs: ZERO_S * 1000 } : {}) },
     model: f.name,
     counts: counts[f.name],
     intervalS: 1,

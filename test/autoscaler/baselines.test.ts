@@ -26,17 +26,25 @@ describe('registry', () => {
 describe('baselines', () => {
   const one = [replica('r1', 'g1', 1, 1)];
   test.each([
-    { name: 'kpa panics on 10 concurrent on 1 pod: ⌈10 / (1·0.7)⌉ = 15', policy: 'kpa', obs: observe(0, one, { inFlight: 2, queueLength: 8 }), ticks: 1, want: 15 },
+    { name: 'kpa panics on 10 concurrent on 1 pod: ⌈10 / (1·0.7)⌉ = 15', policy: 'kpa', obs: observe(0, one, { inFlight: 2, queueLength: 8 }), ticks: 1,
+      want: 15 },
     { name: 'kpa stable at low concurrency keeps 1', policy: 'kpa', obs: observe(0, one, { inFlight: 0 }), ticks: 3, want: 1 },
-    { name: 'static-share (fixed share): 100 req/s at 25 req/s per (0.3, 0.5) replica → ⌈100 / (0.9·25)⌉ = 5', policy: 'static-share', params: { perModel: false }, obs: observe(100, one), ticks: 1, want: 5 },
+    { name: 'static-share (fixed share): 100 req/s at 25 req/s per (0.3, 0.5) replica → ⌈100 / (0.9·25)⌉ = 5', policy: 'static-share',
+      params: { perModel: false }, obs: observe(100, one), ticks: 1, want: 5 },
     { name: 'openfaas-rps: 100 req/s / (50 × 0.9) → 3', policy: 'openfaas-rps', obs: observe(100, one), ticks: 1, want: 3 },
-    { name: 'oneshot: p99 at 2× SLO for 30 s doubles (after the 30th second)', policy: 'oneshot', obs: observe(10, [replica('a', 'g1', 1, 1), replica('b', 'g2', 1, 1)], { latencyMs: { p50: 300, p95: 380, p99: 400 } }), ticks: 31, want: 4 },
+    { name: 'oneshot: p99 at 2× SLO for 30 s doubles (after the 30th second)', policy: 'oneshot',
+      obs: observe(10, [replica('a', 'g1', 1, 1), replica('b', 'g2', 1, 1)], { latencyMs: { p50: 300, p95: 380, p99: 400 } }), ticks: 31, want: 4 },
     { name: 'oneshot waits 30 s', policy: 'oneshot', obs: observe(10, one, { latencyMs: { p50: 300, p95: 380, p99: 400 } }), ticks: 30, want: 1 },
-    { name: 'aiad adds one after 30 s overloaded', policy: 'aiad', obs: observe(10, [replica('a', 'g1', 1, 1), replica('b', 'g2', 1, 1)], { latencyMs: { p50: 300, p95: 380, p99: 400 } }), ticks: 31, want: 3 },
-    { name: 'aiad removes one after 5 min underloaded', policy: 'aiad', obs: observe(1, [replica('a', 'g1', 1, 1), replica('b', 'g2', 1, 1)], { latencyMs: { p50: 20, p95: 20, p99: 20 } }), ticks: 301, want: 1 },
-    { name: 'dilu-horizontal (fixed share) scales out after 20 of 40 samples above capacity (100 / 25 req/s → 4)', policy: 'dilu-horizontal', params: { profile: false }, obs: observe(100, [replica('a', 'g1', 0.3, 0.5)]), ticks: 20, want: 4 },
-    { name: 'dilu-horizontal waits before 20 samples', policy: 'dilu-horizontal', params: { profile: false }, obs: observe(100, [replica('a', 'g1', 0.3, 0.5)]), ticks: 19, want: 1 },
-  ] as Array<{ name: string; policy: string; params?: object; obs: Observation; ticks: number; want: number }>)('$name', ({ policy: name, params, obs, ticks, want }) => {
+    { name: 'aiad adds one after 30 s overloaded', policy: 'aiad', obs: observe(10, [replica('a', 'g1', 1, 1), replica('b', 'g2', 1, 1)],
+      { latencyMs: { p50: 300, p95: 380, p99: 400 } }), ticks: 31, want: 3 },
+    { name: 'aiad removes one after 5 min underloaded', policy: 'aiad', obs: observe(1, [replica('a', 'g1', 1, 1), replica('b', 'g2', 1, 1)],
+      { latencyMs: { p50: 20, p95: 20, p99: 20 } }), ticks: 301, want: 1 },
+    { name: 'dilu-horizontal (fixed share) scales out after 20 of 40 samples above capacity (100 / 25 req/s → 4)', policy: 'dilu-horizontal',
+      params: { profile: false }, obs: observe(100, [replica('a', 'g1', 0.3, 0.5)]), ticks: 20, want: 4 },
+    { name: 'dilu-horizontal waits before 20 samples', policy: 'dilu-horizontal', params: { profile: false }, obs: observe(100, [replica('a', 'g1', 0.3, 0.5)]),
+      ticks: 19, want: 1 },
+  ] as Array<{ name: string; policy: string; params?: object; obs: Observation; ticks: number; want: number }>)('$name', ({ policy: name, params, obs, ticks,
+    want }) => {
     expect(hold(make(name, params), obs, ticks).replicas).toBe(want);
   });
 

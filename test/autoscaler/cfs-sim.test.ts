@@ -70,7 +70,8 @@ describe('simulator under CFS with the online correction', () => {
 
 describe('simulator start state', () => {
   test('a min-0 function warm at the start has its woken replica up at t = 0 (no cold start)', () => {
-    const f = (warm: boolean): SimFunction => ({ spec: { ...aFunction().slo(200).minScale(0).maxScale(2).build(), idleToZeroMs: 20_000 }, model: 'f', counts: new Array(20).fill(5), intervalS: 1, warmAtStart: warm });
+    const f = (warm: boolean): SimFunction => ({ spec: { ...aFunction().slo(200).minScale(0).maxScale(2).build(), idleToZeroMs: 20_000 }, model: 'f',
+      counts: new Array(20).fill(5), intervalS: 1, warmAtStart: warm });
     const o = { policy: 'hybrid', capability: cpuProfile(), seed: 2, coldStartS: 3 };
     const cold = simulate([f(false)], o);
     const warm = simulate([f(true)], o);

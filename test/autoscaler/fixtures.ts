@@ -42,5 +42,6 @@ export function clusterOf(reps: ReplicaState[], extra: ClusterView['gpus'] = [],
 }
 
 export function observe(arrivalsPerS: number, reps: ReplicaState[], extra: Partial<Observation> = {}): Observation {
-  return { intervalMs: 1000, arrivals: arrivalsPerS, completions: arrivalsPerS, rejected: 0, queueLength: 0, inFlight: 0, latencyMs: { p50: NaN, p95: NaN, p99: NaN }, replicas: reps, cluster: clusterOf(reps), ...extra };
+  return { intervalMs: 1000, arrivals: arrivalsPerS, completions: arrivalsPerS, rejected: 0, queueLength: 0, inFlight: 0,
+    latencyMs: { p50: NaN, p95: NaN, p99: NaN }, replicas: reps, cluster: clusterOf(reps), ...extra };
 }

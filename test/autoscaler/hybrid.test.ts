@@ -139,14 +139,17 @@ describe('hybrid caches (per capability profile) agree with computing afresh', (
     const base = synthProfile();
     for (let i = 0; i < n; i++) {
       const k = 0.5 + 2 * rnd();
-      profiles[`f${i}`] = i % 4 === 3 ? profiles[`f${i - 1}`] : base.map((x) => ({ ...x, latencyMs: x.latencyMs * (i % 2 ? k : Math.round(k * 4) / 4) * (i % 3 ? 1 + 0.05 * rnd() : 1) }));
+      profiles[`f${i}`] = i % 4 === 3 ? profiles[`f${i - 1}`] : base.map((x) => ({ ...x,
+        latencyMs: x.latencyMs * (i % 2 ? k : Math.round(k * 4) / 4) * (i % 3 ? 1 + 0.05 * rnd() : 1) }));
     }
     const slotShares = [0.3, 0.5, 0.25, 0.2];
-    const reps = (i: number): ReplicaState[] => [replica(`f${i}-a`, `g${i}`, slotShares[i % 4], 0.3, { batchSize: 4 }), replica(`f${i}-b`, `g${i}`, slotShares[i % 4], 0.2, { batchSize: 2 })];
+    const reps = (i: number): ReplicaState[] => [replica(`f${i}-a`, `g${i}`, slotShares[i % 4], 0.3, { batchSize: 4 }),
+      replica(`f${i}-b`, `g${i}`, slotShares[i % 4], 0.2, { batchSize: 2 })];
     // each GPU's SMs are full (a filler slot beside the function's): only the slots' quota room is
     // offered, on the SM grid (lazy used-GPU lists) and off it (0.45, 0.25: eager ones)
     const fillShares = [0.7, 0.45, 0.75, 0.8];
-    const fillers = Array.from({ length: n }, (_, i) => ({ id: `g${i}`, slots: [{ smShare: fillShares[i % 4], members: [{ replicaId: `x${i}`, fn: 'x', quota: 0.1 * (1 + (i % 7)) }] }] }));
+    const fillers = Array.from({ length: n }, (_, i) => ({ id: `g${i}`, slots: [{ smShare: fillShares[i % 4],
+      members: [{ replicaId: `x${i}`, fn: 'x', quota: 0.1 * (1 + (i % 7)) }] }] }));
     const cluster = clusterOf(Array.from({ length: n }, (_, i) => reps(i)).flat(), fillers);
     // every other function sees a cluster that cannot grow: its replicas go onto used GPUs
     const full = { ...cluster, canAddGpu: false };
@@ -159,7 +162,8 @@ describe('hybrid caches (per capability profile) agree with computing afresh', (
       const out: unknown[] = [];
       for (let r = 0; r < 8; r++)
         for (let i = 0; i < n; i++) {
-          const obs = observe(Math.floor(c.capability(`f${i}`, 4, slotShares[i % 4], 0.3) * 2 * (0.1 + 2 * rnd())), reps(i), { cluster: i % 2 ? full : cluster });
+          const obs = observe(Math.floor(c.capability(`f${i}`, 4, slotShares[i % 4], 0.3) * 2 * (0.1 + 2 * rnd())), reps(i),
+            { cluster: i % 2 ? full : cluster });
           const d = pol.decide(specs[i], states[i], obs, 1000 * (r + 1));
           states[i] = d.nextState;
           out.push(d.decision, d.nextState);
@@ -219,7 +223,8 @@ describe("hybrid sloModel 'shared' (the function's replicas as one queue)", () =
     const r = [replica('r1', 'g1', 0.5, 0.2)];
     const a = policy({ sloModel: 'shared' });
     const b = policy({ sloModel: 'shared', mdcPercentile: 80 });
-    expect(b.decide(aFunction().build(), fresh(b), observe(60, r), 1000).decision).toEqual(a.decide(aFunction().build(), fresh(a), observe(60, r), 1000).decision);
+    expect(b.decide(aFunction().build(), fresh(b), observe(60, r), 1000).decision).toEqual(a.decide(aFunction().build(), fresh(a), observe(60, r),
+      1000).decision);
   });
 
   test('scales down to fewer replicas under light load after the cool-down', () => {
@@ -267,7 +272,8 @@ describe("hybrid sloModel 'shared': cold-start lead, hysteresis, cool-down", () 
     let st = pol.initialState(spec);
     for (let t = 1; t <= 5; t++) st = pol.decide(spec, st, observe(rps, r), 1000 * t).nextState;
     const down = pol.decide(spec, st, observe(rps, r), 100_000);
-    const kept = r.filter((x) => !down.decision.remove.includes(x.id)).map((x) => ({ ...x, quota: down.decision.quotas.find((q) => q.replicaId === x.id)?.quota ?? x.quota }));
+    const kept = r.filter((x) => !down.decision.remove.includes(x.id)).map((x) => ({ ...x,
+      quota: down.decision.quotas.find((q) => q.replicaId === x.id)?.quota ?? x.quota }));
     const next = pol.decide(spec, down.nextState, observe(rps, kept), 101_000).decision;
     expect(next.add).toEqual([]);
     expect(next.quotas.filter((q) => q.quota > (kept.find((x) => x.id === q.replicaId)?.quota ?? 0))).toEqual([]);
@@ -307,7 +313,8 @@ describe("hybrid sloModel 'shared': bridge release when a cold-started replica i
     const spec = aFunction().maxScale(8).build();
     const up = pol.decide(spec, pol.initialState(spec), observe(X, [replica('r1', 'g1', 0.5, 0.5)]), 1000);
     const q1 = up.decision.quotas.find((q) => q.replicaId === 'r1')?.quota ?? 0.5;
-    const cold = [replica('r1', 'g1', 0.5, q1), ...up.decision.add.map((a, i) => replica(`n${i}`, `gx${i}`, a.smShare, a.quota, { batchSize: a.batchSize, ready: false }))];
+    const cold = [replica('r1', 'g1', 0.5, q1), ...up.decision.add.map((a, i) => replica(`n${i}`, `gx${i}`, a.smShare, a.quota,
+      { batchSize: a.batchSize, ready: false }))];
     let st = up.nextState;
     for (let t = 2; t <= 20; t++) st = pol.decide(spec, st, observe(X / 2, cold), 1000 * t).nextState;
     const ready = cold.map((r) => ({ ...r, ready: true }));
@@ -339,11 +346,11 @@ describe("hybrid sloModel 'shared': bridge release when a cold-started replica i
   });
 });
 
-test.each(['mdc', 'budget', 'none', 'shared'])("sloModel %s: a function with no profile and no replicas gets a decision (no replica to size, none placed)", (sloModel) => {
+test.each(['mdc', 'budget', 'none', 'shared'])('sloModel %s: a function with no profile and no replicas gets a decision ' +
+  '(no replica to size, none placed)', (sloModel) => {
   const pol = hybrid({ sloModel }, { capability: new ProfileCapability({}) });
   const spec = aFunction().build();
   const { decision } = pol.decide(spec, pol.initialState(spec), observe(10, []), 1000);
   expect(decision.add).toEqual([]);
   expect(decision.replicas).toBe(0);
 });
-

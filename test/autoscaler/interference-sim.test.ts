@@ -6,7 +6,8 @@ import { mulberry32, normal } from '../../autoscaler/sim/rng';
 import { buildCluster } from '../../autoscaler/sim/setup';
 import { aFunction, cap, synthProfile } from './fixtures';
 
-const steady = (name: string, rps: number, seconds: number, slo = 200): SimFunction => ({ spec: { ...aFunction().slo(slo).maxScale(4).build(), name }, model: name, counts: new Array(seconds).fill(rps), intervalS: 1 });
+const steady = (name: string, rps: number, seconds: number, slo = 200): SimFunction => ({ spec: { ...aFunction().slo(slo).maxScale(4).build(), name },
+  model: name, counts: new Array(seconds).fill(rps), intervalS: 1 });
 /** Two functions with the same profile, each with a fixed share of SM 0.3 at quota 1 (three fit one device). */
 const two = () => new ProfileCapability({ a: synthProfile(), b: synthProfile() });
 const fixed = { perModel: false, smShare: 0.3, quota: 1 };

@@ -1,4 +1,5 @@
-import { erlangC, mdcLatencyMs, mdcReplicas, relaxedMdcLatencyMs, sharedQueueLatencyMs, sharedQueueRate, sloRate, sloRateBisect, upperBoundReplicas } from '../../autoscaler/inference/queueing';
+import { erlangC, mdcLatencyMs, mdcReplicas, relaxedMdcLatencyMs, sharedQueueLatencyMs, sharedQueueRate, sloRate, sloRateBisect,
+  upperBoundReplicas } from '../../autoscaler/inference/queueing';
 
 describe('Faro latency estimators (EuroSys\'25 Sec. 3.3)', () => {
   test('worked example: p = 150 ms, λ = 40 req/s, SLO 600 ms → upper bound 10 replicas, M/D/c p99.99 8', () => {
@@ -31,7 +32,9 @@ describe('sloRate closed form (Newton on ρ) agrees with bisection on the rate',
       const a = sloRate(k, batchMs, batch, sloMs);
       const b = sloRateBisect(k, batchMs, batch, sloMs);
       expect(Math.abs(a - b)).toBeLessThanOrEqual(1e-9 * Math.max(1, b));
-      if (a > 0 && a < (1000 * batch) / batchMs * (1 - 1e-9)) expect(mdcLatencyMs(k, batchMs / batch, a, 1) - batchMs / batch + batchMs).toBeLessThanOrEqual(sloMs * (1 + 1e-9));
+      if (a > 0 && a < (1000 * batch) / batchMs * (1 - 1e-9)) {
+        expect(mdcLatencyMs(k, batchMs / batch, a, 1) - batchMs / batch + batchMs).toBeLessThanOrEqual(sloMs * (1 + 1e-9));
+      }
     }
   });
 });

@@ -5,7 +5,8 @@ import { aFunction, synthProfile } from './fixtures';
 // Two functions on one profile (20 ms at batch 1, latency ∝ 1/quota, 20·b^0.3 ms at batch b)
 const pts = synthProfile();
 const capability = () => new ProfileCapability({ a: pts, b: pts });
-const fn = (name: string, rps: number, seconds = 60): SimFunction => ({ spec: { ...aFunction().slo(200).maxScale(1).build(), name }, model: name, counts: new Array(seconds).fill(rps), intervalS: 1 });
+const fn = (name: string, rps: number, seconds = 60): SimFunction => ({ spec: { ...aFunction().slo(200).maxScale(1).build(), name }, model: name,
+  counts: new Array(seconds).fill(rps), intervalS: 1 });
 
 describe('simulator: replicas enforced as the platform enforces them', () => {
   // static-share at SM 0.5 / quota 1: the two functions' replicas share one device, one SM row each

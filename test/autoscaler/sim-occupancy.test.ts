@@ -9,7 +9,8 @@ import { aFunction, synthProfile } from './fixtures';
 
 const pts = synthProfile(); // 20 ms at batch 1, latency ∝ 1/quota
 const capability = () => new ProfileCapability({ a: pts, b: pts });
-const fn = (name: string, rps: number, seconds = 60): SimFunction => ({ spec: { ...aFunction().slo(200).maxScale(1).build(), name }, model: name, counts: new Array(seconds).fill(rps), intervalS: 1 });
+const fn = (name: string, rps: number, seconds = 60): SimFunction => ({ spec: { ...aFunction().slo(200).maxScale(1).build(), name }, model: name,
+  counts: new Array(seconds).fill(rps), intervalS: 1 });
 
 const busy = (gpu: string, smShare: number, quota: number): Held => ({ gpu, smShare, quota, busy: true });
 

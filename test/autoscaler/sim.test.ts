@@ -5,7 +5,8 @@ import { main } from '../../autoscaler/sim/cli';
 import { readTrace } from '../../autoscaler/sim/traces';
 import { aFunction, cap } from './fixtures';
 
-const fn = (rps: number, seconds: number, slo = 200): SimFunction => ({ spec: aFunction().slo(slo).build(), model: 'f', counts: new Array(seconds).fill(rps), intervalS: 1 });
+const fn = (rps: number, seconds: number, slo = 200): SimFunction => ({ spec: aFunction().slo(slo).build(), model: 'f', counts: new Array(seconds).fill(rps),
+  intervalS: 1 });
 
 describe('simulator', () => {
   test('same seed, same result; the policy code decides', () => {
@@ -102,7 +103,8 @@ const T = (f: string) => join(DATA, 'traces', f);
       const out: string[] = [];
       const spy = jest.spyOn(console, 'log').mockImplementation((s: string) => void out.push(s));
       try {
-        expect(await main(['inference', '--trace', T('hasgpu_workloads/rps.json'), '--policy', 'static-share', '--json', '--duration-s', '120', ...extra])).toBe(0);
+        expect(await main(['inference', '--trace', T('hasgpu_workloads/rps.json'), '--policy', 'static-share', '--json', '--duration-s', '120',
+          ...extra])).toBe(0);
       } finally {
         spy.mockRestore();
       }

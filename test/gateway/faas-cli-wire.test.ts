@@ -16,7 +16,8 @@ const DIFFERENT: Record<string, { status: number; why: string }> = {
   '[no stack.yml] invoke sync ns+query+header+GET': { status: 404, why: 'echo.dev was removed by "remove -f stack.yml" just before' },
   '[no stack.yml] invoke async callback': { status: 404, why: 'sentiment was removed by "remove -f stack.yml" just before' },
   '[no stack.yml] logs -n dev --since 5m': { status: 404, why: 'flagfn lives in openfaas-fn, not dev' },
-  'secret create': { status: 409, why: 'hf-token exists from the start: the deploys before it name it, and a deploy naming a missing secret is a 400 (as in faas-netes)' },
+  'secret create': { status: 409,
+    why: 'hf-token exists from the start: the deploys before it name it, and a deploy naming a missing secret is a 400 (as in faas-netes)' },
 };
 
 /** Requests that are not for the gateway (faas-cli's function store lives elsewhere) or probe a mock's canned quirks. */
@@ -26,7 +27,8 @@ function seed(images: ImageStore) {
   const py = 'import sys\nsys.stdout.write("sentiment: " + sys.stdin.read())\n';
   seedImage(images, 'ghcr.io/example/sentiment:0.1.0', { 'index.py': py }, { language: 'dockerfile', kind: 'classic', mode: 'classic' });
   for (const image of ['ghcr.io/x/y:1', 'ghcr.io/x/y:2', 'ghcr.io/openfaas/figlet:latest', 'i:1']) {
-    seedImage(images, image, { 'index.js': 'process.stdin.pipe(process.stdout)\n' }, { language: 'dockerfile', kind: 'classic', mode: 'classic', fprocess: 'cat' });
+    seedImage(images, image, { 'index.js': 'process.stdin.pipe(process.stdout)\n' }, { language: 'dockerfile', kind: 'classic', mode: 'classic',
+      fprocess: 'cat' });
   }
   seedEchoHttp(images);
 }

@@ -37,7 +37,8 @@ describe('all-reduce step (worker threads) equals one step on the global batch',
   const engines = new Map<number, any>();
   const engine = async (n: number) => {
     if (!engines.has(n)) {
-      engines.set(n, await DataParallel.start({ workers: n, handlerFile: digitsFile, modelName: 'mlp', seed: 0, numClasses: 10, train: split.train, params: init }));
+      engines.set(n, await DataParallel.start({ workers: n, handlerFile: digitsFile, modelName: 'mlp', seed: 0, numClasses: 10, train: split.train,
+        params: init }));
     }
     return engines.get(n);
   };
@@ -178,7 +179,8 @@ describe('elastic ml-training jobs on digits-train', () => {
   test('1 → 4 workers with the global batch co-adapted 32 → 64 (lr scaled linearly): same position, still improving', async () => {
     const { image, ckpt } = fresh();
     const { saved, doc, last } = await trainThenStop(image, ckpt, { WORKERS: '1', BATCH_SIZE: '32' }, 3);
-    expect(doc).toMatchObject({ version: 2, workers: 1, globalBatch: 32, localBatch: 32, learningRate: 0.1, epoch: saved.epoch, offset: saved.offset, step: saved.step });
+    expect(doc).toMatchObject({ version: 2, workers: 1, globalBatch: 32, localBatch: 32, learningRate: 0.1, epoch: saved.epoch, offset: saved.offset,
+      step: saved.step });
     expect(saved.epoch).toBeGreaterThanOrEqual(3);
 
     const env = { WORKERS: '4', BATCH_SIZE: '64', BASE_BATCH_SIZE: '32', BASE_LEARNING_RATE: '0.1', EPOCHS: String(saved.epoch + 3) };

@@ -13,7 +13,8 @@ export type ShareSelect = 'rpr' | 'smallest';
  * most `headroom` × the SLO. 'smallest': the smallest s·q whose batch-1 latency meets the SLO.
  * The fastest configuration when none qualifies.
  */
-export function profiledShare(cap: Capability, spec: ScalingSpec, quotaStep = 0.1, select: ShareSelect = 'smallest', headroom = 1): { smShare: number; quota: number } | undefined {
+export function profiledShare(cap: Capability, spec: ScalingSpec, quotaStep = 0.1, select: ShareSelect = 'smallest',
+  headroom = 1): { smShare: number; quota: number } | undefined {
   const g = cap.grid(spec.name);
   let best: { smShare: number; quota: number; key: number; l: number } | undefined;
   let fastest: { smShare: number; quota: number; l: number } | undefined;
@@ -112,7 +113,8 @@ export function staticShareCount(p: typeof STATIC_DEFAULTS, cap: Capability): Co
         if (last !== null && now - last < p.cooldownS * 1000) want = n;
         else last = now;
       }
-      return { want, state: { pred, lastScaleDownMs: last }, reason: `static-share (s=${smShare}, q=${quota}, b=${b}): R=${fmt(R)} req/s, ${fmt(per)} req/s per replica` };
+      return { want, state: { pred, lastScaleDownMs: last },
+        reason: `static-share (s=${smShare}, q=${quota}, b=${b}): R=${fmt(R)} req/s, ${fmt(per)} req/s per replica` };
     },
   };
 }

@@ -110,7 +110,8 @@ export function downUtilScaleDown(deps: StageDeps, model: FleetQueueModel): Hyst
     down(d) {
       const { state, now, R, Cf, ctx, overlay, fleet, remove, quotas, notes } = d;
       const lastUp = state.lastScaleUpMs ?? null;
-      const down = R < p.beta * Cf && (state.lastScaleDownMs === null || now - state.lastScaleDownMs >= p.cooldownS * 1000) && (lastUp === null || now - lastUp >= p.cooldownS * 1000);
+      const down = R < p.beta * Cf && (state.lastScaleDownMs === null || now - state.lastScaleDownMs >= p.cooldownS * 1000) &&
+        (lastUp === null || now - lastUp >= p.cooldownS * 1000);
       const trim = !down && p.bridgeTrim && d.notReady < (state.notReady ?? 0) && R <= p.alpha * Cf;
       if (!down && !trim) return;
       const Td = Math.max(R / p.downUtil, p.rMin);

@@ -27,11 +27,13 @@ export interface HorizontalStages<S> {
 
 /** Whole devices per replica (`exclusive`), or a fixed fraction, at the spec's batch or `batchSize`. */
 export function fixedShare(cfg: { exclusive: boolean; smShare: number; quota: number; batchSize?: number }): ShareStage {
-  return { configOf: (spec) => ({ exclusive: cfg.exclusive, smShare: cfg.smShare, quota: cfg.quota, batchSize: cfg.batchSize === undefined ? spec.maxBatchSize : Math.min(cfg.batchSize, spec.maxBatchSize) }) };
+  return { configOf: (spec) => ({ exclusive: cfg.exclusive, smShare: cfg.smShare, quota: cfg.quota,
+    batchSize: cfg.batchSize === undefined ? spec.maxBatchSize : Math.min(cfg.batchSize, spec.maxBatchSize) }) };
 }
 
 /** A horizontal-only policy `name` with parameters `defaults` and the stages `build` chooses. */
-export function horizontalOnly<P extends Record<string, number | boolean | string>, S>(name: string, defaults: P, build: (p: P, deps: PolicyDeps) => HorizontalStages<S>): PolicyFactory {
+export function horizontalOnly<P extends Record<string, number | boolean | string>, S>(name: string, defaults: P,
+  build: (p: P, deps: PolicyDeps) => HorizontalStages<S>): PolicyFactory {
   return (params, deps): InferencePolicy<S> => {
     const p = parseParams(name, defaults, params);
     const { share, count, limit } = build(p, deps);

@@ -67,7 +67,8 @@ export function poissonTail(lambda: number, k: number): number {
 function erfc(x: number): number {
   const z = Math.abs(x);
   const t = 1 / (1 + 0.5 * z);
-  const r = t * Math.exp(-z * z - 1.26551223 + t * (1.00002368 + t * (0.37409196 + t * (0.09678418 + t * (-0.18628806 + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277)))))))));
+  const r = t * Math.exp(-z * z - 1.26551223 + t * (1.00002368 + t * (0.37409196 + t * (0.09678418 + t * (-0.18628806 + t * (0.27886807 +
+    t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277)))))))));
   return x >= 0 ? r : 2 - r;
 }
 
@@ -144,22 +145,26 @@ export function sloGuard(
   if (addsCapacity(d, obs) || obs.replicas.some((r) => !r.ready)) return { next: { window: [], holdUntilMs } };
   const fired = hold ? hold.now + hold.seconds * 1000 : undefined;
   const { label, ms } = observedPercentile(obs, spec.sloPercentile);
-  const why = `SLO guard: ${Math.round(t.k)} of ${t.n} requests over ${spec.sloLatencyMs} ms in ${window.length} s (p${spec.sloPercentile} allows ${(t.n * (1 - spec.sloPercentile / 100)).toFixed(1)}; chance ${t.p.toExponential(1)}; ${label} now ${Number.isFinite(ms) ? Math.round(ms) : '—'} ms)`;
+  const why = `SLO guard: ${Math.round(t.k)} of ${t.n} requests over ${spec.sloLatencyMs} ms in ${window.length} s (p${spec.sloPercentile} allows ` +
+    `${(t.n * (1 - spec.sloPercentile / 100)).toFixed(1)}; chance ${t.p.toExponential(1)}; ${label} now ${Number.isFinite(ms) ? Math.round(ms) : '—'} ms)`;
   const kept = obs.replicas;
   const low = [...kept].filter((r) => r.quota < 1).sort((a, b) => a.quota - b.quota)[0];
   if (low) {
     const quota = Math.min(1, Math.round(Math.max(low.quota * 2, low.quota + 0.1) * 1000) / 1000);
     const reason = `${why}: quota ${low.id} ${low.quota}→${quota}`;
-    return { next: { window: [], holdUntilMs: fired }, decision: { replicas: kept.length, quotas: [{ replicaId: low.id, quota }], add: [], remove: [], weights: d.remove.length ? {} : d.weights, reason } };
+    return { next: { window: [], holdUntilMs: fired }, decision: { replicas: kept.length, quotas: [{ replicaId: low.id, quota }], add: [], remove: [],
+      weights: d.remove.length ? {} : d.weights, reason } };
   }
   if (kept.length < spec.maxScale) {
     const batchSize = Math.max(1, ...kept.map((r) => r.batchSize));
     // as large as the largest replica (a whole core on a CPU node; not a whole GPU where the policy runs fractions)
     const smShare = kept.length ? Math.max(...kept.map((r) => r.smShare)) : 1;
     const reason = `${why}: +1 replica (s=${smShare}, q=1)`;
-    return { next: { window: [], holdUntilMs: fired }, decision: { replicas: kept.length + 1, quotas: [], add: [{ gpu: 'new:slo-guard', smShare, quota: 1, batchSize }], remove: [], weights: {}, reason } };
+    return { next: { window: [], holdUntilMs: fired }, decision: { replicas: kept.length + 1, quotas: [],
+      add: [{ gpu: 'new:slo-guard', smShare, quota: 1, batchSize }], remove: [], weights: {}, reason } };
   }
-  return { next: { window: [], holdUntilMs }, decision: { ...d, remove: [], replicas: Math.max(d.replicas, kept.length), reason: `${why}: at max_scale ${spec.maxScale}, nothing to add; ${d.reason}` } };
+  return { next: { window: [], holdUntilMs }, decision: { ...d, remove: [], replicas: Math.max(d.replicas, kept.length),
+    reason: `${why}: at max_scale ${spec.maxScale}, nothing to add; ${d.reason}` } };
 }
 
 /**

@@ -105,4 +105,3 @@ export interface StageDeps {
   quotaLevels: number[];
   leadS: number;
 }
-

@@ -15,13 +15,15 @@ import type { StageDeps, Stages } from './types';
 /** A replica-at-a-time Algorithm 1 (HAS-GPU) with a per-replica SLO model (mdc | budget | none). */
 function perReplica(deps: StageDeps): Stages {
   const model = perReplicaModel(deps);
-  return { forecast: quantileForecast(deps, false), sloModel: model, vertical: quotaUpByGap(deps, model), horizontal: replicaForGap(deps, model), hysteresis: betaScaleDown(deps, model) };
+  return { forecast: quantileForecast(deps, false), sloModel: model, vertical: quotaUpByGap(deps, model), horizontal: replicaForGap(deps, model),
+    hysteresis: betaScaleDown(deps, model) };
 }
 
 /** Ours: the replicas as one queue, a cold-start lead, scale-down to R/downUtil and the bridge release. */
 function fleetQueue(deps: StageDeps): Stages {
   const model = fleetQueueModel(deps);
-  return { forecast: quantileForecast(deps, true), sloModel: model, vertical: quotaUpUntilFits(deps, model), horizontal: cheapestCover(deps, model), hysteresis: downUtilScaleDown(deps, model) };
+  return { forecast: quantileForecast(deps, true), sloModel: model, vertical: quotaUpUntilFits(deps, model), horizontal: cheapestCover(deps, model),
+    hysteresis: downUtilScaleDown(deps, model) };
 }
 
 /** sloModel → the stages it runs with. */

@@ -52,7 +52,9 @@ export function diluShare(p: typeof DILU_DEFAULTS, cap: Capability): ShareStage 
     let e = profiled.get(spec.name);
     if (!e || e.slo !== spec.sloLatencyMs) {
       const c = diluProfile(cap, spec);
-      e = c ? { slo: spec.sloLatencyMs, smShare: c.smShare, quota: 1, batchSize: c.batchSize } : { slo: spec.sloLatencyMs, smShare: p.smShare, quota: p.quota, batchSize: p.batchSize };
+      e = c
+        ? { slo: spec.sloLatencyMs, smShare: c.smShare, quota: 1, batchSize: c.batchSize }
+        : { slo: spec.sloLatencyMs, smShare: p.smShare, quota: p.quota, batchSize: p.batchSize };
       profiled.set(spec.name, e);
     }
     return e;

@@ -7,7 +7,8 @@
  */
 import { buddyPlacement } from '../../training/placement/buddy';
 import { gpusAt } from '../../training/plan';
-import type { AdmissionDecision, AdmissionPhase, AllocationPhase, Plan, PlanStep, RoundDecision, SchedulerState, Seconds, TrainingJob, TrainingPolicy } from '../../training/types';
+import type { AdmissionDecision, AdmissionPhase, AllocationPhase, Plan, PlanStep, RoundDecision, SchedulerState, Seconds, TrainingJob,
+  TrainingPolicy } from '../../training/types';
 import type { ArtifactPlan } from './plan';
 import { artifactRound, estimateAll } from './round';
 import { capacityOf } from '../../training/mlfaas/edf-pass';
@@ -23,7 +24,8 @@ export function admitEventArtifact(arrivals: readonly TrainingJob[], state: Sche
     return arrivals.map((j) => {
       const p = est.plans.get(j.id);
       const plan = p ? toPlan(j.id, p, state.slotSeconds) : { jobId: j.id, slotSeconds: state.slotSeconds, steps: [], predictedCompletion: now };
-      return { admitted: true, plan, reason: `the event's ${arrivals.length} arrival(s) and every admitted job meet their deadlines (ElasticFlow artifact's estimate)` };
+      return { admitted: true, plan,
+        reason: `the event's ${arrivals.length} arrival(s) and every admitted job meet their deadlines (ElasticFlow artifact's estimate)` };
     });
   }
   const late = est.late[0];
@@ -67,7 +69,8 @@ export function elasticFlowArtifactPolicy(): TrainingPolicy {
   return {
     name: 'elasticflow',
     description:
-      "ElasticFlow as its authors' artifact runs it: an event's arrivals admitted or declined together (all declined while an admitted job is late), the artifact's minimum-satisfactory-share planner, left-over GPUs by marginal GPU time, buddy placement; the batch size never changes",
+      "ElasticFlow as its authors' artifact runs it: an event's arrivals admitted or declined together (all declined while an admitted job is late), the " +
+        "artifact's minimum-satisfactory-share planner, left-over GPUs by marginal GPU time, buddy placement; the batch size never changes",
     elastic: true,
     elasticMaxGpus: true,
     adaptsBatch: false,

@@ -49,7 +49,8 @@ interface Run {
   placement: readonly number[];
 }
 
-export function simulateArtifact(trace: readonly SimJob[], cluster: ClusterSpec, slot: number, policy: TrainingPolicy, opts: { until?: number } = {}): ArtifactRunResult {
+export function simulateArtifact(trace: readonly SimJob[], cluster: ClusterSpec, slot: number, policy: TrainingPolicy,
+  opts: { until?: number } = {}): ArtifactRunResult {
   const cap = cluster.nodes * cluster.gpusPerNode;
   const events = new EventList();
   const find = (t: number) => events.at(t);
@@ -122,7 +123,8 @@ export function simulateArtifact(trace: readonly SimJob[], cluster: ClusterSpec,
         outcome.set(r.spec.id, { admitted: true, met, realEnd: r.realEnd, endEvent: cur });
       }
       if (ev.start.length > 0) {
-        const arrivals = ev.start.map((s): Run => ({ spec: s, iterLeft: s.iterations, gpus: 0, overhead: 0, endTime: 0, realEnd: 0, placed: false, started: false, placement: [] }));
+        const arrivals = ev.start.map((s): Run => ({ spec: s, iterLeft: s.iterations, gpus: 0, overhead: 0, endTime: 0, realEnd: 0, placed: false,
+          started: false, placement: [] }));
         for (const [a, d] of admitEvent(policy, arrivals, runnable, toJob, state, cur)) {
           if (d.admitted) runnable.push(a);
           else {

@@ -37,7 +37,9 @@ export interface KpaState {
 }
 
 /** maxReplicas > 0: the spec with its max_scale capped there (what the resize holds to). */
-export const kpaLimit = (p: typeof KPA_DEFAULTS) => (p.maxReplicas > 0 ? (spec: ScalingSpec): ScalingSpec => ({ ...spec, maxScale: Math.min(spec.maxScale, p.maxReplicas) }) : undefined);
+export const kpaLimit = (p: typeof KPA_DEFAULTS) => (p.maxReplicas > 0
+  ? (spec: ScalingSpec): ScalingSpec => ({ ...spec, maxScale: Math.min(spec.maxScale, p.maxReplicas) })
+  : undefined);
 
 /** Count stage: the stable or panic window's desire, within the scale-up and scale-down rates. */
 export function kpaCount(p: typeof KPA_DEFAULTS): CountStage<KpaState> {
@@ -72,7 +74,8 @@ export function kpaCount(p: typeof KPA_DEFAULTS): CountStage<KpaState> {
       }
       want = Math.min(want, Math.ceil(ready * p.maxScaleUpRate));
       want = Math.max(want, Math.floor(ready / p.maxScaleDownRate));
-      return { want, state: { samples, panicSince, panicMax }, reason: `kpa ${mode}: concurrency ${fmt(avg(p.stableWindowS), 2)} (60 s) / ${fmt(avg(p.panicWindowS), 2)} (6 s), desire ${want}` };
+      return { want, state: { samples, panicSince, panicMax },
+        reason: `kpa ${mode}: concurrency ${fmt(avg(p.stableWindowS), 2)} (60 s) / ${fmt(avg(p.panicWindowS), 2)} (6 s), desire ${want}` };
     },
   };
 }

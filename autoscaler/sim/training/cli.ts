@@ -63,7 +63,8 @@ export async function main(args: string[]): Promise<number> {
   const out = [
     `trace=${opts.trace} cluster=${opts.cluster} (${cluster.nodes * cluster.gpusPerNode} ${gpu}) slot=${slot}s policy=${policy}`,
     `deadline_satisfactory_ratio=${r.ratio.toFixed(3)} accepted=${r.accepted} declined=${r.declined} jobs=${r.jobs.length}`,
-    `finished=${s.finished} avg_jct_s=${s.avgJct.toFixed(0)} p95_jct_s=${s.p95Jct.toFixed(0)} avg_queueing_s=${s.avgQueueing.toFixed(0)} makespan_s=${r.makespan}`,
+    `finished=${s.finished} avg_jct_s=${s.avgJct.toFixed(0)} p95_jct_s=${s.p95Jct.toFixed(0)} avg_queueing_s=${s.avgQueueing.toFixed(0)} ` +
+      `makespan_s=${r.makespan}`,
     `decision_ms p50=${percentile(r.decisionMs, 0.5).toFixed(2)} p90=${percentile(r.decisionMs, 0.9).toFixed(2)} rounds=${r.rounds}`,
   ];
   process.stdout.write(out.join('\n') + '\n');

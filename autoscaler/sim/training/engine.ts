@@ -167,7 +167,8 @@ export function simulate(trace: readonly SimJob[], cfg: SimConfig): SimResult {
   const finish = (l: Live, end: number | undefined, reason?: string) => {
     const s = l.spec;
     const met = end !== undefined && s.deadline !== undefined && end <= s.deadline;
-    outcomes.set(s.id, { id: s.id, submitTime: s.submitTime, deadline: s.deadline, admitted: true, startTime: l.start, endTime: end, metDeadline: met, gpuSeconds: l.attained, reason });
+    outcomes.set(s.id, { id: s.id, submitTime: s.submitTime, deadline: s.deadline, admitted: true, startTime: l.start, endTime: end, metDeadline: met,
+      gpuSeconds: l.attained, reason });
     live.delete(s.id);
     if (end !== undefined) makespan = Math.max(makespan, end);
   };
@@ -201,7 +202,8 @@ export function simulate(trace: readonly SimJob[], cfg: SimConfig): SimResult {
       const spec = arrivals[next++];
       const l: Live = { spec, done: 0, gpus: 0, placement: [], attained: 0, waiting: 0, overhead: 0 };
       if (levelsOf(toJob(l, policy), total).length === 0) {
-        outcomes.set(spec.id, { id: spec.id, submitTime: spec.submitTime, deadline: spec.deadline, admitted: false, metDeadline: false, gpuSeconds: 0, reason: 'cannot run on this cluster' });
+        outcomes.set(spec.id, { id: spec.id, submitTime: spec.submitTime, deadline: spec.deadline, admitted: false, metDeadline: false, gpuSeconds: 0,
+          reason: 'cannot run on this cluster' });
         continue;
       }
       event.push(l);

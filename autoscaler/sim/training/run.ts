@@ -45,7 +45,8 @@ export interface RunSpec {
 }
 
 export function runPolicy(spec: RunSpec): SimResult {
-  return simulate(spec.jobs, { cluster: spec.cluster, slotSeconds: spec.slotSeconds, policy: getPolicy(spec.policy), until: spec.until, inference: spec.inference });
+  return simulate(spec.jobs, { cluster: spec.cluster, slotSeconds: spec.slotSeconds, policy: getPolicy(spec.policy), until: spec.until,
+    inference: spec.inference });
 }
 
 /** JCT and queueing figures over finished jobs (s). */

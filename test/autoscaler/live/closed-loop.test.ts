@@ -1,6 +1,7 @@
 import { CorrectedCapability } from '../../../autoscaler/rapp/corrected-capability';
 import { CORRECTION, correctionStep } from '../../../autoscaler/rapp/online-correction';
-import { addsCapacity, freshGuard, GUARD_ALPHA, guardHolds, poissonTail, reducesCapacity, sloGuard, SloGuardState } from '../../../autoscaler/inference/stages/slo-guard';
+import { addsCapacity, freshGuard, GUARD_ALPHA, guardHolds, poissonTail, reducesCapacity, sloGuard,
+  SloGuardState } from '../../../autoscaler/inference/stages/slo-guard';
 import { countOver } from '../../../autoscaler/inference/histogram';
 import { ProfileCapability } from '../../../autoscaler/rapp/profile-capability';
 import { Decision, LATENCY_BUCKETS_MS } from '../../../autoscaler/inference/types';
@@ -28,7 +29,8 @@ describe('capability correction (EWMA in log space, clamped to [1/50, 2])', () =
 
   it('saturated: observed throughput per replica vs predicted; never above 2; no completions: no change', () => {
     let k = 0;
-    for (let i = 0; i < 100; i++) k = correctionStep(k, 'f', observe(30, [replica('a', 'g0', 1, 1, { throughputRps: 25 })], { queueLength: 40, latencyMs: lat(900, 500) }), base, 'full-speed');
+    for (let i = 0; i < 100; i++) k = correctionStep(k, 'f', observe(30, [replica('a', 'g0', 1, 1, { throughputRps: 25 })],
+      { queueLength: 40, latencyMs: lat(900, 500) }), base, 'full-speed');
     expect(Math.exp(k)).toBeCloseTo(0.5, 2); // 25 of a predicted 50 req/s
     let up = 0;
     for (let i = 0; i < 100; i++) up = correctionStep(up, 'f', observe(5, [replica('a', 'g0', 1, 1)], { latencyMs: lat(2, 1) }), base, 'full-speed');
@@ -73,7 +75,8 @@ describe('SLO guard (misses beyond chance over its window)', () => {
     let st: SloGuardState = freshGuard();
     const fired: Array<Decision | undefined> = [];
     for (const [n, over] of seconds) {
-      const g = sloGuard(st, spec, observe(n, reps, { latencyBuckets: buckets(n, over), latencyMs: lat(over / n > 0.01 ? 129 : 18) }), hold(reps.length), window, { now: 1000, seconds: 60 });
+      const g = sloGuard(st, spec, observe(n, reps, { latencyBuckets: buckets(n, over), latencyMs: lat(over / n > 0.01 ? 129 : 18) }), hold(reps.length),
+        window, { now: 1000, seconds: 60 });
       st = g.next;
       fired.push(g.decision);
     }
@@ -130,12 +133,13 @@ describe('SLO guard (misses beyond chance over its window)', () => {
     const reps = [replica('a', 'g0', 1, 0.5)];
     const up: Decision = { ...hold(1), quotas: [{ replicaId: 'a', quota: 0.7 }] };
     expect(addsCapacity(up, observe(1, reps))).toBe(true);
-    const g = sloGuard({ window: [[600, 600], [600, 600], [600, 600], [600, 600]] }, spec, observe(600, reps, { latencyBuckets: buckets(600, 600), latencyMs: lat(129) }), up, 5);
+    const g = sloGuard({ window: [[600, 600], [600, 600], [600, 600], [600, 600]] }, spec,
+      observe(600, reps, { latencyBuckets: buckets(600, 600), latencyMs: lat(129) }), up, 5);
     expect(g.decision).toBeUndefined();
     expect(g.next.window).toEqual([]);
   });
 
-  it("the hold: until it ends, decisions that remove a replica or lower a quota are held; adding ones are not", () => {
+  it('the hold: until it ends, decisions that remove a replica or lower a quota are held; adding ones are not', () => {
     const reps = [replica('a', 'g0', 1, 0.5), replica('b', 'g0', 1, 1)];
     const st: SloGuardState = { window: [], holdUntilMs: 60000 };
     const down: Decision = { ...hold(2), quotas: [{ replicaId: 'a', quota: 0.3 }] };

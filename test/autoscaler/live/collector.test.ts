@@ -9,7 +9,8 @@ import type { FunctionProvider, FunctionStatus } from '../../../gateway/provider
 import { connectRedis } from '../../../gateway/lib/redis-server';
 import { testRedis } from '../../helpers/platform';
 
-const status = (name: string): FunctionStatus => ({ name, namespace: 'openfaas-fn', image: 'x', labels: {}, annotations: { 'mlfaas.batch.max': '8' }, replicas: 1, availableReplicas: 1, createdAt: '', kind: 'inference' });
+const status = (name: string): FunctionStatus => ({ name, namespace: 'openfaas-fn', image: 'x', labels: {}, annotations: { 'mlfaas.batch.max': '8' },
+  replicas: 1, availableReplicas: 1, createdAt: '', kind: 'inference' });
 const endpoint = (id: string, quota: number) => ({ id, url: 'http://127.0.0.1:1', state: 'ready', agent: 'a', startedAt: '', restarts: 0, weight: 1, quota });
 
 describe('collector', () => {

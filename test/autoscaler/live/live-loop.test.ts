@@ -13,12 +13,14 @@ import { testRedis } from '../../helpers/platform';
 const ref = { name: 'f', namespace: 'openfaas-fn' };
 
 function profile(version: string, ms: number): CapabilityProfile {
-  return { function: 'f.openfaas-fn', version, measuredAt: new Date().toISOString(), device: 'cpu', points: [1, 0.5, 0.25].map((quota) => ({ batch: 1, quota, smShare: 1, throughput: (1000 * quota) / ms, latencyMs: ms / quota })) };
+  return { function: 'f.openfaas-fn', version, measuredAt: new Date().toISOString(), device: 'cpu',
+    points: [1, 0.5, 0.25].map((quota) => ({ batch: 1, quota, smShare: 1, throughput: (1000 * quota) / ms, latencyMs: ms / quota })) };
 }
 
 /** One inference function with one ready replica at quota 1; setQuota fails like a vanished replica's. */
 function fakeProvider(state: { profile?: CapabilityProfile; calls: string[] }): FunctionProvider {
-  const status: FunctionStatus = { name: 'f', namespace: 'openfaas-fn', image: 'x', labels: { 'com.openfaas.scale.min': '1', 'com.openfaas.scale.max': '3' }, annotations: { 'mlfaas.batch.max': '1' }, replicas: 1, availableReplicas: 1, createdAt: '', kind: 'inference' };
+  const status: FunctionStatus = { name: 'f', namespace: 'openfaas-fn', image: 'x', labels: { 'com.openfaas.scale.min': '1', 'com.openfaas.scale.max': '3' },
+    annotations: { 'mlfaas.batch.max': '1' }, replicas: 1, availableReplicas: 1, createdAt: '', kind: 'inference' };
   return {
     enforcement: () => ({ spatial: 'cpuset', temporal: 'cfs', memory: 'cgroup', summary: 'kernel-enforced' }),
     list: async () => [status],
@@ -48,7 +50,8 @@ describe('live loop over a fake provider', () => {
 
   it('holds without a profile, keeps the previous version while re-profiling, records a failed setQuota as failed', async () => {
     const st: { profile?: CapabilityProfile; calls: string[] } = { calls: [] };
-    const a = new LiveAutoscaler(client, fakeProvider(st), { policy: 'hybrid', params: { cooldownS: 0 }, intervalMs: 1000, defaultSloMs: 1000, devices: ['cpu0', 'cpu1'] });
+    const a = new LiveAutoscaler(client, fakeProvider(st), { policy: 'hybrid', params: { cooldownS: 0 }, intervalMs: 1000, defaultSloMs: 1000,
+      devices: ['cpu0', 'cpu1'] });
     const one = async (t: number): Promise<TickReport> => (await a.tick(t))[0];
 
     expect((await one(1_000_000)).skipped).toBe('hold: no capability profile yet');

@@ -35,7 +35,8 @@ describe('actuator: records what actually happened', () => {
     const calls: string[] = [];
     const a = new Actuator(fakeProvider(calls), events, 'hybrid');
     const reps = [placed('a', 0.5), placed('b', 0.5)];
-    const d: Decision = { replicas: 3, quotas: [{ replicaId: 'a', quota: 0.8 }, { replicaId: 'b', quota: 0.8 }], add: [], remove: [], weights: {}, reason: 'test' };
+    const d: Decision = { replicas: 3, quotas: [{ replicaId: 'a', quota: 0.8 }, { replicaId: 'b', quota: 0.8 }], add: [], remove: [], weights: {},
+      reason: 'test' };
     const out = await a.apply(ref, 2, reps, d, 3, 1000);
     expect(calls).toEqual(['quota a 0.8', 'quota b 0.8', 'scale 3']);
     expect(out.map((o) => [o.action, o.replica, o.ok])).toEqual([
@@ -67,7 +68,8 @@ describe('decider', () => {
 
   it('holds, and says so, when the model answers C=0 for the running replicas (no profile for the function)', () => {
     const none = new ProfileCapability({});
-    const out = decideLive(base({ capability: none, policy: hybrid({}, { capability: none }), obs: observe(50, [replica('a', 'g0', 1, 1), replica('b', 'g0', 1, 1)]) }));
+    const out = decideLive(base({ capability: none, policy: hybrid({}, { capability: none }),
+      obs: observe(50, [replica('a', 'g0', 1, 1), replica('b', 'g0', 1, 1)]) }));
     expect(out.decision).toBeUndefined();
     expect(out.skipped).toMatch(/hold: capability 0/);
   });
@@ -114,7 +116,8 @@ describe('decider', () => {
     const atZero = decideLive(base({ spec, state: st, now: 4000, zeroAfterMs: 3000, obs: observe(0, []), desired: 0 }));
     expect(atZero.skipped).toBe('at zero, idle');
     // the gateway woke it (desired 1, replica starting, the request in the current second)
-    const woke = decideLive(base({ spec, state: atZero.next, now: 5000, zeroAfterMs: 3000, obs: observe(0, [replica('n', 'g0', 1, 1, { ready: false })]), desired: 1, activeNow: true }));
+    const woke = decideLive(base({ spec, state: atZero.next, now: 5000, zeroAfterMs: 3000, obs: observe(0, [replica('n', 'g0', 1, 1, { ready: false })]),
+      desired: 1, activeNow: true }));
     expect(woke.decision!.replicas).toBeGreaterThanOrEqual(1);
     const next = decideLive(base({ spec, state: woke.next, now: 6000, zeroAfterMs: 3000, obs: observe(0, [replica('n', 'g0', 1, 1)]), desired: 1 }));
     expect(next.decision!.replicas).toBeGreaterThanOrEqual(1);
@@ -128,11 +131,12 @@ describe('decider', () => {
     // woken: the replica is not listed yet (hold), then listed with the last full second quiet
     const held = decideLive(base({ spec, state: atZero.next, now: 5000, zeroAfterMs: 3000, obs: observe(0, []), desired: 1, activeNow: true }));
     expect(held.skipped).toMatch(/being started are not listed yet/);
-    const listed = decideLive(base({ spec, state: held.next, now: 6000, zeroAfterMs: 3000, obs: observe(0, [replica('n', 'g0', 1, 1, { ready: false })]), desired: 1 }));
+    const listed = decideLive(base({ spec, state: held.next, now: 6000, zeroAfterMs: 3000, obs: observe(0, [replica('n', 'g0', 1, 1, { ready: false })]),
+      desired: 1 }));
     expect(listed.decision!.replicas).toBeGreaterThanOrEqual(1);
   });
 
-  it("the SLO guard acts for policies that take it (ours), not for a baseline; what it gave is held, then released", () => {
+  it('the SLO guard acts for policies that take it (ours), not for a baseline; what it gave is held, then released', () => {
     // a function sized right by the model that misses its SLO on every request (the model is off)
     const reps = [replica('a', 'g0', 1, 1)];
     const missing = observe(2, reps, { latencyBuckets: LATENCY_BUCKETS_MS.map((b) => (b === 200 ? 2 : 0)), latencyMs: { p50: 150, p95: 190, p99: 199 } });
@@ -151,7 +155,8 @@ describe('decider', () => {
       name: 'holding',
       ...(guard ? { guard: SLO_GUARD } : {}),
       initialState: () => ({}),
-      decide: (_s, st, o) => ({ decision: { replicas: o.replicas.length, quotas: [], add: [], remove: [], weights: {}, reason: 'enough' }, nextState: st, reason: 'enough' }),
+      decide: (_s, st, o) => ({ decision: { replicas: o.replicas.length, quotas: [], add: [], remove: [], weights: {}, reason: 'enough' }, nextState: st,
+        reason: 'enough' }),
     });
     const ours = run(holding(true));
     expect(ours.outs[4].decision!.add).toHaveLength(1);
@@ -160,7 +165,8 @@ describe('decider', () => {
     expect(run(holding()).outs.every((o) => !o.decision || !/SLO guard/.test(o.decision.reason))).toBe(true);
     // within the hold a scale-down (an idle second: the policy wants fewer) is held and says so; after it, it goes through
     const two = [replica('a', 'g0', 1, 1), replica('b', 'g0', 1, 1)];
-    const removing = { ...hybrid({}, { capability: cap() }), decide: (_s: unknown, st: unknown) => ({ decision: { replicas: 1, quotas: [], add: [], remove: ['b'], weights: {}, reason: 'fewer' }, nextState: st, reason: 'fewer' }) };
+    const removing = { ...hybrid({}, { capability: cap() }), decide: (_s: unknown, st: unknown) => ({ decision: { replicas: 1, quotas: [], add: [],
+      remove: ['b'], weights: {}, reason: 'fewer' }, nextState: st, reason: 'fewer' }) };
     const held = decideLive(base({ policy: removing, obs: observe(1, two), desired: 2, now: 30000, state: ours.state }));
     expect(held.decision).toBeUndefined();
     expect(held.skipped).toMatch(/^hold: the SLO guard's capacity is kept until 1970-01-01T00:01:05.000Z \(fewer\)/);

@@ -51,7 +51,8 @@ describe('profileAtDeploy', () => {
 
   it('predicted: the graph-only grid at once, then one measured point and the grid relative to it', async () => {
     // the graph alone says 20 ms at b1@q1; the replica measures 10; relative to it, 12 ms at b2@q1
-    const t = deps((anchor) => Q.flatMap((q) => B.map((b) => pt(b, q, anchor === undefined ? (20 * b) / q : b === 2 && q === 1 ? 12 : (anchor * 1.3 * b) / q))));
+    const t = deps((anchor) => Q.flatMap((q) => B.map((b) => pt(b, q,
+      anchor === undefined ? (20 * b) / q : b === 2 && q === 1 ? 12 : (anchor * 1.3 * b) / q))));
     await profileAtDeploy(t.d, B, Q);
     expect(t.predicts).toEqual([undefined, 10]);
     expect(t.vectors).toEqual([undefined, [7, 8]]); // the second asks with the first's features: one parse

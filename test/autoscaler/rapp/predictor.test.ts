@@ -20,7 +20,8 @@ interface ChildOut {
 describe('learned latency model in onnxruntime-node (run in a child process, as the autoscaler runs it)', () => {
   let out: ChildOut;
   beforeAll(() => {
-    const text = execFileSync(process.execPath, ['--import', 'tsx', join(__dirname, 'predict-child.ts'), MODEL], { cwd: ROOT, encoding: 'utf8', timeout: 60_000 });
+    const text = execFileSync(process.execPath, ['--import', 'tsx', join(__dirname, 'predict-child.ts'), MODEL],
+      { cwd: ROOT, encoding: 'utf8', timeout: 60_000 });
     out = JSON.parse(text.trim().split('\n').pop()!);
   });
 

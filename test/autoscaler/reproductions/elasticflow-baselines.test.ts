@@ -57,7 +57,8 @@ describe('artifact Tiresias (dlas-gpu): 2D-LAS', () => {
 
   test('first fit inside a queue: a job that does not fit is skipped and a smaller one behind it runs', () => {
     const rounds: DlasTraceEntry[] = [];
-    simulateArtifactTiresias([job('A', 0, 2, 5_000), job('B', 0, 4, 100), job('C', 0, 2, 100)], { nodes: 1, gpusPerNode: 4 }, 60, { onRound: (e) => rounds.push(e) });
+    simulateArtifactTiresias([job('A', 0, 2, 5_000), job('B', 0, 4, 100), job('C', 0, 2, 100)], { nodes: 1, gpusPerNode: 4 }, 60,
+      { onRound: (e) => rounds.push(e) });
     expect(rounds[0].running).toEqual(['A', 'C']);
   });
 });

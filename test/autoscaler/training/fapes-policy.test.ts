@@ -49,8 +49,10 @@ describe('FaPES board and plan prices', () => {
 
   test.each([
     // rates per level; board: 2 of 4 GPUs free until t=10, all 4 after; slot 10; U=100, H=10
-    { name: 'useful small allocation now: run on 1, scale to 4 at t=10', rates: { 1: 1, 2: 1.2, 4: 10 }, want: { early: 1, start: 10, gpus: 4, completion: 19 } },
-    { name: 'small allocation nearly useless: queue for 4 (Fig. 3)', rates: { 1: 0.1, 2: 0.12, 4: 10 }, want: { early: 0, start: 10, gpus: 4, completion: 20 } },
+    { name: 'useful small allocation now: run on 1, scale to 4 at t=10', rates: { 1: 1, 2: 1.2, 4: 10 },
+      want: { early: 1, start: 10, gpus: 4, completion: 19 } },
+    { name: 'small allocation nearly useless: queue for 4 (Fig. 3)', rates: { 1: 0.1, 2: 0.12, 4: 10 },
+      want: { early: 0, start: 10, gpus: 4, completion: 20 } },
     { name: 'linear scaling: 2 now and 4 from t=10', rates: { 1: 1, 2: 2, 4: 4 }, want: { early: 2, start: 10, gpus: 4, completion: 30 } },
   ])('bestPlan two-phase: $name', ({ rates, want }) => {
     const r = rates as Record<number, number>;
@@ -64,11 +66,14 @@ describe('FaPES board and plan prices', () => {
   test.each([
     // makespanBounds: U = max need/rate(smallest level); H = max(longest at best level, sum need*g/rate(g) at best g / capacity)
     { name: 'one job', jobs: [{ need: 100, rates: { 1: 1, 4: 4 } }], cap: 4, want: { upper: 100, lower: 25 } },
-    { name: 'GPU-work bound dominates', jobs: [{ need: 100, rates: { 1: 1, 4: 4 } }, { need: 100, rates: { 1: 1, 4: 4 } }], cap: 4, want: { upper: 100, lower: 50 } },
+    { name: 'GPU-work bound dominates', jobs: [{ need: 100, rates: { 1: 1, 4: 4 } }, { need: 100, rates: { 1: 1, 4: 4 } }], cap: 4,
+      want: { upper: 100, lower: 50 } },
     { name: 'sublinear: best level 2', jobs: [{ need: 60, rates: { 1: 1, 2: 1.5, 4: 1.2 } }], cap: 4, want: { upper: 60, lower: 40 } },
-    { name: 'small + large job', jobs: [{ need: 10, rates: { 1: 1, 4: 4 } }, { need: 10000, rates: { 1: 1, 4: 4 } }], cap: 4, want: { upper: 10000, lower: 2502.5 } },
+    { name: 'small + large job', jobs: [{ need: 10, rates: { 1: 1, 4: 4 } }, { need: 10000, rates: { 1: 1, 4: 4 } }], cap: 4,
+      want: { upper: 10000, lower: 2502.5 } },
   ])('makespanBounds: $name', ({ jobs, cap, want }) => {
-    const js = jobs.map((j, k) => ({ id: `j${k}`, need: j.need, levels: Object.keys(j.rates).map(Number), rate: (g: number) => (j.rates as Record<number, number>)[g] ?? 0 }));
+    const js = jobs.map((j, k) => ({ id: `j${k}`, need: j.need, levels: Object.keys(j.rates).map(Number),
+      rate: (g: number) => (j.rates as Record<number, number>)[g] ?? 0 }));
     expect(makespanBounds(js, cap)).toEqual({ ...want, jobs: jobs.length });
   });
 
@@ -124,9 +129,12 @@ describe('fapesRound', () => {
   test.each([
     // followPlan: steps from now on, completion for the remaining work (rate = g it/s)
     { name: 'constant plan', steps: [{ from: 0, gpus: 2 }], now: 10, need: 100, want: { steps: [{ from: 10, gpus: 2 }], completion: 60 } },
-    { name: 'planned scale-up at t=20', steps: [{ from: 0, gpus: 1 }, { from: 20, gpus: 4 }], now: 10, need: 50, want: { steps: [{ from: 10, gpus: 1 }, { from: 20, gpus: 4 }], completion: 30 } },
-    { name: 'done before the scale-up: step dropped', steps: [{ from: 0, gpus: 2 }, { from: 40, gpus: 4 }], now: 10, need: 20, want: { steps: [{ from: 10, gpus: 2 }], completion: 20 } },
-    { name: 'queued then start', steps: [{ from: 0, gpus: 0 }, { from: 20, gpus: 4 }], now: 10, need: 40, want: { steps: [{ from: 10, gpus: 0 }, { from: 20, gpus: 4 }], completion: 30 } },
+    { name: 'planned scale-up at t=20', steps: [{ from: 0, gpus: 1 }, { from: 20, gpus: 4 }], now: 10, need: 50,
+      want: { steps: [{ from: 10, gpus: 1 }, { from: 20, gpus: 4 }], completion: 30 } },
+    { name: 'done before the scale-up: step dropped', steps: [{ from: 0, gpus: 2 }, { from: 40, gpus: 4 }], now: 10, need: 20,
+      want: { steps: [{ from: 10, gpus: 2 }], completion: 20 } },
+    { name: 'queued then start', steps: [{ from: 0, gpus: 0 }, { from: 20, gpus: 4 }], now: 10, need: 40,
+      want: { steps: [{ from: 10, gpus: 0 }, { from: 20, gpus: 4 }], completion: 30 } },
   ])('followPlan: $name', ({ steps, now, need, want }) => {
     expect(followPlan(steps, now, need, (g) => g)).toEqual(want);
   });

@@ -101,7 +101,8 @@ describe('mlfaas sim training CLI', () => {
   test('prints the ratio and JCT figures for a trace', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'simtrain-'));
     const trace = join(dir, 't.csv');
-    writeFileSync(trace, 'job_id,submit_time,iteration,model_name,ddl,batch_size,num_gpu,duration\n0,0,1000,resnet50,5000,64,1,150\n1,100,1000,bert,400,64,1,170\n');
+    writeFileSync(trace,
+      'job_id,submit_time,iteration,model_name,ddl,batch_size,num_gpu,duration\n0,0,1000,resnet50,5000,64,1,150\n1,100,1000,bert,400,64,1,170\n');
     const out: string[] = [];
     const spy = jest.spyOn(process.stdout, 'write').mockImplementation((s) => (out.push(String(s)), true));
     try {
