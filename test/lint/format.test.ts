@@ -64,9 +64,14 @@ describe('whitespace and quotes', () => {
   });
 });
 
-describe('the temporary TODO(issue 23) block', () => {
-  test('turns max-len off only for the paths under concurrent edit', async () => {
-    expect(await rulesFired('autoscaler/sim/format-probe.ts', `${lineOf(200)}\n`)).toEqual([]);
-    expect(await rulesFired('autoscaler/training/format-probe.ts', `${lineOf(200)}\n`)).toEqual([expect.stringMatching(/^@stylistic\/max-len: /)]);
+describe('no path is exempt (the TODO(issue 23) block is gone)', () => {
+  test('max-len, quotes and no-multiple-empty-lines fire in the paths that were under concurrent edit', async () => {
+    for (const dir of ['autoscaler/sim', 'autoscaler/inference', 'bench/inference', 'test/autoscaler']) {
+      expect(await rulesFired(`${dir}/format-probe.ts`, `${lineOf(200)}\n`)).toEqual([expect.stringMatching(/^@stylistic\/max-len: /)]);
+    }
+    expect(await rulesFired('autoscaler/inference/index.ts', "export const s = 'x';\nexport const t = \"y\";\n\n")).toEqual([
+      expect.stringMatching(/^@stylistic\/quotes: /),
+      expect.stringMatching(/^@stylistic\/no-multiple-empty-lines: /),
+    ]);
   });
 });
