@@ -9,7 +9,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { applyPatch } from './patch';
 import { gvrOf, RESOURCES, type Resource } from './resources';
-import { parseFieldSelector, parseLabelSelector, SelectorError } from './selectors';
+import { SelectorError } from './selectors';
+import { matchPath, selectorFilter, typeCheck, typed } from './resource-ops';
 import { ApiError, notFound, Store, type KObject } from './store';
 import { podLogs, resizePod, scaleOf, setScale } from './subresources';
 
@@ -123,7 +124,7 @@ export class FakeKube {
   }
 
   private async route(req: IncomingMessage, res: ServerResponse, u: URL): Promise<void> {
-    const found = RESOURCES.map((x) => ({ r: x, m: u.pathname.startsWith(`${x.prefix}/`) ? this.match(x, u.pathname) : undefined })).find((x) => x.m);
+    const found = RESOURCES.map((x) => ({ r: x, m: u.pathname.startsWith(`${x.prefix}/`) ? matchPath(x, u.pathname) : undefined })).find((x) => x.m);
     if (!found) throw new ApiError(404, 'NotFound', 'the server could not find the requested resource');
     const { r, m } = found as { r: Resource; m: NonNullable<typeof found.m> };
     const { ns, name, sub } = m;
@@ -147,10 +148,10 @@ export class FakeKube {
       if (method === 'GET') return watch ? this.watch(r, ns, q, res) : this.send(res, 200, this.list(r, ns, q));
       if (method === 'POST') {
         const o = (await this.body(req)) as KObject;
-        this.typeCheck(r, o);
+        typeCheck(r, o);
         if (r.plural === 'deployments' || r.plural === 'pods') delete o.status; // status is the controllers' to write
         r.prepare?.(o);
-        return this.send(res, 201, this.typed(r, this.store.create(gvr, r.namespaced ? ns : undefined, o, r.plural)));
+        return this.send(res, 201, typed(r, this.store.create(gvr, r.namespaced ? ns : undefined, o, r.plural)));
       }
       throw new ApiError(405, 'MethodNotAllowed', `the server does not allow this method on the requested resource`);
     }
@@ -159,60 +160,30 @@ export class FakeKube {
     if (method === 'GET') {
       const o = this.store.get(gvr, key, name);
       if (!o) throw notFound(r.plural, name, groupOf(r));
-      return this.send(res, 200, this.typed(r, o));
+      return this.send(res, 200, typed(r, o));
     }
     if (method === 'PUT' || method === 'PATCH') {
       const cur = this.store.get(gvr, key, name);
       if (!cur) throw notFound(r.plural, name, groupOf(r));
       const b = await this.body(req);
       const o = (method === 'PUT' ? b : applyPatch(req.headers['content-type'], cur, b)) as KObject;
-      this.typeCheck(r, o);
+      typeCheck(r, o);
       // a patch applies to the current version: no precondition unless the patch sets one
       if (method === 'PATCH' && !(b as KObject | undefined)?.metadata?.resourceVersion) o.metadata.resourceVersion = cur.metadata.resourceVersion;
       r.prepare?.(o, cur);
-      return this.send(res, 200, this.typed(r, this.store.update(gvr, key, name, o, r.plural)));
+      return this.send(res, 200, typed(r, this.store.update(gvr, key, name, o, r.plural)));
     }
     if (method === 'DELETE') {
       const o = this.store.remove(gvr, key, name, r.plural);
       if (r.plural === 'namespaces') for (const x of RESOURCES.filter((y) => y.namespaced)) for (const c of this.store.list(gvrOf(x), name))
         this.store.remove(gvrOf(x), name, c.metadata.name!, x.plural);
-      return this.send(res, 200, this.typed(r, o));
+      return this.send(res, 200, typed(r, o));
     }
     throw new ApiError(405, 'MethodNotAllowed', 'the server does not allow this method on the requested resource');
   }
 
-  private match(r: Resource, path: string): { ns?: string; name?: string; sub?: string } | undefined {
-    const rest = path.slice(r.prefix.length + 1).split('/').filter(Boolean);
-    if (r.namespaced) {
-      if (rest[0] === r.plural && rest.length === 1) return {}; // across namespaces (list / watch)
-      if (rest[0] !== 'namespaces' || rest[2] !== r.plural || rest.length < 3 || rest.length > 5) return undefined;
-      return { ns: rest[1], name: rest[3], sub: rest[4] };
-    }
-    if (rest[0] !== r.plural || rest.length > 3) return undefined;
-    if (r.plural === 'namespaces' && rest.length === 3) return undefined; // namespaced resources
-    return { name: rest[1], sub: rest[2] };
-  }
-
-  private typeCheck(r: Resource, o: KObject | undefined): void {
-    if (!o || typeof o !== 'object' || !o.metadata)
-      throw new ApiError(400, 'BadRequest', `${r.kind} in version "${r.apiVersion}" cannot be handled: metadata is required`);
-    if (o.kind && o.kind !== r.kind)
-      throw new ApiError(400, 'BadRequest',
-        `the API version in the data (${o.apiVersion}) does not match the expected API version (${r.apiVersion}) or kind ${o.kind} is not ${r.kind}`);
-  }
-
-  private typed(r: Resource, o: KObject): KObject {
-    return { apiVersion: r.apiVersion, kind: r.kind, ...o };
-  }
-
-  private filter(r: Resource, q: URLSearchParams): (o: KObject) => boolean {
-    const labels = parseLabelSelector(q.get('labelSelector') ?? undefined);
-    const fields = parseFieldSelector(q.get('fieldSelector') ?? undefined, ['metadata.name', 'metadata.namespace', ...r.fields]);
-    return (o) => labels(o.metadata.labels) && fields(o);
-  }
-
   private list(r: Resource, ns: string | undefined, q: URLSearchParams): unknown {
-    const f = this.filter(r, q);
+    const f = selectorFilter(r, q);
     const items = this.store
       .list(gvrOf(r), r.namespaced ? ns : undefined)
       .filter(f)
@@ -229,7 +200,7 @@ export class FakeKube {
    * the kept history. BOOKMARKs carry only kind, apiVersion and metadata.resourceVersion.
    */
   private watch(r: Resource, ns: string | undefined, q: URLSearchParams, res: ServerResponse): void {
-    const f = this.filter(r, q);
+    const f = selectorFilter(r, q);
     const gvr = gvrOf(r);
     const rvParam = q.get('resourceVersion');
     if (this.opts.goneAs === 'status' && rvParam && rvParam !== '0') this.store.since(gvr, Number(rvParam)); // throws 410 → a Status answer
@@ -240,10 +211,10 @@ export class FakeKube {
     const inNs = (o: KObject) => !r.namespaced || ns === undefined || o.metadata.namespace === ns;
     let last = this.store.currentVersion();
     if (!rvParam || rvParam === '0') {
-      for (const o of this.store.list(gvr, r.namespaced ? ns : undefined).filter(f)) write('ADDED', this.typed(r, o));
+      for (const o of this.store.list(gvr, r.namespaced ? ns : undefined).filter(f)) write('ADDED', typed(r, o));
     } else {
       try {
-        for (const e of this.store.since(gvr, Number(rvParam)).filter((e) => inNs(e.object) && f(e.object))) write(e.type, this.typed(r, e.object));
+        for (const e of this.store.since(gvr, Number(rvParam)).filter((e) => inNs(e.object) && f(e.object))) write(e.type, typed(r, e.object));
       } catch (e) {
         if (!(e instanceof ApiError)) throw e;
         write('ERROR', e.status());
@@ -253,7 +224,7 @@ export class FakeKube {
     }
     const unsubscribe = this.store.subscribe((e) => {
       last = e.rv;
-      if (e.gvr === gvr && inNs(e.object) && f(e.object)) write(e.type, this.typed(r, e.object));
+      if (e.gvr === gvr && inNs(e.object) && f(e.object)) write(e.type, typed(r, e.object));
     });
     const bookmark = () => write('BOOKMARK', { kind: r.kind, apiVersion: r.apiVersion,
       metadata: { resourceVersion: String(Math.max(last, this.store.currentVersion())) } });
@@ -282,7 +253,7 @@ export class FakeKube {
     }
     if (r.plural === 'deployments' && sub === 'status' && method === 'GET') {
       if (!cur) throw notFound('deployments', name, 'apps');
-      return this.send(res, 200, this.typed(r, cur));
+      return this.send(res, 200, typed(r, cur));
     }
     if (r.plural === 'pods' && sub === 'log' && method === 'GET') {
       if (!cur) throw notFound('pods', name);
@@ -290,10 +261,10 @@ export class FakeKube {
     }
     if (r.plural === 'pods' && sub === 'resize' && this.opts.podResize !== false) {
       if (!cur) throw notFound('pods', name);
-      if (method === 'GET') return this.send(res, 200, this.typed(r, cur));
+      if (method === 'GET') return this.send(res, 200, typed(r, cur));
       const b = await this.body(req);
       const o = (method === 'PUT' ? b : applyPatch(req.headers['content-type'], cur, b)) as KObject;
-      return this.send(res, 200, this.typed(r, resizePod(this.store, cur, o)));
+      return this.send(res, 200, typed(r, resizePod(this.store, cur, o)));
     }
     if (r.plural === 'pods' && sub === 'eviction' && method === 'POST') {
       if (!cur) throw notFound('pods', name);
