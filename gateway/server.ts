@@ -4,7 +4,6 @@ import { AddressInfo } from 'node:net';
 import { chmodSync, existsSync, mkdirSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
-import type Redis from 'ioredis';
 import { buildApp } from './app';
 import { ownOrigins } from './auth';
 import { resolveCredentials } from './auth-credentials';
@@ -14,7 +13,7 @@ import { functionNotFound, toHttp } from './errors';
 import { answerAndClose, onClientError, onConnect, onUnmetExpectation, refuseEarly } from './http-edge';
 import { bounded } from './lib/bounded';
 import { failFastOptions, patientDuplicate, waitForRedis } from './lib/redis-health';
-import { connectRedis, EmbeddedRedis } from './lib/redis-server';
+import { connectRedis } from './lib/redis-server';
 import { GatewayMetrics } from './metrics/gateway-metrics';
 import { SecondWindow } from './metrics/second-window';
 import { LocalAgent } from './providers/local/agent';
@@ -41,47 +40,12 @@ import { jobRoutes } from './routes/jobs';
 import { FunctionRouter } from './proxy/router';
 import { ChangeFeed } from './registry/change-feed';
 import { Registry } from './registry/registry';
-import type { CapabilityProfiler } from './ports/capability-profiler';
-import type { RunningTrainingLoop, TrainingLoopStarter } from './ports/training-jobs';
-import type { TrainingScheduler } from './ports/training-scheduler';
-import type { Clock } from './ports/clock';
+import type { Gateway, GatewayOptions } from './gateway-types';
 
-/** A running gateway (with its local provider, and the agent when enabled). */
-export interface Gateway {
-  url: string;
-  port: number;
-  cfg: Config;
-  redis: Redis;
-  provider: FunctionProvider;
-  agent?: LocalAgent;
-  /** The supervised tokend, when this gateway runs the agent and tokend is built. */
-  tokend?: TokendSupervisor;
-  router: FunctionRouter;
-  asyncInvocations: AsyncInvocations;
-  /** The training jobs API (admission, cancel, the job store). */
-  training: JobService;
-  /** The training round loop, when this gateway runs the agent (the jobs' processes are its children). */
-  trainingLoop?: RunningTrainingLoop;
-  /** Lines for the start-up log: auth (a generated password, once), isolation. */
-  notices: string[];
-  close(): Promise<void>;
-}
+export type { Gateway, GatewayOptions } from './gateway-types';
 
 /** The platform log: stderr, as `mlfaas up` writes it. */
 const platformLog = (line: string) => void process.stderr.write(`[mlfaas] ${line}\n`);
-
-export interface GatewayOptions {
-  /** The supervised embedded Redis behind `redisTarget`, when this process runs it: its restarts are counted. */
-  embeddedRedis?: EmbeddedRedis;
-  /** The training scheduler the jobs API admits with (a port; the composition root `cli/compose.ts` injects it). */
-  scheduler: TrainingScheduler;
-  /** Starts the training round loop where this gateway runs the local agent (absent: no loop here). */
-  trainingLoop?: TrainingLoopStarter;
-  /** The deploy-time capability profile the agent runs (RaPP's, a port; absent: no profiling). */
-  profiler?: CapabilityProfiler;
-  /** The platform's clock (ms) the jobs API and service read (absent: the system clock); the composition root passes the loops' own. */
-  clock?: Clock;
-}
 
 /** `redisTarget`: a `redis://` URL or a unix socket path. */
 export async function startGateway(cfg: Config, redisTarget: string, opts: GatewayOptions): Promise<Gateway> {
