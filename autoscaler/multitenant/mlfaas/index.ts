@@ -1,0 +1,102 @@
+/**
+ * `mlfaas` on a fixed cluster: our own multi-tenant controller (issue 24). What it uses that Faro
+ * cannot: vertical shares (each job keeps warm replicas and the cluster's CPU is re-divided among
+ * them every tick as CPU quotas, an instant change), our Kalman forecast with a measured uncertainty
+ * band, an SLO guard that reacts within a tick to a queue building up, and an objective that knows
+ * what the utility metric counts (a job-minute with > 1 % drops or a late p99 earns ~0, so under
+ * overload it serves the jobs it can serve fully instead of all of them badly).
+ *
+ * Replicas (slow: a new one costs a cold start) are planned by `plan.ts`; quotas and accept rates
+ * (fast) are set every tick by `allocate.ts`. Pure and deterministic: its state is a function of
+ * the views it was given.
+ */
+import type { ClusterController, ClusterView, ControllerDecision, JobAllocation, JobView } from '../types';
+import { allocate, type JobNeed } from './allocate';
+import { freshForecast, observeMinutes, rateAt, type JobForecast } from './forecast';
+import { DEFAULT_MLFAAS_PARAMS, type MlfaasParams } from './params';
+import { freshPlan, planReplicas, replicasFor, type PlanState } from './plan';
+import { describe } from './reason';
+
+export { DEFAULT_MLFAAS_PARAMS, type MlfaasParams } from './params';
+
+export interface MlfaasOptions extends Partial<MlfaasParams> {
+  /** CPU units the jobs share. */
+  readonly capacity: number;
+}
+
+interface JobState {
+  fc: JobForecast;
+  plan: PlanState;
+  prevQueue: number;
+  served: boolean;
+  /** The accept rate last set. */
+  accept: number;
+}
+
+/** SLO guard: the rate (req/s) the queue says is arriving now (served capacity + growth + drops); 0 with no queue. */
+export function guardRate(tickS: number, j: JobView, prevQueue: number): number {
+  if (j.queueLength <= 0 && j.droppedLastTick <= 0) return 0;
+  const serving = (j.readyReplicas * j.quota * 1000) / j.processingMs;
+  return serving + Math.max(0, j.queueLength - prevQueue) / tickS + j.droppedLastTick / tickS;
+}
+
+export function mlfaasClusterController(opts: MlfaasOptions): ClusterController {
+  const p: MlfaasParams = { ...DEFAULT_MLFAAS_PARAMS, ...opts };
+  if (!(opts.capacity > 0)) throw new Error(`mlfaas: capacity must be > 0, got ${opts.capacity}`);
+  const nMax = Math.max(1, Math.floor(Math.min(p.maxReplicasPerJob, opts.capacity)));
+  let states: JobState[] = [];
+
+  function tick(view: ClusterView): ControllerDecision | null {
+    const capacity = Math.min(opts.capacity, view.capacity);
+    if (states.length !== view.jobs.length) {
+      states = view.jobs.map(() => ({ fc: freshForecast(p.forecast), plan: freshPlan(), prevQueue: 0, served: true, accept: 1 }));
+    }
+    // Before the first minute the forecast knows nothing: an equal share of the cluster.
+    const equalRate = ((capacity / view.jobs.length) * p.qPlan * 1000) / 2;
+    const needs: JobNeed[] = [];
+    const replicas: number[] = [];
+    const guards: number[] = [];
+    view.jobs.forEach((j, i) => {
+      const st = states[i];
+      st.fc = observeMinutes(p.forecast, st.fc, j.minuteCounts);
+      const guard = guardRate(p.tickS, j, st.prevQueue);
+      guards.push(guard);
+      const backlog = j.queueLength / p.drainS;
+      const targetMs = j.sloMs * p.sloTarget;
+      const fcRate = (z: number, h: number): number => {
+        const r = rateAt(st.fc, z, h);
+        return Number.isNaN(r) ? equalRate / j.processingMs : r;
+      };
+      const planRate = Math.max(fcRate(p.zPlan, p.planHorizon), guard);
+      const want = replicasFor(p, j.processingMs, planRate, targetMs, nMax);
+      const plan = planReplicas(p, st.plan, { nowS: view.nowS, replicas: j.replicas, ready: j.readyReplicas, want });
+      replicas.push(plan.replicas);
+      needs.push({
+        pMs: j.processingMs,
+        targetMs,
+        ready: Math.min(j.readyReplicas, plan.replicas),
+        held: plan.pods,
+        served: st.served,
+        rate: (z: number) => Math.max(fcRate(z, 1), guard) + backlog,
+      });
+    });
+    const alloc = allocate(p, needs, capacity);
+    const jobs: Array<JobAllocation | null> = view.jobs.map((j, i) => {
+      const st = states[i];
+      st.prevQueue = j.queueLength;
+      st.served = alloc.served[i];
+      const q = Math.max(p.qFloor, Math.min(1, Math.floor(alloc.quotas[i] * 1e4) / 1e4));
+      const a = Math.max(0, Math.min(1, alloc.acceptRates[i]));
+      const out: { replicas?: number; quota?: number; acceptRate?: number } = {};
+      if (replicas[i] !== j.replicas) out.replicas = replicas[i];
+      if (Math.abs(q - j.quota) > 1e-4) out.quota = q;
+      if (Math.abs(a - st.accept) > 1e-6) out.acceptRate = a;
+      st.accept = a;
+      return Object.keys(out).length > 0 ? out : null;
+    });
+    if (jobs.every((x) => x === null)) return null;
+    return { jobs, reason: describe(view, jobs, alloc, guards) };
+  }
+
+  return { name: 'mlfaas', tickS: p.tickS, tick };
+}

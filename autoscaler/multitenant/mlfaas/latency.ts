@@ -1,0 +1,66 @@
+/**
+ * The latency model the mlfaas fixed-cluster controller sizes CPU with: Faro's M/D/c estimate (p99 =
+ * service time + half the M/M/c waiting-time percentile, autoscaler/inference/queueing.ts) for n
+ * replicas that each run at CPU quota q, so each serves a request in p / q. ρ above `rhoMax` is
+ * treated as a miss (a queue that grows to the router's tail-drop limit drops requests, and a
+ * dropped request is an infinitely late one).
+ */
+import { mdcLatencyMs } from '../../inference/queueing';
+
+export interface LatencyModel {
+  /** Percentile (0..1) the SLO is stated at. */
+  readonly percentile: number;
+  /** Largest utilisation λ·(p/q)/n we accept. */
+  readonly rhoMax: number;
+}
+
+/** Predicted percentile latency (ms) of `n` replicas at quota `q` under λ req/s; Infinity above ρmax. */
+export function replicaLatencyMs(m: LatencyModel, pMs: number, lambda: number, n: number, q: number): number {
+  if (n < 1 || q <= 0) return lambda > 0 ? Infinity : 0;
+  const s = pMs / q;
+  if (lambda <= 0) return s;
+  if ((lambda * s) / 1000 / n > m.rhoMax) return Infinity;
+  return mdcLatencyMs(m.percentile, s, lambda, n);
+}
+
+/**
+ * The smallest quota q ∈ [qMin, 1] at which `n` replicas meet `targetMs` under λ req/s (bisection:
+ * latency falls as q rises), or null when even q = 1 misses.
+ */
+export function quotaFor(m: LatencyModel, pMs: number, lambda: number, n: number, targetMs: number, qMin: number): number | null {
+  if (n < 1) return null;
+  if (replicaLatencyMs(m, pMs, lambda, n, 1) > targetMs) return null;
+  if (replicaLatencyMs(m, pMs, lambda, n, qMin) <= targetMs) return qMin;
+  let lo = qMin;
+  let hi = 1;
+  for (let i = 0; i < 24 && hi - lo > 1e-4; i++) {
+    const mid = (lo + hi) / 2;
+    if (replicaLatencyMs(m, pMs, lambda, n, mid) <= targetMs) hi = mid;
+    else lo = mid;
+  }
+  return hi;
+}
+
+export interface Sizing {
+  readonly replicas: number;
+  readonly quota: number;
+  /** replicas · quota: the CPU the job takes. */
+  readonly cpu: number;
+}
+
+/**
+ * The cheapest (least CPU) replica count and quota meeting `targetMs` under λ, over n from the
+ * fewest that can carry λ up to `maxReplicas`, quotas at least `qMin` (a lower quota serves each
+ * request more slowly; the model weighs that against pooling more replicas). null when no n fits.
+ */
+export function cheapestSizing(m: LatencyModel, pMs: number, lambda: number, targetMs: number, qMin: number, maxReplicas: number): Sizing | null {
+  const nLo = Math.max(1, Math.ceil((lambda * pMs) / 1000 / m.rhoMax - 1e-9));
+  let best: Sizing | null = null;
+  for (let n = nLo; n <= maxReplicas && n <= nLo + 6; n++) {
+    const q = quotaFor(m, pMs, lambda, n, targetMs, qMin);
+    if (q === null) continue;
+    const cpu = n * q;
+    if (best === null || cpu < best.cpu - 1e-9) best = { replicas: n, quota: q, cpu };
+  }
+  return best;
+}

@@ -1,0 +1,51 @@
+/** The mlfaas fixed-cluster controller's parameters; defaults tuned on days 1–10 (bench/results/multitenant-tuning.md). */
+import type { LatencyModel } from './latency';
+import type { ForecastParams } from './forecast';
+
+export interface MlfaasParams {
+  /** Tick (s). */
+  readonly tickS: number;
+  readonly model: LatencyModel;
+  readonly forecast: ForecastParams;
+  /** The model must predict at most sloTarget · SLO (a margin for the model's error). */
+  readonly sloTarget: number;
+  /** Replicas are planned so that the planned rate needs a quota of at most qPlan (headroom a quota rise can use at once). */
+  readonly qPlan: number;
+  /** Forecast level (σ above the mean) and horizon (minutes) replicas are planned for. */
+  readonly zPlan: number;
+  readonly planHorizon: number;
+  /** Ticks the plan must stay below the replicas held before one is removed. */
+  readonly downHoldTicks: number;
+  readonly maxReplicasPerJob: number;
+  /** Lowest quota (a warm replica of a job not served). */
+  readonly qFloor: number;
+  /** Forecast levels the quota allocation searches. */
+  readonly zMin: number;
+  readonly zMax: number;
+  /** Overload: level a job must be covered at to count as served, and the discount for jobs served now. */
+  readonly zServe: number;
+  readonly stickiness: number;
+  /** How long a removed replica's pod still holds its quota (the runner's idle timeout + its check period, s). */
+  readonly podIdleS: number;
+  /** A queue is provisioned to drain in drainS seconds. */
+  readonly drainS: number;
+}
+
+export const DEFAULT_MLFAAS_PARAMS: MlfaasParams = {
+  tickS: 10,
+  model: { percentile: 0.99, rhoMax: 0.9 },
+  forecast: { processNoise: 1, measurementNoise: 1, errorWeight: 0.1, initialStd: 2 },
+  sloTarget: 0.8,
+  qPlan: 0.9,
+  zPlan: 1.5,
+  planHorizon: 2,
+  downHoldTicks: 6,
+  maxReplicasPerJob: 36,
+  qFloor: 0.01,
+  zMin: 0,
+  zMax: 4,
+  zServe: 1,
+  stickiness: 0.1,
+  drainS: 5,
+  podIdleS: 35,
+};
