@@ -1,8 +1,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmdirSync, statSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
-import { memoryQuantityBytes } from '../gateway/lib/quantity';
-import { CFS_PERIOD_US, cfsQuotaUs, cpuFiles, cpuMaxLine, cpusetList, parseCpuList, usageUs } from './cpu-values';
+import { CFS_PERIOD_US, cfsQuotaUs, cpuFiles, cpuMaxLine, cpusetList, cpuShares, cpuWeightFile, parseCpuList, usageUs } from './cpu-values';
 import { canMakeDir } from './sandbox';
 
 /** Limits the kernel enforces on one replica's cgroup. */
@@ -15,17 +14,7 @@ export interface CgroupLimits {
   pids?: number;
 }
 
-/** Kubernetes quantity → bytes (`512Mi`, `1G`, `1000`); throws on anything else. */
-export function memoryBytes(q: string): number {
-  const b = memoryQuantityBytes(q);
-  if (b === undefined) throw new Error(`"${q}" is not a memory quantity`);
-  return b;
-}
-
-/** Kubernetes CPU quantity → cores (`500m` → 0.5, `2` → 2). */
-export function cpuCores(q: string): number {
-  return q.endsWith('m') ? Number(q.slice(0, -1)) / 1000 : Number(q);
-}
+export { cpuCores, memoryBytes } from './cpu-values';
 
 const PRUNE_AFTER_MS = 60_000;
 
@@ -85,7 +74,7 @@ export class Cgroups {
         return undefined;
       }
       const eff = [join(root, 'cpuset.cpus.effective'), join(root, 'cpuset.cpus')].find((f) => existsSync(f) && read(f));
-      return new Cgroups(2, { unified }, nodeCoresFrom(eff)).pruned();
+      return new Cgroups(2, { unified }, nodeCoresFrom(eff)).pruned().weighted();
     }
     return undefined;
   }
@@ -119,7 +108,7 @@ export class Cgroups {
       parents.cpuacct = undefined;
     }
     const eff = parents.cpuset ? join(at('cpuset'), 'cpuset.cpus') : undefined;
-    return new Cgroups(1, parents, nodeCoresFrom(eff)).pruned();
+    return new Cgroups(1, parents, nodeCoresFrom(eff)).pruned().weighted();
   }
 
   /** Whether replicas get a cpuset (the spatial share) on this host. */
@@ -154,6 +143,20 @@ export class Cgroups {
           // busy or gone: leave it
         }
       }
+    }
+    return this;
+  }
+
+  /**
+   * The replicas' parent group weighs as much as the node's cores requested in full (1024 per core,
+   * as Kubernetes weighs `kubepods`): against the host's own processes the replicas' requests hold.
+   */
+  private weighted(): this {
+    const w = cpuWeightFile(this.version, cpuShares(1, this.nodeCores.length));
+    try {
+      writeFileSync(join(this.parents.cpu ?? this.parents.unified!, w.file), w.value);
+    } catch {
+      // not writable here: the group keeps the kernel's default weight
     }
     return this;
   }
@@ -221,6 +224,12 @@ export class Cgroups {
     } else {
       writeFileSync(f.quota, cpuMaxLine(quotaUs));
     }
+  }
+
+  /** The request half of a <request, limit> quota: v1 `cpu.shares` (v2: the equivalent `cpu.weight`). */
+  setShares(id: string, shares: number): void {
+    const w = cpuWeightFile(this.version, shares);
+    writeFileSync(join(this.parents.cpu ?? this.parents.unified!, id, w.file), w.value);
   }
 
   /** The replica's cpuset (its spatial share), changed live; the kernel migrates its threads. */

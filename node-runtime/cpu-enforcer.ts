@@ -1,6 +1,6 @@
 import type { Enforcement, GpuEnforcement } from '../gateway/providers/function-provider';
 import { Cgroups } from './cgroups';
-import { cfsQuotaUs } from './cpu-values';
+import { cfsQuotaUs, cpuShares } from './cpu-values';
 
 /** One replica's CPU allotment: its cores (the spatial share) and a time quota of each (temporal). */
 export interface CpuAllotment {
@@ -10,8 +10,16 @@ export interface CpuAllotment {
   pid: number;
   /** Core indices of its cpuset. */
   cores: readonly number[];
-  /** Fraction of each of those cores per CFS period, (0, 1]. */
+  /**
+   * Fraction of each of those cores per CFS period, (0, 1]: the request of a <request, limit>
+   * quota, what the replica gets under contention.
+   */
   quota: number;
+  /**
+   * The most of each core it may use, [quota, 1], borrowing what idle neighbours leave (Dilu's
+   * limit, Kubernetes' `limits.cpu`). Absent: the quota (request = limit, nothing is lent).
+   */
+  limit?: number;
   /** The function's `limits.cpu`, cores: a cap on top of the quota. */
   limitCores?: number;
 }
@@ -26,13 +34,23 @@ export interface CpuEnforcer {
   apply(a: CpuAllotment): Promise<void>;
 }
 
-/** The kernel enforces: cpuset for the cores, CFS bandwidth for quota × cores. */
+/** The allotment's limit: at least its quota, at most 1 (absent: the quota). */
+export function limitOfAllotment(a: Pick<CpuAllotment, 'quota' | 'limit'>): number {
+  return Math.min(1, Math.max(a.quota, a.limit ?? a.quota));
+}
+
+/**
+ * The kernel enforces, as Kubernetes does requests and limits: cpuset for the cores, `cpu.shares`
+ * ∝ the request (quota × cores; what a busy replica gets under contention) and CFS bandwidth for
+ * the limit × cores (what it may borrow from idle neighbours up to).
+ */
 export function cgroupCpuEnforcer(cgroups: Cgroups): CpuEnforcer {
   return {
     declares: { spatial: cgroups.hasCpuset ? 'cpuset' : 'none', temporal: 'cfs' },
     async apply(a) {
       if (cgroups.hasCpuset) cgroups.setCpuset(a.id, a.cores);
-      cgroups.setCfsQuotaUs(a.id, cfsQuotaUs(a.quota, a.cores.length, a.limitCores));
+      cgroups.setShares(a.id, cpuShares(a.quota, a.cores.length));
+      cgroups.setCfsQuotaUs(a.id, cfsQuotaUs(limitOfAllotment(a), a.cores.length, a.limitCores));
     },
   };
 }
@@ -42,12 +60,13 @@ export function cgroupCpuEnforcer(cgroups: Cgroups): CpuEnforcer {
  * asked to grant the replica quota × its cores. Voluntary: only a runtime that asks tokend for
  * tokens (ml-inference) is held to it, and the cores are not pinned.
  */
-export function tokendCpuEnforcer(setShare: (pid: number, share: number) => Promise<void>, nodeCores: number): CpuEnforcer {
+export function tokendCpuEnforcer(setShare: (pid: number, share: number, limit: number) => Promise<void>, nodeCores: number): CpuEnforcer {
   return {
     declares: { spatial: 'none', temporal: 'tokend' },
     async apply(a) {
-      const cores = Math.min(a.quota * a.cores.length, a.limitCores ?? Infinity);
-      await setShare(a.pid, Math.min(1, cores / nodeCores));
+      const fraction = (q: number) => Math.min(1, Math.min(q * a.cores.length, a.limitCores ?? Infinity) / nodeCores);
+      // tokend lends idle time between its clients up to each limit (its request/limit policy)
+      await setShare(a.pid, fraction(a.quota), fraction(limitOfAllotment(a)));
     },
   };
 }

@@ -3,6 +3,19 @@
  * of it) and what the kernel reads (a cpuset list, CFS bandwidth). No I/O: `cgroups.ts` writes
  * the results, unit tests check them against a fake cgroup root.
  */
+import { memoryQuantityBytes } from '../gateway/lib/quantity';
+
+/** Kubernetes quantity → bytes (`512Mi`, `1G`, `1000`); throws on anything else. */
+export function memoryBytes(q: string): number {
+  const b = memoryQuantityBytes(q);
+  if (b === undefined) throw new Error(`"${q}" is not a memory quantity`);
+  return b;
+}
+
+/** Kubernetes CPU quantity → cores (`500m` → 0.5, `2` → 2). */
+export function cpuCores(q: string): number {
+  return q.endsWith('m') ? Number(q.slice(0, -1)) / 1000 : Number(q);
+}
 
 /**
  * The CFS period the platform uses, µs: the kernel's default 100 ms. A replica at quota q that has
@@ -25,6 +38,26 @@ export function cfsQuotaUs(quota: number, cores: number, limitCores?: number, pe
   if (!(cores >= 1)) throw new Error(`cores ${cores} must be at least 1`);
   const bandwidth = limitCores !== undefined && limitCores > 0 ? Math.min(quota * cores, limitCores) : quota * cores;
   return Math.max(MIN_QUOTA_US, Math.round(bandwidth * periodUs));
+}
+
+/** cgroup v1 `cpu.shares` per core of request: the kernel's default weight of one nice-0 task. */
+export const SHARES_PER_CORE = 1024;
+
+/**
+ * The request half of a <request, limit> quota as a CFS weight (cgroup v1 `cpu.shares`), exactly
+ * Kubernetes' `requests.cpu`: 1024 per core requested, at least the kernel's minimum 2. Under
+ * contention the kernel splits a core in proportion to these weights, so each busy replica gets at
+ * least its request as long as the requests on the core sum to at most 1; the limit (CFS quota)
+ * caps what an idle neighbour lends it.
+ */
+export function cpuShares(request: number, cores: number): number {
+  if (!(request > 0 && request <= 1)) throw new Error(`request ${request} must be in (0, 1]`);
+  return Math.max(2, Math.round(request * cores * SHARES_PER_CORE));
+}
+
+/** v1 shares → v2 `cpu.weight` (1..10000), the mapping Kubernetes and runc use. */
+export function cpuWeightOfShares(shares: number): number {
+  return Math.min(10000, Math.max(1, 1 + Math.floor(((shares - 2) * 9999) / 262142)));
 }
 
 /** The v2 `cpu.max` line for a quota (undefined = unlimited). */
@@ -74,6 +107,11 @@ export function cpuFiles(version: 1 | 2): { quota: string; period?: string; cpus
   return version === 1
     ? { quota: 'cpu.cfs_quota_us', period: 'cpu.cfs_period_us', cpus: 'cpuset.cpus', mems: 'cpuset.mems', usage: 'cpuacct.usage' }
     : { quota: 'cpu.max', cpus: 'cpuset.cpus', mems: 'cpuset.mems', usage: 'cpu.stat' };
+}
+
+/** The file of a group's CFS weight (the request) and its value for `shares`: v1 `cpu.shares`, v2 `cpu.weight`. */
+export function cpuWeightFile(version: 1 | 2, shares: number): { file: string; value: string } {
+  return version === 1 ? { file: 'cpu.shares', value: String(shares) } : { file: 'cpu.weight', value: String(cpuWeightOfShares(shares)) };
 }
 
 /** CPU time used, µs, from a usage file's text: v1 `cpuacct.usage` (ns) or v2 `cpu.stat` (usage_usec). */

@@ -84,19 +84,20 @@ export function startGpuNode(node: GpuNode, opts: GpuNodeOptions): GpuNodeRuntim
 }
 
 /**
- * The agent's `gpuQuota`: a replica's quota becomes `<q, q>` on its GPU's tokend window, by pid.
+ * The agent's `gpuQuota`: a replica's quota becomes `<q, limit>` (`<q, q>` without a limit) on its
+ * GPU's tokend window, by pid; tokend lends idle window time up to the limit.
  * tokend keeps a rule per pid (256 at most) and is not told when a replica exits, so the rules of
  * pids that are gone are removed first: a node that starts many replicas would fill the table.
  */
 export function gpuQuotaPusher(control: Pick<TokendControl, 'setQuota' | 'remove'>, alive: (pid: number) => boolean = isAlive) {
   const rules = new Map<number, number>(); // pid → device
-  return async (pid: number, device: number, quota: number): Promise<void> => {
+  return async (pid: number, device: number, quota: number, limit?: number): Promise<void> => {
     for (const [p, d] of rules) {
       if (p === pid || alive(p)) continue;
       rules.delete(p);
       await control.remove({ pid: p, device: `gpu${d}` }).catch(() => undefined);
     }
-    await control.setQuota({ pid, device: `gpu${device}`, request: quota, limit: quota });
+    await control.setQuota({ pid, device: `gpu${device}`, request: quota, limit: Math.min(1, Math.max(quota, limit ?? quota)) });
     rules.set(pid, device);
   };
 }

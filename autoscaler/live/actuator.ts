@@ -2,6 +2,7 @@ import type { FunctionRef } from '../../gateway/lib/names';
 import type { FunctionProvider } from '../../gateway/providers/function-provider';
 import { ScalingEvent, ScalingEvents } from '../../gateway/registry/scaling-events';
 import type { Decision, QuotaChange } from '../inference/types';
+import type { RequestLimit } from '../../gateway/providers/capability-profile';
 import type { PlacedReplica } from './observation';
 import type { ShareChange } from './collector';
 
@@ -27,6 +28,21 @@ export class Actuator {
     private readonly events: ScalingEvents,
     private readonly policy: string,
   ) {}
+
+  /**
+   * The limit that goes with quota `q` (the request): the profiled <request, limit> ratio (Dilu:
+   * limit = 2 × request) applied to `q`, capped at 1; undefined (request = limit) without a profile
+   * that has one.
+   */
+  private async limitFor(ref: FunctionRef, q: number): Promise<number | undefined> {
+    const rl = (await this.provider.capability?.(ref).catch(() => undefined))?.requestLimit;
+    return limitForQuota(q, rl);
+  }
+
+  private async setQuota(ref: FunctionRef, replicaId: string, q: number): Promise<string | undefined> {
+    const limit = await this.limitFor(ref, q);
+    return this.call(() => (limit === undefined ? this.provider.setQuota(ref, replicaId, q) : this.provider.setQuota(ref, replicaId, q, limit)));
+  }
 
   private async call(f: () => Promise<void>): Promise<string | undefined> {
     try {
@@ -59,7 +75,7 @@ export class Actuator {
     }
     for (const q of changes) {
       const r = replicas.find((x) => x.id === q.replicaId)!;
-      const error = await this.call(() => this.provider.setQuota(ref, q.replicaId, q.quota));
+      const error = await this.setQuota(ref, q.replicaId, q.quota);
       if (!error) r.quota = q.quota;
       else await this.record(ref, { time: new Date(now).toISOString(), policy: this.policy, action: 'quota', replica: q.replicaId, from: r.quota, to: q.quota,
         reason: 'planned quota of a new replica' }, out, { action: 'quota', replica: q.replicaId, to: q.quota, ok: false, error });
@@ -74,7 +90,7 @@ export class Actuator {
     for (const q of d.quotas) {
       const r = replicas.find((x) => x.id === q.replicaId);
       if (!r || Math.abs(r.quota - q.quota) < 1e-6) continue;
-      const error = await this.call(() => this.provider.setQuota(ref, q.replicaId, q.quota));
+      const error = await this.setQuota(ref, q.replicaId, q.quota);
       await this.record(ref, { ...base, action: 'quota', replica: q.replicaId, from: r.quota, to: q.quota }, out,
         { action: 'quota', replica: q.replicaId, to: q.quota, ok: !error, error });
       if (!error) r.quota = q.quota;
@@ -97,4 +113,13 @@ export class Actuator {
   prune(live: ReadonlySet<string>): void {
     for (const k of this.weights.keys()) if (!live.has(k)) this.weights.delete(k);
   }
+}
+
+/**
+ * A quota's limit from the profiled <request, limit>: the same ratio (limit ÷ request) applied to
+ * the quota the policy chose, capped at 1 and never below the quota. Pure.
+ */
+export function limitForQuota(q: number, rl: Pick<RequestLimit, 'request' | 'limit'> | undefined): number | undefined {
+  if (!rl || !(rl.request > 0) || !(rl.limit > rl.request)) return undefined;
+  return Math.min(1, Math.max(q, q * (rl.limit / rl.request)));
 }

@@ -34,4 +34,22 @@ export interface CapabilityProfile {
   source?: 'measured' | 'predicted' | 'calibrated';
   /** Points measured on the replica for this profile. */
   measuredPoints?: number;
+  /**
+   * Dilu's <request, limit> for the function (absent: request = limit, nothing lent): the smallest
+   * quota whose batch latency meets the SLO at the function's base load, and the limit up to which
+   * it may borrow time its neighbours leave idle (2 × request for inference, capped at 1).
+   */
+  requestLimit?: RequestLimit;
+}
+
+/** A function's <request, limit> quota as the profiler found it (`autoscaler/rapp/request-limit.ts`). */
+export interface RequestLimit {
+  /** Time quota (of one core, or of a GPU's window) that meets the SLO at `batch`, (0, 1]. */
+  request: number;
+  /** The most it may use, [request, 1]. */
+  limit: number;
+  /** Batch size the search settled on (HGSS doubles it while the SLO holds). */
+  batch: number;
+  /** The SLO searched against, ms (the search targets a batch latency ≤ sloMs / 2). */
+  sloMs: number;
 }

@@ -130,8 +130,13 @@ export interface FunctionProvider {
   scale(ref: FunctionRef, replicas: number, remove?: string[]): Promise<void>;
   /** Scale from zero: desired 0 → 1 atomically, anything else unchanged. */
   wake?(ref: FunctionRef): Promise<void>;
-  /** A replica's device time quota in (0, 1] (vertical scaling). */
-  setQuota(ref: FunctionRef, replicaId: string, quota: number): Promise<void>;
+  /**
+   * A replica's device time quota in (0, 1] (vertical scaling): its request, what it gets under
+   * contention. `limit` in [quota, 1] (Dilu's <request, limit>): the most it may use, borrowing time
+   * its neighbours on the device leave idle; absent = the quota (nothing lent). A provider that
+   * cannot lend ignores `limit`.
+   */
+  setQuota(ref: FunctionRef, replicaId: string, quota: number, limit?: number): Promise<void>;
   /**
    * A GPU replica's SM share in (0, 1]. Fixed at a replica's start: where the share is enforced
    * (`enforcement().gpu.smShare === 'mps'`) a replica at another share is replaced by one at this

@@ -42,7 +42,7 @@ export interface AgentOptions {
   /** GPU node: the GPUs replicas that ask for one (`mlfaas.gpu`) are given; absent = none. */
   gpus?: GpuReplicas;
   /** Applies a GPU replica's time quota to its device (tokend's `gpuN`); absent = not enforced. */
-  gpuQuota?(pid: number, device: number, quota: number): Promise<void>;
+  gpuQuota?(pid: number, device: number, quota: number, limit?: number): Promise<void>;
   /** Capability profiling of ml-inference functions at deploy (seconds per point); absent = off. */
   profileSeconds?: number;
   /**
@@ -73,7 +73,7 @@ export class LocalAgent {
   private readonly cpu?: CpuEnforcer;
   private readonly nodeCores: number[];
   private readonly placements: PlacementBook;
-  private readonly gpuQuota?: (pid: number, device: number, quota: number) => Promise<void>;
+  private readonly gpuQuota?: (pid: number, device: number, quota: number, limit?: number) => Promise<void>;
   /** Allotment last applied per replica process (by id: a reused pid must not inherit it). */
   private applied = new Map<string, string>();
   /** Replica pids being profiled (their quota belongs to the profiler meanwhile). */
@@ -350,7 +350,7 @@ export class LocalAgent {
       if (!pid || r.state !== 'ready' || this.profiling.has(pid)) continue;
       if (!this.enforces(r)) continue;
       const a = this.allotment(r, pid, book, settings);
-      const sig = r.gpu !== undefined ? `gpu${r.gpu}@${a.quota}` : `${a.cores.join(',')}@${a.quota}/${a.limitCores ?? ''}`;
+      const sig = r.gpu !== undefined ? `gpu${r.gpu}@${a.quota}-${a.limit ?? ''}` : `${a.cores.join(',')}@${a.quota}-${a.limit ?? ''}/${a.limitCores ?? ''}`;
       if (this.applied.get(`${r.id}:${pid}`) === sig) continue;
       try {
         await this.apply(r, a);
@@ -373,13 +373,13 @@ export class LocalAgent {
    * any other replica's cores and quota go to the CPU enforcer.
    */
   private async apply(r: Replica, a: CpuAllotment): Promise<void> {
-    if (r.gpu !== undefined) await this.gpuQuota?.(a.pid, r.gpu, a.quota);
+    if (r.gpu !== undefined) await this.gpuQuota?.(a.pid, r.gpu, a.quota, a.limit);
     else await this.cpu?.apply(a);
   }
 
   private allotment(r: Replica, pid: number, book: Record<string, { gpu: string }>, settings: Record<string, string>): CpuAllotment {
-    const quota = settings[r.id] ? ((JSON.parse(settings[r.id]) as { quota?: number }).quota ?? 1) : 1;
-    return { id: r.id, pid, cores: coresOfDevice(book[r.id]?.gpu, this.nodeCores), quota, limitCores: limitOf(r) };
+    const set = settings[r.id] ? (JSON.parse(settings[r.id]) as { quota?: number; limit?: number }) : {};
+    return { id: r.id, pid, cores: coresOfDevice(book[r.id]?.gpu, this.nodeCores), quota: set.quota ?? 1, limit: set.limit, limitCores: limitOf(r) };
   }
 
   /**

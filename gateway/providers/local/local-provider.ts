@@ -150,7 +150,7 @@ export class LocalProvider implements FunctionProvider {
     await this.registry.setDesiredIfZero(ref, 1);
   }
 
-  private async setSetting(ref: FunctionRef, replicaId: string, patch: { quota?: number; weight?: number; smShare?: number }) {
+  private async setSetting(ref: FunctionRef, replicaId: string, patch: { quota?: number; limit?: number; weight?: number; smShare?: number }) {
     await this.mustExist(ref);
     const known = (await this.registry.replicas(ref)).some((r) => r.id === replicaId);
     if (!known) throw notFound(`replica ${replicaId} of ${ref.name}.${ref.namespace} not found`);
@@ -160,9 +160,11 @@ export class LocalProvider implements FunctionProvider {
     await this.registry.feed.publish({ kind: 'replicas', key: `${ref.namespace}/${ref.name}` });
   }
 
-  async setQuota(ref: FunctionRef, replicaId: string, quota: number): Promise<void> {
+  /** The node agent applies both: cpu.shares ∝ quota and CFS bandwidth = limit (or tokend's request/limit). */
+  async setQuota(ref: FunctionRef, replicaId: string, quota: number, limit?: number): Promise<void> {
     if (!(quota > 0 && quota <= 1)) throw invalid('quota', `${quota} must be in (0, 1]`);
-    await this.setSetting(ref, replicaId, { quota });
+    if (limit !== undefined && !(limit >= quota && limit <= 1)) throw invalid('limit', `${limit} must be in [quota ${quota}, 1]`);
+    await this.setSetting(ref, replicaId, { quota, limit: limit ?? quota });
   }
 
   /**
