@@ -133,6 +133,12 @@ export interface Config {
     sloGuardS: number;
     /** How long the SLO guard's capacity is kept, s; undefined: the guard's own default (GUARD_HOLD_S). */
     sloGuardHoldS?: number;
+    /**
+     * `MLFAAS_CLUSTER_CAPACITY`: the fixed-cluster mode (docs/scaling.md). Cores the inference
+     * functions share (`auto`: this node's); a fixed-cluster controller (`MLFAAS_CLUSTER_CONTROLLER`)
+     * then allocates replicas, CPU quotas and accept rates instead of the per-function policy.
+     */
+    cluster?: { capacity: number | 'auto'; controller: string };
   };
   training: {
     /** Registered training policy (`mlfaas`, `elasticflow`, `edf`, `gandiva`, …). */
@@ -215,6 +221,14 @@ function powerOfTwo(env: Env, key: string, def: number): number {
   return n;
 }
 
+/** `MLFAAS_CLUSTER_CAPACITY`: a number of cores > 0, or `auto`. */
+function clusterCapacity(raw: string): number | 'auto' {
+  if (raw === 'auto') return 'auto';
+  const n = Number(raw);
+  if (!(n > 0 && n <= 100_000)) throw new Error(`config: MLFAAS_CLUSTER_CAPACITY="${raw}" must be a number of cores > 0, or auto`);
+  return n;
+}
+
 function bool(env: Env, key: string, def: boolean): boolean {
   const raw = env[key];
   if (raw === undefined || raw === '') return def;
@@ -286,6 +300,9 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       defaultSloMs: int(env, 'MLFAAS_DEFAULT_SLO_MS', 1000, 1),
       sloGuardS: int(env, 'MLFAAS_SLO_GUARD_S', 5, 1),
       ...(env.MLFAAS_SLO_GUARD_HOLD_S ? { sloGuardHoldS: seconds(env, 'MLFAAS_SLO_GUARD_HOLD_S', 0, 3600) } : {}),
+      ...(env.MLFAAS_CLUSTER_CAPACITY
+        ? { cluster: { capacity: clusterCapacity(env.MLFAAS_CLUSTER_CAPACITY), controller: env.MLFAAS_CLUSTER_CONTROLLER || 'grid' } }
+        : {}),
     },
     training: {
       policy: env.MLFAAS_TRAINING_POLICY || 'mlfaas',

@@ -31,6 +31,7 @@ import { createTokendControl } from '../node-runtime/tokend-control';
 import { tokendBinaryPath } from '../node-runtime/tokend-process';
 import { TokendSupervisor } from '../node-runtime/tokend-supervisor';
 import { parseInvocationPath, Invoker, trainingNotInvocable } from './proxy/invoker';
+import { Admission } from './proxy/admission';
 import { readBody } from './proxy/read-body';
 import { slotNounOf } from './jobs/admission-answer';
 import { JobService } from './jobs/job-service';
@@ -135,7 +136,10 @@ export async function startGateway(cfg: Config, redisTarget: string, opts: Gatew
   window.start();
   await router.start();
   metrics.attach(router);
+  const admission = new Admission(redis); // the fixed-cluster mode's accept rates (closed with the invoker)
+  admission.start();
   const invoker = new Invoker(router, provider, metrics, window, {
+    admission,
     maxBodyBytes: cfg.maxBodyBytes,
     upstreamTimeoutMs: cfg.upstreamTimeoutMs,
     scaleFromZeroTimeoutMs: cfg.scaleFromZeroTimeoutMs,

@@ -9,15 +9,36 @@ import type { JobBook, JobLauncher } from '../../gateway/ports/training-jobs';
 import type { TrainingCapacity } from '../../gateway/jobs/training-capacity';
 import { TrainingLoop } from './training-loop';
 import { type Clock, systemClock } from '../../gateway/ports/clock';
+import { ClusterAutoscaler, createClusterController } from '../multitenant/live/cluster-autoscaler';
 
 /** The node's devices as the autoscaler sees them: one per core on a machine without a GPU. */
 export function localDevices(): string[] {
   return cpus().map((_, i) => `cpu${i}`);
 }
 
-/** Starts the live inference autoscaler with the configured policy (leader-elected in Redis unless `leader` is given). */
+/** The cores a fixed cluster of `auto` capacity has: this node's (the local provider); Kubernetes must be given a number. */
+export function clusterCores(cfg: Config): number | undefined {
+  const c = cfg.autoscaler.cluster?.capacity;
+  if (c === undefined || typeof c === 'number') return c;
+  if (cfg.provider !== 'local') throw new Error('config: MLFAAS_CLUSTER_CAPACITY=auto is this node\'s cores: on Kubernetes give the cores as a number');
+  return cpus().length;
+}
+
+/**
+ * Starts the live inference autoscaler (leader-elected in Redis unless `leader` is given): the
+ * configured per-function policy, or with `MLFAAS_CLUSTER_CAPACITY` the fixed-cluster controller
+ * over every inference function (autoscaler/multitenant/live/).
+ */
 export async function startAutoscaler(cfg: Config, redis: Redis, provider: FunctionProvider, leader?: LeaderLease,
-  clock: Clock = systemClock): Promise<LiveAutoscaler> {
+  clock: Clock = systemClock): Promise<LiveAutoscaler | ClusterAutoscaler> {
+  const capacity = clusterCores(cfg);
+  if (capacity !== undefined) {
+    const intervalMs = cfg.autoscaler.intervalMs;
+    const controller = createClusterController(cfg.autoscaler.cluster!.controller, intervalMs / 1000);
+    const c = new ClusterAutoscaler(redis, provider, controller, { leader, capacity, intervalMs, defaultSloMs: cfg.autoscaler.defaultSloMs }, clock);
+    await c.start();
+    return c;
+  }
   const a = new LiveAutoscaler(redis, provider, {
     leader,
     policy: cfg.autoscaler.policy,

@@ -35,6 +35,12 @@ export interface JobView {
   readonly recentLatencyMs: { mean: number; pct: number; windowS: number };
   /** Requests dropped in the last tick. */
   readonly droppedLastTick: number;
+  /**
+   * Optional (the live runner sets it): requests per second offered over the last
+   * `recentLatencyMs.windowS` s, dropped ones included: the demand now, where `minuteCounts` only
+   * has completed minutes.
+   */
+  readonly arrivalRps?: number;
 }
 
 export interface ClusterView {

@@ -14,6 +14,8 @@ export class GatewayMetrics {
   readonly componentRestarts: Counter<'component'>;
   /** Replicas the agent started cold beyond the desired count's own (`sm-share`: a new SM share). */
   readonly coldStarts: Counter<'function_name' | 'cause'>;
+  /** Requests the fixed-cluster controller's accept rate dropped with a 429 (gateway/proxy/admission.ts). */
+  readonly drops: Counter<'function_name'>;
   private router?: FunctionRouter;
 
   constructor() {
@@ -46,6 +48,12 @@ export class GatewayMetrics {
       name: 'mlfaas_replica_cold_starts_total',
       help: 'Replicas started cold to change what is fixed at a replica\'s start (cause sm-share: a GPU replica\'s MPS SM share)',
       labelNames: ['function_name', 'cause'],
+      registers: [this.registry],
+    });
+    this.drops = new Counter({
+      name: 'mlfaas_function_dropped_total',
+      help: 'Requests dropped with a 429 by the fixed-cluster controller\'s accept rate (the cluster cannot carry them all)',
+      labelNames: ['function_name'],
       registers: [this.registry],
     });
     const each = (g: Gauge<string>, value: (s: ReturnType<FunctionRouter['all']> extends Iterable<infer T> ? T : never) => number) => {
@@ -90,6 +98,8 @@ export class GatewayMetrics {
     });
   }
 
+  private readonly dropsSeen = new Set<string>();
+
   /** Label children by `function_name|code`: the cache of the hot path, and every invocation series there is. */
   private children = new Map<string, { functionName: string; code: string; count: { inc(): void }; time: { observe(v: number): void } }>();
 
@@ -106,6 +116,12 @@ export class GatewayMetrics {
     c.time.observe(seconds);
   }
 
+  /** Counts one request dropped by the accept rate. */
+  dropped(functionName: string): void {
+    this.dropsSeen.add(functionName);
+    this.drops.inc({ function_name: functionName });
+  }
+
   attach(router: FunctionRouter): void {
     this.router = router;
   }
@@ -119,6 +135,11 @@ export class GatewayMetrics {
     if (!this.router) return;
     const live = new Set<string>();
     for (const s of this.router.all()) live.add(`${s.ref.name}.${s.ref.namespace}`);
+    for (const fn of this.dropsSeen) {
+      if (live.has(fn)) continue;
+      this.drops.remove({ function_name: fn });
+      this.dropsSeen.delete(fn);
+    }
     for (const [key, c] of this.children) {
       if (live.has(c.functionName)) continue;
       const labels = { function_name: c.functionName, code: c.code };

@@ -12,6 +12,8 @@ export interface SecondCounters {
   completions: number;
   errors: number;
   rejected: number;
+  /** Requests the fixed-cluster controller's accept rate dropped (429, never queued). */
+  dropped: number;
   latencySumMs: number;
   /** counts per LATENCY_BUCKETS_MS bucket */
   buckets: number[];
@@ -31,6 +33,7 @@ const empty = (): SecondCounters => ({
   completions: 0,
   errors: 0,
   rejected: 0,
+  dropped: 0,
   latencySumMs: 0,
   buckets: LATENCY_BUCKETS_MS.map(() => 0),
   queue: 0,
@@ -78,6 +81,10 @@ export class SecondWindow {
     this.get(refKey(ref)).rejected++;
   }
 
+  dropped(ref: FunctionRef): void {
+    this.get(refKey(ref)).dropped++;
+  }
+
   completion(ref: FunctionRef, ms: number, ok: boolean, replicaId?: string): void {
     const c = this.get(refKey(ref));
     c.completions++;
@@ -106,6 +113,7 @@ export class SecondWindow {
       p.hincrby(key, 'completions', c.completions);
       p.hincrby(key, 'errors', c.errors);
       p.hincrby(key, 'rejected', c.rejected);
+      if (c.dropped) p.hincrby(key, 'dropped', c.dropped);
       p.hincrbyfloat(key, 'latency_sum_ms', c.latencySumMs);
       c.buckets.forEach((n, b) => n && p.hincrby(key, `le_${b}`, n));
       if (c.queue) p.hincrby(key, 'queue', c.queue);
@@ -137,6 +145,7 @@ export async function readSeconds(redis: Redis, ref: FunctionRef, fromSec: numbe
     c.completions = Number(m.completions ?? 0);
     c.errors = Number(m.errors ?? 0);
     c.rejected = Number(m.rejected ?? 0);
+    c.dropped = Number(m.dropped ?? 0);
     c.latencySumMs = Number(m.latency_sum_ms ?? 0);
     c.buckets = LATENCY_BUCKETS_MS.map((_, b) => Number(m[`le_${b}`] ?? 0));
     c.queue = Number(m.queue ?? 0);

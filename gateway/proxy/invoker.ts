@@ -6,6 +6,7 @@ import { checkDnsLabel, FunctionRef, splitQualified } from '../lib/names';
 import type { GatewayMetrics } from '../metrics/gateway-metrics';
 import type { SecondWindow } from '../metrics/second-window';
 import type { FunctionProvider } from '../providers/function-provider';
+import type { AcceptEntry, Admission } from './admission';
 import { Upstream } from './balancer';
 import { FunctionState } from './function-state';
 import { readBody } from './read-body';
@@ -16,6 +17,8 @@ export interface InvokerOptions {
   maxBodyBytes: number;
   upstreamTimeoutMs: number;
   scaleFromZeroTimeoutMs: number;
+  /** The fixed-cluster mode's accept rates (admission.ts); absent: every request is admitted. */
+  admission?: Admission;
 }
 
 /** A request to a function, independent of where it came from (HTTP or the async queue). */
@@ -102,6 +105,8 @@ export class Invoker {
       const inv: Invocation = { ref, method: req.method!, path, headers: req.headers, body, callId };
       const s = await this.stateOf(ref);
       state = s;
+      const drop = s.kind === 'training' ? undefined : this.opts.admission?.check(s.label);
+      if (drop) return this.dropped(res, s, drop, startHr);
       const { upstream, response } = await this.send(s, inv, started);
       const secs = Number(process.hrtime.bigint() - startHr) / 1e9;
       const headers: Record<string, string | string[]> = {};
@@ -184,6 +189,21 @@ export class Invoker {
     this.window.completion(s.ref, secs * 1000, code < 500, u.id);
   }
 
+  /**
+   * A request the fixed-cluster controller's accept rate drops: counted as an arrival (demand the
+   * controller must see) and a drop, answered 429 at once with `Retry-After` and why.
+   */
+  private dropped(res: ServerResponse, s: FunctionState, e: AcceptEntry, startHr: bigint): void {
+    this.window.arrival(s.ref);
+    this.window.dropped(s.ref);
+    this.metrics.dropped(s.label);
+    this.metrics.record(s.label, 429, Number(process.hrtime.bigint() - startHr) / 1e9);
+    const pct = Math.round(e.rate * 1000) / 10;
+    const message = `request dropped: the cluster is full and ${s.label} admits ${pct}% of its requests now (fixed-cluster controller: ${e.reason})`;
+    res.writeHead(429, { 'content-type': 'application/json', 'retry-after': String(e.retryAfterS) });
+    res.end(JSON.stringify({ error: { code: 'dropped', message }, acceptRate: e.rate, retryAfterS: e.retryAfterS }));
+  }
+
   private fail(res: ServerResponse, e: unknown, s: FunctionState | undefined, startHr: bigint): void {
     const h = toHttp(e);
     if (s) {
@@ -202,6 +222,7 @@ export class Invoker {
 
   close(): void {
     clearInterval(this.sweeper);
+    this.opts.admission?.close();
     void this.client.close();
   }
 }

@@ -8,10 +8,11 @@ export interface ScalingEvent {
   /** Policy that decided, e.g. `hybrid`. */
   policy: string;
   /**
-   * `replicas`, `quota`, `weight`, `sm-share` (a GPU replica's SM share: a replacement replica) or
+   * `replicas`, `quota`, `weight`, `sm-share` (a GPU replica's SM share: a replacement replica),
+   * `accept-rate` (the share of requests the fixed-cluster mode admits; the rest get 429) or
    * `none` (a decision to hold, stored only when its reason changes).
    */
-  action: 'replicas' | 'quota' | 'weight' | 'sm-share' | 'none';
+  action: 'replicas' | 'quota' | 'weight' | 'sm-share' | 'accept-rate' | 'none';
   from?: number;
   to?: number;
   /** For quota/weight/sm-share: the replica it applies to. */

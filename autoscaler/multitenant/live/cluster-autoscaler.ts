@@ -1,0 +1,68 @@
+import type Redis from 'ioredis';
+import { Lease } from '../../../gateway/lib/lease';
+import { type Clock, systemClock } from '../../../gateway/ports/clock';
+import type { FunctionProvider } from '../../../gateway/providers/function-provider';
+import type { LeaderLease } from '../../../gateway/providers/kubernetes/kube-lease';
+import type { ClusterController } from '../types';
+import { ClusterRunner, ClusterRunnerOptions, ClusterTickReport } from './runner';
+import { gridClusterController } from './grid';
+
+/** The same lock as the per-function live autoscaler's: one autoscaler of either kind leads. */
+const LOCK = 'mlfaas:autoscaler-lock';
+
+/** Fixed-cluster controllers the live platform can run (`MLFAAS_CLUSTER_CONTROLLER`). */
+export const CLUSTER_CONTROLLERS: Record<string, (tickS: number) => ClusterController> = {
+  grid: (tickS) => gridClusterController({ tickS }),
+};
+
+export const DEFAULT_CLUSTER_CONTROLLER = 'grid';
+
+export function createClusterController(name: string, tickS: number): ClusterController {
+  const make = CLUSTER_CONTROLLERS[name];
+  if (!make) throw new Error(`unknown fixed-cluster controller "${name}" (known: ${Object.keys(CLUSTER_CONTROLLERS).join(', ')})`);
+  return make(tickS);
+}
+
+export interface ClusterAutoscalerOptions extends ClusterRunnerOptions {
+  leader?: LeaderLease;
+  leaseMs?: number;
+  /** Called after every tick (logs, tests). */
+  onTick?: (r: ClusterTickReport, now: number) => void;
+}
+
+/**
+ * The live autoscaler in fixed-cluster mode (`MLFAAS_CLUSTER_CAPACITY`): one leader at a time (the
+ * per-function autoscaler's lease), a tick every interval, each one the runner's round over every
+ * inference function (runner.ts). It replaces the per-function autoscaler: both would size the
+ * same replicas.
+ */
+export class ClusterAutoscaler {
+  readonly runner: ClusterRunner;
+  private readonly lease: LeaderLease;
+  private timer?: NodeJS.Timeout;
+  private running = false;
+
+  constructor(redis: Redis, provider: FunctionProvider, controller: ClusterController, private readonly opts: ClusterAutoscalerOptions,
+    private readonly clock: Clock = systemClock) {
+    this.runner = new ClusterRunner(redis, provider, controller, opts);
+    this.lease = opts.leader ?? new Lease(redis, LOCK, opts.leaseMs ?? 5000, async () => undefined, async () => undefined);
+  }
+
+  async start(): Promise<void> {
+    await this.lease.start();
+    this.timer = setInterval(() => {
+      if (!this.lease.isHeld || this.running) return;
+      this.running = true;
+      const now = this.clock.now();
+      void this.runner.tick(now)
+        .then((r) => this.opts.onTick?.(r, now))
+        .catch(() => undefined)
+        .finally(() => (this.running = false));
+    }, this.opts.intervalMs);
+  }
+
+  async close(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    await this.lease.close();
+  }
+}

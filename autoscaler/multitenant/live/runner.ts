@@ -1,0 +1,186 @@
+/**
+ * The live runner of a fixed-cluster controller (issue 24): each tick it reads every inference
+ * function (its replicas, per-second counters, capability profile and SLO labels), builds the
+ * controller's ClusterView, calls the controller, keeps the decision within the cluster
+ * (capacity.ts) and applies it through the provider: replica counts (`scale`), each replica's CPU
+ * quota (`setQuota`, vertical; request = limit: nothing is lent in a full cluster) and the accept
+ * rate (the gateways' admission table, gateway/proxy/admission.ts). Every change is a scaling
+ * event whose reason is the controller's (the trade-off in words).
+ */
+import type Redis from 'ioredis';
+import type { FunctionRef } from '../../../gateway/lib/names';
+import { readSeconds, SecondCounters } from '../../../gateway/metrics/second-window';
+import type { FunctionProvider, FunctionStatus } from '../../../gateway/providers/function-provider';
+import { type AcceptEntry, writeAcceptRates } from '../../../gateway/proxy/admission';
+import { parseMlSpec, type MlSpec } from '../../../gateway/registry/function-spec';
+import type { ReplicaInfo } from '../../../gateway/registry/registry';
+import { ScalingEvent, ScalingEvents } from '../../../gateway/registry/scaling-events';
+import type { ClusterController, ClusterView, ControllerDecision } from '../types';
+import { coresOf, fitCapacity, resolveTargets, Target } from './capacity';
+import { jobView, MinuteBook, processingMsOf } from './view';
+
+export interface ClusterRunnerOptions {
+  /** Cores (CPU units) the functions share. */
+  capacity: number;
+  /** Tick period, ms (the admission entries outlive three of them). */
+  intervalMs: number;
+  /** SLO for functions that set none, ms. */
+  defaultSloMs: number;
+  /** Per-request time at quota 1 for a function with no capability profile yet, ms (default 100). */
+  defaultProcessingMs?: number;
+  /** Seconds of counters a job's rate and latency are read over (default 5). */
+  windowS?: number;
+}
+
+/** What one tick saw, decided and did (logs, tests). */
+export interface ClusterTickReport {
+  view: ClusterView;
+  decision: ControllerDecision | null;
+  /** The allocation in force after the tick, by function id (`name.namespace`). */
+  applied: Record<string, Target>;
+  /** The runner's own notes (clamps, capacity guard, a controller error). */
+  notes: string[];
+  /** Provider calls that failed. */
+  errors: string[];
+}
+
+interface Item {
+  f: FunctionStatus;
+  ref: FunctionRef;
+  fnId: string;
+  ml: MlSpec;
+  eps: ReplicaInfo[];
+}
+
+export class ClusterRunner {
+  private readonly books = new Map<string, MinuteBook>();
+  private readonly quotas = new Map<string, number>();
+  private readonly accept = new Map<string, number>();
+  private readonly events: ScalingEvents;
+  private lastTickMs?: number;
+
+  constructor(
+    private readonly redis: Redis,
+    private readonly provider: FunctionProvider,
+    readonly controller: ClusterController,
+    private readonly opts: ClusterRunnerOptions,
+  ) {
+    this.events = new ScalingEvents(redis);
+  }
+
+  private get policy(): string {
+    return `cluster:${this.controller.name}`;
+  }
+
+  async tick(nowMs: number): Promise<ClusterTickReport> {
+    const windowS = this.opts.windowS ?? 5;
+    const lastSec = Math.floor(nowMs / 1000) - 1;
+    const tickS = this.lastTickMs === undefined ? 1 : Math.max(1, Math.round((nowMs - this.lastTickMs) / 1000));
+    this.lastTickMs = nowMs;
+    const items: Item[] = [];
+    const jobs = [];
+    for (const f of (await this.provider.list()).filter((x) => x.kind === 'inference')) {
+      const ref = { name: f.name, namespace: f.namespace };
+      const fnId = `${f.name}.${f.namespace}`;
+      const eps = (await this.provider.endpoints(ref)).filter((r) => r.state !== 'draining');
+      const window = await readSeconds(this.redis, ref, lastSec - windowS + 1, lastSec);
+      const book = this.books.get(fnId) ?? new MinuteBook();
+      this.books.set(fnId, book);
+      book.add(window, lastSec);
+      // a function at zero with no work holds no core and is left out until a request wakes it
+      if (f.replicas === 0 && eps.length === 0 && ![...window.values()].some((c) => c.arrivals > 0)) continue;
+      const ml = parseMlSpec(f.labels, f.annotations);
+      const processingMs = processingMsOf(await this.provider.capability?.(ref)) ?? this.opts.defaultProcessingMs ?? 100;
+      const quota = this.quotas.get(fnId) ?? (eps.length ? eps.reduce((s, r) => s + r.quota, 0) / eps.length : 1);
+      items.push({ f, ref, fnId, ml, eps });
+      jobs.push(jobView({ name: fnId, processingMs, sloMs: ml.sloLatencyMs ?? this.opts.defaultSloMs, sloPercentile: ml.sloPercentile,
+        replicas: Math.max(f.replicas, 1), readyReplicas: eps.filter((r) => r.state === 'ready').length, quota, minuteCounts: book.counts(),
+        window: window as ReadonlyMap<number, SecondCounters>, windowS, lastSec, tickS }));
+    }
+    this.forget(new Set(items.map((x) => x.fnId)));
+    const view: ClusterView = { nowS: nowMs / 1000, capacity: this.opts.capacity, jobs };
+    const notes: string[] = [];
+    let decision: ControllerDecision | null = null;
+    try {
+      decision = jobs.length ? this.controller.tick(view) : null;
+    } catch (e) {
+      notes.push(`controller ${this.controller.name} failed: ${(e as Error).message}`);
+    }
+    const bounds = items.map((x) => ({ minScale: x.ml.minScale, maxScale: x.ml.maxScale }));
+    const resolved = resolveTargets(jobs, decision, bounds, items.map((x) => this.accept.get(x.fnId) ?? 1));
+    notes.push(...resolved.notes);
+    const fit = fitCapacity(resolved.targets, this.opts.capacity);
+    if (fit.note) notes.push(fit.note);
+    const reason = decision || fit.note ? [decision?.reason ?? 'no decision', ...notes].join(' | ') : undefined;
+    const errors = await this.apply(items, fit.targets, nowMs, reason);
+    const applied: Record<string, Target> = {};
+    items.forEach((x, i) => (applied[x.fnId] = fit.targets[i]));
+    return { view, decision, applied, notes, errors };
+  }
+
+  /**
+   * Applies the targets: everything that shrinks first (quotas down, replicas off, fewer accepted),
+   * then what grows, so the cluster stays within its capacity between the two. Replicas at another
+   * quota than their function's (new ones start at 1) are set every tick; only changes the decision
+   * made are events (with `reason`), plus every failure.
+   */
+  private async apply(items: Item[], ts: Target[], nowMs: number, reason: string | undefined): Promise<string[]> {
+    const errors: string[] = [];
+    const time = new Date(nowMs).toISOString();
+    const base = { time, policy: this.policy, reason: reason ?? 'a new replica at its function\'s quota' };
+    const record = async (ref: FunctionRef, e: Omit<ScalingEvent, 'time' | 'policy' | 'reason'>, error: string | undefined, force = false) => {
+      if (error) errors.push(`${ref.name}: ${e.action} → ${e.to}: ${error}`);
+      if (reason || error || force) await this.events.record(ref, { ...base, ...e, ...(error ? { error } : {}) }).catch(() => undefined);
+    };
+    for (const phase of ['shrink', 'grow'] as const) {
+      for (let i = 0; i < items.length; i++) {
+        const { ref, fnId, f, eps } = items[i];
+        const t = ts[i];
+        const grows = (from: number, to: number) => (phase === 'grow' ? to > from + 1e-9 : to < from - 1e-9);
+        for (const r of eps) {
+          if (!grows(r.quota, t.quota)) continue;
+          const error = await this.call(() => this.provider.setQuota(ref, r.id, t.quota));
+          await record(ref, { action: 'quota', replica: r.id, from: r.quota, to: t.quota }, error);
+        }
+        if (phase === 'grow') this.quotas.set(fnId, t.quota);
+        if (grows(f.replicas, t.replicas)) {
+          const error = await this.call(() => this.provider.scale(ref, t.replicas));
+          await record(ref, { action: 'replicas', from: f.replicas, to: t.replicas }, error);
+        }
+        const was = this.accept.get(fnId) ?? 1;
+        if (grows(was, t.acceptRate)) {
+          this.accept.set(fnId, t.acceptRate);
+          await record(ref, { action: 'accept-rate', from: was, to: t.acceptRate }, undefined, true);
+        }
+      }
+    }
+    const ttl = Math.max(3 * this.opts.intervalMs, 5000);
+    const rates: Record<string, AcceptEntry | null> = {};
+    items.forEach((x, i) => {
+      const rate = ts[i].acceptRate;
+      rates[x.fnId] = rate < 1 ? { rate, retryAfterS: Math.max(1, Math.ceil(this.opts.intervalMs / 1000)), reason: reason ?? 'the cluster is full',
+        untilMs: nowMs + ttl } : null;
+    });
+    await writeAcceptRates(this.redis, rates).catch((e: Error) => errors.push(`accept rates: ${e.message}`));
+    return errors;
+  }
+
+  private async call(f: () => Promise<void>): Promise<string | undefined> {
+    try {
+      await f();
+      return undefined;
+    } catch (e) {
+      return (e as Error).message || String(e);
+    }
+  }
+
+  /** Forgets functions that are gone (a redeployed one starts afresh). */
+  private forget(live: Set<string>): void {
+    for (const m of [this.books, this.quotas, this.accept]) for (const k of m.keys()) if (!live.has(k)) m.delete(k);
+  }
+
+  /** Σ replicas × quota of what the runner applied last (for logs). */
+  static cores(r: ClusterTickReport): number {
+    return coresOf(Object.values(r.applied));
+  }
+}
