@@ -1,0 +1,150 @@
+import type { ClusterController, ControllerDecision } from '../../multitenant/types';
+import type { FaroSimConfig } from './config';
+import { EventQueue } from './event-queue';
+import { ControlPlane } from './executor';
+import { EV, JobPlane, type Replica, type SimCore } from './job';
+import { Stream, subSeed } from './random';
+import { JobWindow, buildView } from './view';
+
+/** Everything one run leaves behind: per request its job, arrival, end, and whether it was dropped. */
+export interface SimRecord {
+  readonly jobNames: readonly string[];
+  readonly job: Uint8Array;
+  readonly arrival: Float64Array;
+  readonly end: Float64Array;
+  readonly dropped: Uint8Array;
+  /** Controller ticks run and decisions applied. */
+  readonly ticks: number;
+  readonly decisions: number;
+}
+
+export interface SimInput {
+  readonly cfg: FaroSimConfig;
+  readonly jobNames: readonly string[];
+  /** Sorted arrival times (s) per job. */
+  readonly arrivals: readonly Float64Array[];
+  readonly controller: ClusterController;
+  /** Replicas each job starts with (started at t = 0, no start delay). */
+  readonly initialReplicas: readonly number[];
+  readonly seed: number;
+  /** Called after every applied decision (tests, logs). */
+  readonly onDecision?: (nowS: number, d: ControllerDecision) => void;
+}
+
+/**
+ * Runs one simulation to the end (every request served or dropped) and returns the request record.
+ * The controller is called every `tickS` from t = tickS; its allocations go to the jobs' executors.
+ */
+export function runFaroSim(input: SimInput): SimRecord {
+  const { cfg, arrivals, controller } = input;
+  const nJobs = arrivals.length;
+  let total = 0;
+  for (const a of arrivals) total += a.length;
+  const job = new Uint8Array(total);
+  const arrival = new Float64Array(total);
+  const end = new Float64Array(total);
+  const dropped = new Uint8Array(total);
+  const windows = arrivals.map(() => new JobWindow(cfg.lookBackS));
+  let done = 0;
+  const core: SimCore = {
+    now: 0,
+    q: new EventQueue(),
+    cfg,
+    routeRng: new Stream(subSeed(input.seed, 1)),
+    serviceRng: new Stream(subSeed(input.seed, 2)),
+    dropRng: new Stream(subSeed(input.seed, 3)),
+    orderRng: new Stream(subSeed(input.seed, 4)),
+    replicaById: [] as Replica[],
+    markDropped: (req) => {
+      dropped[req] = 1;
+    },
+    finish: (req) => {
+      end[req] = core.now;
+      windows[job[req]].add(core.now, (core.now - arrival[req]) * 1e3);
+      done++;
+    },
+  };
+  const planes = arrivals.map((_, j) => new JobPlane(core, j));
+  const control = new ControlPlane(core, planes);
+  for (let j = 0; j < nJobs; j++) control.deploy(j, Math.max(1, input.initialReplicas[j] ?? 1));
+
+  const next = new Int32Array(nJobs);
+  const minuteCounts: number[][] = arrivals.map(() => []);
+  let reqId = 0;
+  for (let j = 0; j < nJobs; j++) if (arrivals[j].length > 0) core.q.push(arrivals[j][0], EV.ARRIVAL | (j << 3));
+  core.q.push(controller.tickS, EV.TICK);
+  core.q.push(cfg.monitorIntervalS, EV.MONITOR);
+  let ticks = 0;
+  let decisions = 0;
+
+  while (core.q.size > 0 && done < total) {
+    core.now = core.q.peekTime();
+    const ev = core.q.pop();
+    const idx = ev >> 3;
+    switch (ev & 7) {
+      case EV.ARRIVAL: {
+        const t = arrivals[idx][next[idx]++];
+        const id = reqId++;
+        job[id] = idx;
+        arrival[id] = t;
+        const m = Math.floor(t / 60);
+        const mc = minuteCounts[idx];
+        while (mc.length <= m) mc.push(0);
+        mc[m]++;
+        planes[idx].arrive(id);
+        if (next[idx] < arrivals[idx].length) core.q.push(arrivals[idx][next[idx]], EV.ARRIVAL | (idx << 3));
+        break;
+      }
+      case EV.ROUTER:
+        planes[idx].onRouterDone();
+        break;
+      case EV.SERVICE: {
+        const r = core.replicaById[idx];
+        planes[r.job].onServiceDone(r);
+        break;
+      }
+      case EV.START:
+        control.onStart(idx);
+        break;
+      case EV.RETRY:
+        control.onRetry(idx);
+        break;
+      case EV.HOLD:
+        control.onHoldDone(idx);
+        break;
+      case EV.MONITOR:
+        control.monitor();
+        control.kick();
+        core.q.push(core.now + cfg.monitorIntervalS, EV.MONITOR);
+        break;
+      case EV.TICK: {
+        ticks++;
+        const view = buildView(core.now, cfg, input.jobNames, planes, control, windows, minuteCounts);
+        const d = controller.tick(view);
+        for (const p of planes) p.droppedSinceTick = 0;
+        if (d !== null) {
+          decisions++;
+          applyDecision(d, planes, control, cfg);
+          input.onDecision?.(core.now, d);
+        }
+        // The executors pick the actions up after the idle monitor of this instant (SimPy's order).
+        if (core.now % cfg.monitorIntervalS !== 0) control.kick();
+        core.q.push(core.now + controller.tickS, EV.TICK);
+        break;
+      }
+    }
+  }
+  return { jobNames: input.jobNames, job, arrival, end, dropped, ticks, decisions };
+}
+
+function applyDecision(d: ControllerDecision, planes: JobPlane[], control: ControlPlane, cfg: FaroSimConfig): void {
+  d.jobs.forEach((a, j) => {
+    if (a === null || a === undefined || j >= planes.length) return;
+    if (a.quota !== undefined) planes[j].quota = a.quota;
+    if (a.acceptRate !== undefined && !cfg.acceptRateOnlyWithReplicaChange) planes[j].acceptRate = a.acceptRate;
+    if (a.replicas !== undefined || (a.acceptRate !== undefined && cfg.acceptRateOnlyWithReplicaChange)) {
+      const target = a.replicas ?? planes[j].replicas.length;
+      control.enqueue(j, { target: Math.max(0, Math.round(target)), acceptRate: cfg.acceptRateOnlyWithReplicaChange ? a.acceptRate : undefined });
+    }
+  });
+}
