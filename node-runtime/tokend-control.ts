@@ -26,6 +26,8 @@ export interface Quota extends QuotaTarget {
   request: number;
   /** the most the client may get per window (0 < limit <= 1) */
   limit: number;
+  /** an LLM client (tokend --policy dilu: its minKLC and EMERGENCY threshold differ) */
+  llm?: boolean;
 }
 
 /** One connected client as tokend sees it. */
@@ -53,7 +55,22 @@ export interface TokendClientStats {
   launches: number;
 }
 
+/** tokend --policy dilu: Dilu's RCKM state of one device. */
+export interface RckmStats {
+  device: string;
+  /** the conservative limit C, a fraction of UPPER (the whole device) */
+  c: number;
+  /** the low-priority clients' total L, a fraction of the device */
+  low: number;
+  /** kernel launch cycles of high-priority clients ended on the device */
+  cycles: number;
+}
+
 export interface TokendStats {
+  /** the window plan in use */
+  policy?: 'default' | 'dilu';
+  /** per device, with --policy dilu */
+  rckm?: RckmStats[];
   /** window length, ns */
   windowNs: number;
   /** windows elapsed since start */
@@ -174,7 +191,7 @@ export function createTokendControl(controlPath: string, opts: TokendControlOpti
   return {
     async setQuota(q) {
       validateQuota(q);
-      const r = await request(controlPath, { op: 'SET_QUOTA', ...target(q), request: q.request, limit: q.limit }, timeoutMs);
+      const r = await request(controlPath, { op: 'SET_QUOTA', ...target(q), request: q.request, limit: q.limit, ...(q.llm ? { llm: 1 } : {}) }, timeoutMs);
       return { applied: Number(r.applied), monoNs: Number(r.monoNs) };
     },
     async remove(t) {
@@ -188,6 +205,8 @@ export function createTokendControl(controlPath: string, opts: TokendControlOpti
         windowSeq: Number(r.windowSeq),
         gpus: Number(r.gpus),
         clients: (r.clients as TokendClientStats[]) ?? [],
+        policy: r.policy === 'dilu' ? 'dilu' : 'default',
+        ...(Array.isArray(r.rckm) ? { rckm: r.rckm as RckmStats[] } : {}),
       };
     },
   };

@@ -25,6 +25,8 @@ export interface StartTokendOptions {
   etaViolation?: number;
   /** Dilu η_increase: RECOVERY growth per window (default 1.2) */
   etaIncrease?: number;
+  /** the window plan: `default` (policy.c) or `dilu` (Dilu's RCKM rule, rckm.c); default: MLFAAS_TOKEND_POLICY, else `default` */
+  policy?: 'default' | 'dilu';
   /** tokend binary (default: native/build/tokend under the repository root) */
   binary?: string;
   /** how long to wait for both sockets, ms (default 5000) */
@@ -81,6 +83,8 @@ export async function startTokend(opts: StartTokendOptions): Promise<TokendProce
     ['--default-limit', opts.defaultLimit], ['--eta-violation', opts.etaViolation], ['--eta-increase', opts.etaIncrease],
   ];
   for (const [flag, v] of num) if (v !== undefined) args.push(flag, String(v));
+  const policy = opts.policy ?? process.env.MLFAAS_TOKEND_POLICY;
+  if (policy) args.push('--policy', policy);
   if (opts.verbose) args.push('-v');
   // dies with its parent even on SIGKILL (no orphan daemon holding the sockets), and runs in its
   // own process group: a terminal's Ctrl-C reaches the platform, which stops tokend last

@@ -118,7 +118,18 @@ static void stats(struct tokend *d, char *out, size_t outlen) {
                           (unsigned long long)c->total_used_ns, (unsigned long long)c->total_launches);
     first = 0;
   }
-  if (o < outlen) snprintf(out + o, outlen - o, "]}");
+  if (o < outlen) o += (size_t)snprintf(out + o, outlen - o, "],\"policy\":\"%s\"", d->policy == TOKEND_POLICY_DILU ? "dilu" : "default");
+  /* RCKM: C and L per device (fractions of the device), GPUs then the CPU */
+  for (unsigned g = 0; d->policy == TOKEND_POLICY_DILU && g <= d->gpus && o < outlen; g++) {
+    const struct tokend_rckm *r = &d->rckm[g == d->gpus ? TOKEND_MAX_GPUS : g];
+    char dev[16];
+    if (g == d->gpus) snprintf(dev, sizeof dev, "cpu");
+    else snprintf(dev, sizeof dev, "gpu%u", g);
+    o += (size_t)snprintf(out + o, outlen - o, "%s{\"device\":\"%s\",\"c\":%g,\"low\":%g,\"cycles\":%llu}",
+                          g ? "," : ",\"rckm\":[", dev, r->c, r->low_total, (unsigned long long)r->cycles);
+    if (g == d->gpus && o < outlen) o += (size_t)snprintf(out + o, outlen - o, "]");
+  }
+  if (o < outlen) snprintf(out + o, outlen - o, "}");
 }
 
 void tokend_control_line(struct tokend *d, const char *line, char *out, size_t outlen, uint64_t now) {
@@ -142,6 +153,8 @@ void tokend_control_line(struct tokend *d, const char *line, char *out, size_t o
     slot->used = 1;
     slot->request = request;
     slot->limit = limit;
+    double llm = 0;
+    slot->llm = json_num(line, "llm", &llm) == 0 && llm != 0; /* RCKM: an LLM client (number, 1 = yes) */
     int applied = reapply(d, now);
     snprintf(out, outlen, "{\"ok\":true,\"applied\":%d,\"monoNs\":%llu}", applied, (unsigned long long)now);
     return;

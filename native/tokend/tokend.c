@@ -2,7 +2,8 @@
  *
  * usage: tokend --socket PATH --control PATH [--window-ms 20] [--gpus 1]
  *               [--cpu-capacity 1.0] [--default-request 0] [--default-limit 1]
- *               [--eta-violation 0.5] [--eta-increase 1.2] [-v]
+ *               [--eta-violation 0.5] [--eta-increase 1.2] [--policy default|dilu] [-v]
+ *   --policy dilu: Dilu's RCKM rule (rckm.c) instead of the default window plan (policy.c)
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -46,7 +47,11 @@ static int parse_args(struct tokend *d, int argc, char **argv, char *err, size_t
     else if (strcmp(a, "--default-limit") == 0) d->default_limit = atof(v);
     else if (strcmp(a, "--eta-violation") == 0) eta_v = atof(v);
     else if (strcmp(a, "--eta-increase") == 0) eta_i = atof(v);
-    else { snprintf(err, errlen, "unknown option %s", a); return -1; }
+    else if (strcmp(a, "--policy") == 0) {
+      if (strcmp(v, "dilu") == 0) d->policy = TOKEND_POLICY_DILU;
+      else if (strcmp(v, "default") == 0) d->policy = TOKEND_POLICY_DEFAULT;
+      else { snprintf(err, errlen, "--policy=%s: want default or dilu", v); return -1; }
+    } else { snprintf(err, errlen, "unknown option %s", a); return -1; }
   }
   if (!d->socket_path[0] || !d->control_path[0]) { snprintf(err, errlen, "--socket and --control are required"); return -1; }
   if (window_ms < 1 || window_ms > 1000) { snprintf(err, errlen, "--window-ms=%g: want 1..1000", window_ms); return -1; }
@@ -57,6 +62,7 @@ static int parse_args(struct tokend *d, int argc, char **argv, char *err, size_t
   }
   if (eta_v <= 0 || eta_i < 1) { snprintf(err, errlen, "--eta-violation > 0 and --eta-increase >= 1 required"); return -1; }
   d->window_ns = (uint64_t)(window_ms * 1e6);
+  for (unsigned g = 0; g <= TOKEND_MAX_GPUS; g++) tokend_rckm_init(&d->rckm[g]);
   d->gpu = (struct tokend_params){d->window_ns, eta_v, eta_i, 0.25, d->window_ns / 50};
   d->cpu = d->gpu;
   d->cpu.capacity_ns = (uint64_t)((double)d->window_ns * cpu_cap);
@@ -121,6 +127,11 @@ void tokend_resolve_quota(struct tokend *d, struct tokend_client *c) {
   double s = c->sm_share > 0 && c->sm_share <= 1 ? c->sm_share : 1;
   c->request = (best >= 0 ? d->rules[best].request : d->default_request) * s;
   c->limit = (best >= 0 ? d->rules[best].limit : d->default_limit) * s;
+  c->llm = best >= 0 ? d->rules[best].llm : 0;
+}
+
+static struct tokend_rckm *rckm_of(struct tokend *d, uint32_t device) {
+  return &d->rckm[device == TOKEND_DEVICE_CPU ? TOKEND_MAX_GPUS : device];
 }
 
 int tokend_send(struct tokend_client *c, uint16_t type, uint64_t a, uint64_t b, uint64_t c2, uint64_t d2) {
@@ -130,8 +141,21 @@ int tokend_send(struct tokend_client *c, uint16_t type, uint64_t a, uint64_t b, 
   return send(c->fd, &m, sizeof m, MSG_NOSIGNAL | MSG_DONTWAIT) == (ssize_t)sizeof m ? 0 : -1;
 }
 
+/* RCKM: a high client exits, C = (1 - Σrequest_high of the rest) · UPPER. */
+static void rckm_exit(struct tokend *d, const struct tokend_client *gone) {
+  double high = 0, low_lim = 0;
+  for (int i = 0; i < TOKEND_MAX_CLIENTS; i++) {
+    const struct tokend_client *c = &d->clients[i];
+    if (c == gone || !c->used || !c->hello || c->device != gone->device) continue;
+    if (c->slo) high += c->request;
+    else low_lim += c->limit;
+  }
+  tokend_rckm_high_exit(rckm_of(d, gone->device), high, low_lim);
+}
+
 static void drop_client(struct tokend *d, struct tokend_client *c, const char *why) {
   LOG(d, "client %llu pid %d gone: %s", (unsigned long long)c->id, (int)c->pid, why);
+  if (d->policy == TOKEND_POLICY_DILU && c->hello && c->slo) rckm_exit(d, c);
   epoll_ctl(d->epoll_fd, EPOLL_CTL_DEL, c->fd, NULL);
   close(c->fd);
   *c = (struct tokend_client){0};
@@ -193,7 +217,7 @@ static void on_message(struct tokend *d, struct tokend_client *c, const struct t
   c->last_seen_window = d->window_seq;
   if (m->flags & TOKEND_F_BLOCKED) {
     c->rep.blocked = 1;
-    grant_spare(d, c);
+    if (d->policy != TOKEND_POLICY_DILU) grant_spare(d, c); /* RCKM grants once per period */
   }
 }
 
@@ -230,16 +254,19 @@ static void on_tick(struct tokend *d) {
     for (int i = 0; i < TOKEND_MAX_CLIENTS; i++) {
       struct tokend_client *c = &d->clients[i];
       if (!c->used || !c->hello || c->device != device) continue;
-      if (d->window_seq - c->last_seen_window > TOKEND_RW) continue; /* idle: no grants */
+      /* idle: no grants (RCKM counts its high clients' idle windows, so it plans for all) */
+      if (d->policy != TOKEND_POLICY_DILU && d->window_seq - c->last_seen_window > TOKEND_RW) continue;
       in[n] = c->rep;
       in[n].request = c->request;
       in[n].limit = c->limit;
       in[n].slo = c->slo;
+      in[n].llm = c->llm;
       st[n] = c->ps;
       who[n++] = c;
     }
     if (!n) continue;
-    tokend_plan(tokend_params_for(d, device), n, in, st, grant);
+    if (d->policy == TOKEND_POLICY_DILU) tokend_plan_rckm(tokend_params_for(d, device), rckm_of(d, device), n, in, st, grant);
+    else tokend_plan(tokend_params_for(d, device), n, in, st, grant);
     for (size_t k = 0; k < n; k++) {
       struct tokend_client *c = who[k];
       c->ps = st[k];

@@ -23,6 +23,9 @@
 #define TOKEND_MAX_CLIENTS 256
 #define TOKEND_MAX_RULES 256
 #define TOKEND_MAX_GPUS 16
+#define TOKEND_RCKM_HIST 20   /* Dilu RCKM: KLCs remembered per client (PERIOD_HISTORY_SIZE) */
+
+enum tokend_policy { TOKEND_POLICY_DEFAULT = 0, TOKEND_POLICY_DILU = 1 };
 
 /* Policy constants; the paper leaves them open, so they are flags. */
 struct tokend_params {
@@ -41,6 +44,7 @@ struct tokend_pin {
   uint64_t used_ns;      /* consumed since the last window */
   uint64_t launches;     /* kernel launches (or batches) since the last window */
   uint64_t klc_ns;       /* current kernel launch cycle; 0 = unknown */
+  int llm;               /* RCKM: an LLM client (its minKLC and EMERGENCY threshold differ) */
 };
 
 /* What the policy keeps per client between windows. */
@@ -51,6 +55,18 @@ struct tokend_pstate {
   int64_t deficit_ns;
   int state;             /* enum tokend_state */
   double delta_t;        /* last relative KLC change (SLO clients) */
+  /* RCKM (policy dilu), counted in windows: */
+  unsigned run, zeros;   /* current run of busy windows (the KLC so far); idle windows since the last busy one */
+  int last_busy;
+  unsigned klc_min;      /* shortest KLC longer than 6 windows; 0 = none yet */
+  unsigned klc_hist[TOKEND_RCKM_HIST], hist_pos;
+  double last_o;         /* KLC / minKLC of the last cycle that ended */
+};
+
+/* RCKM per-device state: C and the low-priority clients' total L, fractions of UPPER (the device). */
+struct tokend_rckm {
+  double c, low_total;
+  uint64_t cycles;       /* KLCs ended on this device */
 };
 
 /* Plan one window for n clients of one device: pure, no clock, no I/O.
@@ -60,6 +76,14 @@ int tokend_plan(const struct tokend_params *p, size_t n, const struct tokend_pin
 
 const char *tokend_state_name(int state);
 
+/* rckm.c: Dilu's RCKM rule (`--policy dilu`); pure like tokend_plan. Grants may sum above
+ * capacity (high clients' limits and the low clients' L are set apart, as in the artifact). */
+void tokend_rckm_init(struct tokend_rckm *r);
+int tokend_plan_rckm(const struct tokend_params *p, struct tokend_rckm *r, size_t n, const struct tokend_pin *in,
+                     struct tokend_pstate *st, uint64_t *grant);
+/* A high client left: C = (1 - Σrequest_high of the rest) · UPPER, L = C · Σlimit_low. */
+void tokend_rckm_high_exit(struct tokend_rckm *r, double high_request_rest, double low_limit_sum);
+
 /* A quota rule from the control socket; matches by pid, client id or cgroup prefix. */
 struct tokend_rule {
   int used;
@@ -68,6 +92,7 @@ struct tokend_rule {
   char cgroup[128];       /* "" = any */
   uint32_t device;        /* TOKEND_DEVICE_CPU or a GPU index */
   double request, limit;
+  int llm;
 };
 
 struct tokend_client {
@@ -78,6 +103,7 @@ struct tokend_client {
   char cgroup[128];
   uint32_t device;
   double request, limit;          /* the matching rule's, times sm_share */
+  int llm;                        /* the matching rule's llm flag (RCKM) */
   double sm_share;                /* HELLO.b: the client's MPS SM share (1: none), the unit of its time */
   struct tokend_pin rep;          /* accumulated since the last window */
   uint64_t last_seen_window;
@@ -93,6 +119,8 @@ struct tokend {
   uint64_t window_ns, window_seq, window_start_ns;
   unsigned gpus;
   double default_request, default_limit;
+  int policy;                     /* enum tokend_policy */
+  struct tokend_rckm rckm[TOKEND_MAX_GPUS + 1]; /* per GPU, then the CPU device */
   int listen_fd, control_fd, timer_fd, epoll_fd, verbose;
   uint64_t next_id;
   struct tokend_client clients[TOKEND_MAX_CLIENTS];
