@@ -14,7 +14,7 @@
  * goes to the next job, admitting only the share of its requests it can serve in time (acceptRate);
  * the rest keep their warm replicas at the floor quota and admit nothing.
  */
-import { quotaFor, replicaLatencyMs, type LatencyModel } from './latency';
+import { cheapestSizing, quotaFor, replicaLatencyMs, type LatencyModel } from './latency';
 
 export interface JobNeed {
   readonly pMs: number;
@@ -70,6 +70,19 @@ function cpuAt(p: AllocParams, jobs: readonly JobNeed[], idx: readonly number[],
   return s;
 }
 
+/**
+ * The CPU every job would take at level z with replica counts of its own choosing: whether the
+ * cluster is overloaded (a job short of replicas now is a matter of the plan, not of overload).
+ */
+function idealCpu(p: AllocParams, jobs: readonly JobNeed[], z: number): number {
+  let s = 0;
+  for (const j of jobs) {
+    const best = cheapestSizing(p.model, j.pMs, j.rate(z), j.targetMs, p.qFloor, 1000);
+    s += best === null ? Infinity : best.cpu;
+  }
+  return s;
+}
+
 /** The largest z in [zMin, zMax] whose CPU fits `cap` for the jobs `idx` (zMin when none does). */
 function levelFor(p: AllocParams, jobs: readonly JobNeed[], idx: readonly number[], cap: number): number {
   if (cpuAt(p, jobs, idx, p.zMax) <= cap) return p.zMax;
@@ -103,7 +116,7 @@ export function allocate(p: AllocParams, jobs: readonly JobNeed[], capacity: num
   const quotas = jobs.map(() => p.qFloor);
   const accept = jobs.map(() => 1);
   const floorCpu = jobs.reduce((s, j) => s + j.held * p.qFloor, 0);
-  if (cpuAt(p, jobs, all, p.zMin) <= capacity) {
+  if (idealCpu(p, jobs, p.zMin) <= capacity) {
     const z = levelFor(p, jobs, all, capacity);
     for (const i of all) quotas[i] = quotaAt(p, jobs[i], z);
     spread(jobs, all, quotas, capacity);

@@ -14,7 +14,7 @@ import type { ClusterController, ClusterView, ControllerDecision, JobAllocation,
 import { allocate, type JobNeed } from './allocate';
 import { freshForecast, observeMinutes, rateAt, type JobForecast } from './forecast';
 import { DEFAULT_MLFAAS_PARAMS, type MlfaasParams } from './params';
-import { freshPlan, planReplicas, replicasFor, type PlanState } from './plan';
+import { coverage, fillReplicas, freshPlan, planReplicas, replicasFor, type PlanState } from './plan';
 import { describe } from './reason';
 
 export { DEFAULT_MLFAAS_PARAMS, type MlfaasParams } from './params';
@@ -40,6 +40,9 @@ export function guardRate(tickS: number, j: JobView, prevQueue: number): number 
   return serving + Math.max(0, j.queueLength - prevQueue) / tickS + j.droppedLastTick / tickS;
 }
 
+/** A runner may say a job's previous replica change is still under way (the Faro simulator's `scaling`). */
+const isScaling = (j: JobView): boolean => (j as JobView & { scaling?: boolean }).scaling === true;
+
 export function mlfaasClusterController(opts: MlfaasOptions): ClusterController {
   const p: MlfaasParams = { ...DEFAULT_MLFAAS_PARAMS, ...opts };
   if (!(opts.capacity > 0)) throw new Error(`mlfaas: capacity must be > 0, got ${opts.capacity}`);
@@ -56,28 +59,42 @@ export function mlfaasClusterController(opts: MlfaasOptions): ClusterController 
     const needs: JobNeed[] = [];
     const replicas: number[] = [];
     const guards: number[] = [];
-    view.jobs.forEach((j, i) => {
+    const targets = view.jobs.map((j) => j.sloMs * p.sloTarget);
+    const fcRates = view.jobs.map((j, i) => {
       const st = states[i];
       st.fc = observeMinutes(p.forecast, st.fc, j.minuteCounts);
       const guard = guardRate(p.tickS, j, st.prevQueue);
       guards.push(guard);
-      const backlog = j.queueLength / p.drainS;
-      const targetMs = j.sloMs * p.sloTarget;
-      const fcRate = (z: number, h: number): number => {
+      return (z: number, h: number): number => {
         const r = rateAt(st.fc, z, h);
-        return Number.isNaN(r) ? equalRate / j.processingMs : r;
+        return Math.max(Number.isNaN(r) ? equalRate / j.processingMs : r, guard);
       };
-      const planRate = Math.max(fcRate(p.zPlan, p.planHorizon), guard);
-      const want = replicasFor(p, j.processingMs, planRate, targetMs, nMax);
-      const plan = planReplicas(p, st.plan, { nowS: view.nowS, replicas: j.replicas, ready: j.readyReplicas, want });
+    });
+    // Replicas: the forecast's upper band over the planning horizon, then the budget filled.
+    const wants = view.jobs.map((j, i) => replicasFor(p, j.processingMs, fcRates[i](p.zPlan, p.planHorizon), targets[i], nMax));
+    const budget = Math.floor(capacity * (1 + p.overcommit) + 1e-9);
+    const cover = (i: number, n: number): number =>
+      coverage(p, view.jobs[i].processingMs, targets[i], n, (z) => fcRates[i](z, p.planHorizon));
+    const filled = fillReplicas(wants, budget, cover, nMax);
+    view.jobs.forEach((j, i) => {
+      const st = states[i];
+      const plan = planReplicas(p, st.plan, {
+        nowS: view.nowS,
+        replicas: j.replicas,
+        ready: j.readyReplicas,
+        want: filled[i],
+        wantMin: wants[i],
+        scaling: isScaling(j),
+      });
       replicas.push(plan.replicas);
+      const backlog = j.queueLength / p.drainS;
       needs.push({
         pMs: j.processingMs,
-        targetMs,
+        targetMs: targets[i],
         ready: Math.min(j.readyReplicas, plan.replicas),
         held: plan.pods,
         served: st.served,
-        rate: (z: number) => Math.max(fcRate(z, 1), guard) + backlog,
+        rate: (z: number) => fcRates[i](z, 1) + backlog,
       });
     });
     const alloc = allocate(p, needs, capacity);

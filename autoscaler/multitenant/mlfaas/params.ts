@@ -14,6 +14,8 @@ export interface MlfaasParams {
   /** Forecast level (σ above the mean) and horizon (minutes) replicas are planned for. */
   readonly zPlan: number;
   readonly planHorizon: number;
+  /** Replicas held in all: capacity · (1 + overcommit) (quotas below 1 make room for the excess). */
+  readonly overcommit: number;
   /** Ticks the plan must stay below the replicas held before one is removed. */
   readonly downHoldTicks: number;
   readonly maxReplicasPerJob: number;
@@ -36,13 +38,14 @@ export const DEFAULT_MLFAAS_PARAMS: MlfaasParams = {
   model: { percentile: 0.99, rhoMax: 0.9 },
   forecast: { processNoise: 1, measurementNoise: 1, errorWeight: 0.1, initialStd: 2 },
   sloTarget: 0.8,
-  qPlan: 0.9,
+  qPlan: 1,
   zPlan: 1.5,
   planHorizon: 2,
+  overcommit: 0,
   downHoldTicks: 6,
   maxReplicasPerJob: 36,
   qFloor: 0.01,
-  zMin: 0,
+  zMin: -2,
   zMax: 4,
   zServe: 1,
   stickiness: 0.1,

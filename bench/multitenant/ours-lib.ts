@@ -1,0 +1,60 @@
+/**
+ * Runs the mlfaas fixed-cluster controller (autoscaler/multitenant/mlfaas) in engineer B's Faro
+ * simulator (autoscaler/sim/faro), on the evaluation trace or on a history day of the same
+ * workload. The history days are built as the evaluation input is: the per-minute counts of
+ * `faro_top9_twitter_scaled_d01-d11_360pts.csv` (one row per job and day, 360 minutes), Poisson
+ * arrivals within each minute from the seed.
+ */
+import { readFileSync } from 'fs';
+import { mlfaasClusterController, type MlfaasParams } from '../../autoscaler/multitenant/mlfaas';
+import type { ClusterController } from '../../autoscaler/multitenant/types';
+import { faroSimConfig } from '../../autoscaler/sim/faro/config';
+import { runFaroSim, type SimRecord } from '../../autoscaler/sim/faro/engine';
+import { analyzeFaro, type FaroMetrics } from '../../autoscaler/sim/faro/metrics';
+import { loadFaroTrace, poissonArrivals, type MinuteTrace } from '../../autoscaler/sim/faro/trace';
+
+export const HISTORY_CSV = '../shared/data/traces/faro_top9_twitter/faro_top9_twitter_scaled_d01-d11_360pts.csv';
+
+/** Day `day` (1..11), augmentation `sample` (0 = the real series) of the history CSV as a minute trace. */
+export function historyDay(day: number, sample = 0, path = HISTORY_CSV): MinuteTrace {
+  const lines = readFileSync(path, 'utf8').split('\n').filter((l) => l.trim() !== '');
+  const head = lines[0].split(',');
+  const t0 = head.indexOf('t0');
+  const rows = lines
+    .slice(1)
+    .map((l) => l.split(','))
+    .filter((c) => Number(c[2]) === day && Number(c[3]) === sample)
+    .sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+  if (rows.length === 0) throw new Error(`no rows for day ${day} sample ${sample} in ${path}`);
+  return { jobs: rows.map((c) => c[0]), counts: rows.map((c) => c.slice(t0).map((x) => Math.max(0, Math.round(Number(x))))) };
+}
+
+export interface RunSpec {
+  readonly size: number;
+  readonly seed: number;
+  /** 'eval' = day 11 (the evaluation trace), else a history day 1..10. */
+  readonly day: number | 'eval';
+  readonly sample?: number;
+  readonly params?: Partial<MlfaasParams>;
+  /** Another controller instead of ours (e.g. FairShare, for a sanity check). */
+  readonly make?: (size: number) => ClusterController;
+  readonly initialReplicas?: number;
+}
+
+export function runOne(spec: RunSpec): FaroMetrics & { wallS: number; record: SimRecord } {
+  const t = Date.now();
+  const trace = spec.day === 'eval' ? loadFaroTrace() : historyDay(spec.day, spec.sample ?? 0);
+  const cfg = faroSimConfig(spec.size, { acceptRateOnlyWithReplicaChange: false });
+  const controller = spec.make ? spec.make(spec.size) : mlfaasClusterController({ capacity: spec.size, ...(spec.params ?? {}) });
+  const init = spec.initialReplicas ?? Math.max(1, Math.floor(spec.size / trace.jobs.length));
+  const rec = runFaroSim({
+    cfg,
+    jobNames: trace.jobs,
+    arrivals: poissonArrivals(trace, spec.seed),
+    controller,
+    initialReplicas: trace.jobs.map(() => init),
+    seed: spec.seed,
+  });
+  const m = analyzeFaro(rec, cfg.sloMs);
+  return { ...m, wallS: (Date.now() - t) / 1000, record: rec };
+}

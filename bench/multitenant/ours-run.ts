@@ -1,0 +1,18 @@
+/** One run of the mlfaas controller in the Faro simulator: `tsx bench/multitenant/ours-run.ts --size 36 --seed 42 [--day 3|eval] [--params '{...}']`. */
+import { runOne } from './ours-lib';
+
+function arg(name: string, def: string): string {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 ? process.argv[i + 1] : def;
+}
+
+const day = arg('day', 'eval');
+const m = runOne({
+  size: Number(arg('size', '36')),
+  seed: Number(arg('seed', '42')),
+  day: day === 'eval' ? 'eval' : Number(day),
+  sample: Number(arg('sample', '0')),
+  params: JSON.parse(arg('params', '{}')),
+});
+const { perJobUtility, record: _record, ...rest } = m;
+console.log(JSON.stringify({ ...rest, perJobUtility: perJobUtility.map((u) => Math.round(u * 1000) / 1000) }));
