@@ -78,7 +78,7 @@ maybe('<request, limit> CPU quotas through the local provider (cgroup v1)', () =
     const burns = busy.map((b, i) =>
       b
         ? fetch(`${p.gw.url}/function/${refs[i].name}`, { method: 'POST', body: `timeout ${ms / 1000} sh -c 'while :; do :; done'`, signal: ac.signal })
-          .then((r) => r.text()).catch(() => undefined)
+            .then((r) => r.text()).catch(() => undefined)
         : Promise.resolve(undefined),
     );
     await sleep(600);
