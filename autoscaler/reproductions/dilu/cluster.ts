@@ -136,7 +136,7 @@ export function rename(c: ClusterState, from: string, to: string): void {
   const p = c.placed.get(from);
   if (!p || c.placed.has(to)) throw new Error(`rename ${from} → ${to}: unknown source or taken target`);
   c.placed.delete(from);
-  c.placed.set(to, p);
+  c.placed.set(to, { ...p, inst: { ...p.inst, name: to } });
   for (const part of p.parts) {
     const g = c.gpus[part.gpu];
     const m = g.held.get(from);

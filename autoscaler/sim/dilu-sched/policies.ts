@@ -2,6 +2,7 @@ import { placeExclusive, placeInfless, K8S_CLUSTER } from '../../reproductions/d
 import { makeCluster } from '../../reproductions/dilu/cluster';
 import { DILU_PLACEMENT, placeDilu, type DiluParams } from '../../reproductions/dilu/placement';
 import type { TieKey } from '../../reproductions/dilu/select';
+import { makeOursPolicy, type OursOptions } from '../../multitenant/placement';
 import { mulberry32 } from '../rng';
 import type { SchedPolicy } from './simulator';
 
@@ -15,9 +16,12 @@ export interface SchedPolicyOptions {
   readonly seed?: number;
   /** Overrides of Dilu's Ω, γ, α, β. */
   readonly dilu?: Partial<DiluParams>;
+  /** Settings of ours (`autoscaler/multitenant/placement`). */
+  readonly ours?: OursOptions;
 }
 
-export const SCHED_POLICIES = ['dilu', 'infless-l', 'infless-r', 'exclusive'] as const;
+/** The artifact's placements (Exclusive = its Kubernetes default, `scheduler_k8s.py`) and ours. */
+export const SCHED_POLICIES = ['dilu', 'infless-l', 'infless-r', 'exclusive', 'ours'] as const;
 export type SchedPolicyName = (typeof SCHED_POLICIES)[number];
 
 /** A random key per GPU, fixed for the run: the order a set of GPU objects would iterate in. */
@@ -30,6 +34,7 @@ export function tieKeys(gpus: number, seed: number): TieKey {
 }
 
 export function makeSchedPolicy(name: SchedPolicyName, o: SchedPolicyOptions = {}): SchedPolicy {
+  if (name === 'ours') return makeOursPolicy(o.ours);
   if (name === 'exclusive') {
     const cluster = makeCluster(K8S_CLUSTER.nodes, K8S_CLUSTER.gpusPerNode, K8S_CLUSTER.memGb);
     return { name, cluster, place: placeExclusive };
