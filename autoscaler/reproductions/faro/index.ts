@@ -5,18 +5,28 @@
  * - `mdcLatencyMs(λ, N, pMs, percentile)`: the M/D/c latency model (½ M/M/c wait + p), relaxed
  *   above ρ_max = 0.95; `upperBoundReplicas(λ, pMs, sMs)` = ⌈λp/s⌉.
  * - `relaxedUtility(l, s)` = min(s/l, 1), `stepUtility`; penalties φ for dropped requests.
+ * - `evaluate(problem, v)`: the objectives Sum / Fair / FairSum / PenaltySum / PenaltyFairSum.
+ * - `cobyla(f, g, x0, { rhoBeg, rhoEnd, maxFun })`: Powell's COBYLA, constraints g(x) ≥ 0.
+ * - `solveFaro(problem)`: COBYLA → ceil + remove-lowest-loss → shrink + leftover offer.
  *
- * The long-term policy (added next, same module) is
+ * The long-term policy, for the hybrid autoscaler (every 300 s):
  *
- *   faroLongTerm(opts: FaroLongTermOptions)
- *     => (jobs: Array<{ x0: number; acceptRate?: number; forecast: (q: number) => number[] }>, spare?: number)
- *     => { replicas: number[]; acceptRate?: number[]; objective: number; quantile: number; reason: string }
+ *   const decide = faroLongTerm({ objective: 'fairsum', capacity: 32 });   // defaults: p 180 ms,
+ *   //   s 720 ms, p99, ρ_max 0.95, horizonMin 7, binS 60, upscaleOverheadMin 1, quantileLoop true,
+ *   //   startQuantile 0.6, slack 0
+ *   const d = decide(jobs.map((j, i) => ({
+ *     x0: j.replicas,                      // replicas now (ready + starting)
+ *     acceptRate: j.acceptRate,            // penalty variants only, in [0, 1]
+ *     forecast: (q) => predictor.forecast(i, j.minuteCounts, 7, q),  // COUNTS per minute
+ *   })));
+ *   // d.replicas[i], d.acceptRate?.[i] (penalty variants), d.objective, d.utilities, d.quantile, d.reason
  *
- * where `forecast(q)` returns the job's predicted request COUNTS per minute for the next
- * `horizonMin` (7) minutes at forecast quantile q (the solver divides by 60 to get req/s), `x0`
- * is the job's current replica count, and opts carries { objective: 'sum' | 'fair' | 'fairsum' |
- * 'penaltysum' | 'penaltyfairsum', capacity (R), processingMs (180), sloMs (720), percentile (99),
- * quantileLoop (true), startQuantile (0.6) … }. The simulator calls it every 300 s.
+ * `forecast(q)` may be called once per quantile tried (0.6, 0.7, 0.8, 0.9); it must not advance
+ * any predictor state. Predictors (naive, gaussian, oracle) are in autoscaler/multitenant/predictors.ts.
  */
 export * from './latency';
 export * from './utility';
+export * from './objective';
+export * from './solver';
+export * from './cobyla';
+export * from './longterm';
