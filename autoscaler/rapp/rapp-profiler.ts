@@ -10,5 +10,6 @@ import { predictCpu } from './predict-cpu';
  */
 export const rappProfiler: CapabilityProfiler = {
   canPredict: haveCpuModels,
-  profile: (io, { batches, quotas }, model) => profileAtDeploy({ ...io, predict: model ? (req) => predictCpu({ ...req, model }) : undefined }, batches, quotas),
+  profile: (io, { batches, quotas, sloMs }, model) =>
+    profileAtDeploy({ ...io, predict: model ? (req) => predictCpu({ ...req, model }) : undefined }, batches, quotas, sloMs),
 };

@@ -8,7 +8,7 @@
 import type { CapabilityProfile, ProfilePoint } from '../providers/capability-profile';
 
 /** What a deploy-time profile stage stores (the agent adds the function, version, time and device). */
-export type ProfileStage = Pick<CapabilityProfile, 'points' | 'source' | 'measuredPoints'>;
+export type ProfileStage = Pick<CapabilityProfile, 'points' | 'source' | 'measuredPoints' | 'requestLimit'>;
 
 /** The agent's side of a deploy-time profile. */
 export interface ProfileIO {
@@ -25,6 +25,7 @@ export interface CapabilityProfiler {
   /**
    * Profiles a function over the grid (batches × quotas), storing each stage through `io`.
    * `model`: the replica's ONNX file to predict from; absent, the whole grid is measured.
+   * `sloMs`: the function's latency SLO; with it each stage also carries its <request, limit>.
    */
-  profile(io: ProfileIO, grid: { batches: number[]; quotas: number[] }, model?: string): Promise<void>;
+  profile(io: ProfileIO, grid: { batches: number[]; quotas: number[]; sloMs?: number }, model?: string): Promise<void>;
 }

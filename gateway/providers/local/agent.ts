@@ -323,7 +323,7 @@ export class LocalAgent {
               .then(() => undefined),
           log: (line) => this.logs.push(ref, 'agent', line),
         },
-        { batches: batchGrid(rec.spec.ml.maxBatchSize ?? 8), quotas },
+        { batches: batchGrid(rec.spec.ml.maxBatchSize ?? 8), quotas, sloMs: rec.spec.ml.sloLatencyMs },
         model,
       );
     })()
