@@ -8,7 +8,11 @@
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { limitForQuota } from '../../../autoscaler/live/actuator';
+import { Actuator, limitForQuota } from '../../../autoscaler/live/actuator';
+import type { PlacedReplica } from '../../../autoscaler/live/observation';
+import type { CapabilityProfile } from '../../../gateway/providers/capability-profile';
+import type { FunctionProvider } from '../../../gateway/providers/function-provider';
+import type { ScalingEvents } from '../../../gateway/registry/scaling-events';
 import { Cgroups } from '../../../node-runtime/cgroups';
 import { cgroupCpuEnforcer, limitOfAllotment, tokendCpuEnforcer } from '../../../node-runtime/cpu-enforcer';
 import { CFS_PERIOD_US, cpuShares, cpuWeightFile, cpuWeightOfShares } from '../../../node-runtime/cpu-values';
@@ -103,5 +107,32 @@ describe('the actuator derives the limit from the profiled ratio', () => {
     expect(limitForQuota(0.7, { request: 0.2, limit: 0.4 })).toBe(1);
     expect(limitForQuota(0.3, { request: 0.4, limit: 0.4 })).toBeUndefined();
     expect(limitForQuota(0.3, undefined)).toBeUndefined();
+  });
+});
+
+describe('the actuator sets both halves', () => {
+  const ref = { name: 'f', namespace: 'openfaas-fn' };
+  const placed = (id: string, quota: number): PlacedReplica => ({ id, fn: 'f', ready: true, gpu: 'cpu0', smShare: 1, quota, batchSize: 1 });
+  const events = { record: async () => undefined } as unknown as ScalingEvents;
+  function provider(calls: unknown[][], profile?: Partial<CapabilityProfile>): FunctionProvider {
+    return {
+      setQuota: async (...a: unknown[]) => void calls.push(a.slice(1)),
+      capability: async () => profile as CapabilityProfile | undefined,
+    } as unknown as FunctionProvider;
+  }
+  const decision = { replicas: 1, quotas: [{ replicaId: 'a', quota: 0.3 }], add: [], remove: [], weights: {}, reason: 'test' };
+
+  test('with a profiled <request, limit>: setQuota(q, q × limit / request)', async () => {
+    const calls: unknown[][] = [];
+    const a = new Actuator(provider(calls, { requestLimit: { request: 0.2, limit: 0.4, batch: 1, sloMs: 100 } }), events, 'hybrid');
+    await a.apply(ref, 1, [placed('a', 1)], decision, 1, 0);
+    await a.initial(ref, [placed('b', 1)], [{ replicaId: 'b', quota: 0.7 }], 0);
+    expect(calls).toEqual([['a', 0.3, 0.6], ['b', 0.7, 1]]);
+  });
+
+  test('without one: setQuota(q), request = limit', async () => {
+    const calls: unknown[][] = [];
+    await new Actuator(provider(calls, { points: [] }), events, 'hybrid').apply(ref, 1, [placed('a', 1)], decision, 1, 0);
+    expect(calls).toEqual([['a', 0.3]]);
   });
 });
