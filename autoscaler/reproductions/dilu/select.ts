@@ -52,13 +52,14 @@ export function selectOpt(cands: Iterable<Gpu>, req: number, lim: number, mem: n
  */
 export function affinityGpus(c: ClusterState, service: string, serviceOf: (name: string) => string): Gpu[] {
   const out = new Set<Gpu>();
-  for (const g of c.active) {
-    const names = [...g.held.keys()];
-    if (!names.some((n) => serviceOf(n) === service)) continue;
-    for (const n of names) {
-      const p = c.placed.get(n);
-      if (p?.inst.type !== 'training') continue;
-      for (const part of p.parts) if (part.gpu !== g.id) out.add(c.gpus[part.gpu]);
+  for (const [name, mine] of c.placed) {
+    if (serviceOf(name) !== service) continue;
+    for (const { gpu } of mine.parts) {
+      for (const other of c.gpus[gpu].held.keys()) {
+        const p = c.placed.get(other);
+        if (p?.inst.type !== 'training') continue;
+        for (const part of p.parts) if (part.gpu !== gpu) out.add(c.gpus[part.gpu]);
+      }
     }
   }
   return [...out];
@@ -71,7 +72,8 @@ export function affinityGpus(c: ClusterState, service: string, serviceOf: (name:
  */
 export function trainingOnNode(c: ClusterState, inst: SchedInstance, req: number, lim: number, b: Bounds, filterPool: boolean): Placement | null {
   const n = inst.gpuNum;
-  const fitsAll = (g: Gpu) => inst.memoryGb.every((m) => fits(g, req, lim, m, b, c.memGb));
+  const maxMem = Math.max(...inst.memoryGb);
+  const fitsAll = (g: Gpu) => fits(g, req, lim, maxMem, b, c.memGb);
   const byNode = new Map<number, Gpu[]>();
   for (const g of c.active) {
     if (!fitsAll(g)) continue;
