@@ -18,10 +18,25 @@ export type AuthorsPolicy = 'dilu' | 'infless-l' | 'infless-r' | 'exclusive';
 export const DILU_AUTHORS: Readonly<Record<number, Readonly<Record<AuthorsPolicy, AuthorsFigure>>>> = {
   100: { 'dilu': { peak: 82, avg: 65.1 }, 'infless-l': { peak: 116, avg: 76.4 }, 'infless-r': { peak: 79, avg: 63.3 }, 'exclusive': { peak: 132, avg: 78.0 } },
   200: { 'dilu': { peak: 155, avg: 124 }, 'infless-l': { peak: 220, avg: 147 }, 'infless-r': { peak: 160, avg: 126 }, 'exclusive': { peak: 242, avg: 156 } },
-  400: { 'dilu': { peak: 263, avg: 197.4 }, 'infless-l': { peak: 346, avg: 247.0 }, 'infless-r': { peak: 272, avg: 201.9 }, 'exclusive': { peak: 386, avg: 262.2 } },
+  400: {
+    'dilu': { peak: 263, avg: 197.4 },
+    'infless-l': { peak: 346, avg: 247.0 },
+    'infless-r': { peak: 272, avg: 201.9 },
+    'exclusive': { peak: 386, avg: 262.2 },
+  },
   800: { 'dilu': { peak: 499, avg: 337 }, 'infless-l': { peak: 638, avg: 411 }, 'infless-r': { peak: 520, avg: 346 }, 'exclusive': { peak: 693, avg: 445 } },
-  1600: { 'dilu': { peak: 779, avg: 504.1 }, 'infless-l': { peak: 995, avg: 639.5 }, 'infless-r': { peak: 786, avg: 511.3 }, 'exclusive': { peak: 1112, avg: 714.8 } },
-  3200: { 'dilu': { peak: 1321, avg: 868.2 }, 'infless-l': { peak: 1720, avg: 1108.1 }, 'infless-r': { peak: 1359, avg: 890.7 }, 'exclusive': { peak: 1879, avg: 1206.9 } },
+  1600: {
+    'dilu': { peak: 779, avg: 504.1 },
+    'infless-l': { peak: 995, avg: 639.5 },
+    'infless-r': { peak: 786, avg: 511.3 },
+    'exclusive': { peak: 1112, avg: 714.8 },
+  },
+  3200: {
+    'dilu': { peak: 1321, avg: 868.2 },
+    'infless-l': { peak: 1720, avg: 1108.1 },
+    'infless-r': { peak: 1359, avg: 890.7 },
+    'exclusive': { peak: 1879, avg: 1206.9 },
+  },
 };
 
 /** Fragmentation at the 3,200 peak (SM / memory), the spec's Anchors. */

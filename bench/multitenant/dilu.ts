@@ -19,7 +19,7 @@ export interface DiluComparisonOptions {
   readonly reportCounts?: readonly number[];
   /** Runs (tie orders) per set-ordered policy (default 5). */
   readonly seeds?: number;
-  /** Runs per γ in the sweep (default 3; 0 skips the sweep). */
+  /** Runs per γ in the sweep (default 1, tie order seed 1; 0 skips the sweep). */
   readonly gammaSeeds?: number;
   readonly dataDir?: string;
 }
@@ -82,7 +82,7 @@ export async function runDiluComparison(opts: DiluComparisonOptions = {}): Promi
   const counts = opts.counts ?? INSTANCE_COUNTS;
   const report = opts.reportCounts ?? [1600, 3200];
   const seeds = opts.seeds ?? 5;
-  const gammaSeeds = opts.gammaSeeds ?? 3;
+  const gammaSeeds = opts.gammaSeeds ?? 1;
   const rows: DiluRow[] = [];
   const lines: string[] = [];
   let fidelity = 0;
@@ -111,7 +111,8 @@ export async function runDiluComparison(opts: DiluComparisonOptions = {}): Promi
       if (a && name === 'dilu') fidelity = Math.max(fidelity, ep, ea);
       else if (a) baseErr = Math.max(baseErr, ep, ea);
       const pct = (e: number) => (Number.isNaN(e) ? '—' : `${(e * 100).toFixed(1)} %`);
-      lines.push(`| ${count} | ${LABEL[name]} | ${f1(r.peak)} | ${a ? a.peak : '—'} | ${pct(ep)} | ${r.avg.toFixed(1)} | ${a ? a.avg : '—'} | ${pct(ea)} | ` +
+      lines.push(`| ${count} | ${LABEL[name]} | ${f1(r.peak)} | ${a ? a.peak : '—'} | ${pct(ep)} | ` +
+        `${r.avg.toFixed(1)} | ${a ? a.avg : '—'} | ${pct(ea)} | ` +
         `${r.fragSm.toFixed(2)} / ${r.fragMem.toFixed(2)} | ${f1(r.failures)} | ${r.movesPerHour.toFixed(0)} |`);
     }
     const d = byPolicy.get('dilu')!;
@@ -124,8 +125,8 @@ export async function runDiluComparison(opts: DiluComparisonOptions = {}): Promi
   }
   lines.push('');
   const f = DILU_AUTHORS_FRAG_3200;
-  lines.push(`Authors' fragmentation at the 3,200 peak (SM / mem): Dilu ${f.dilu.sm} / ${f.dilu.mem}, INFless-l ${f['infless-l'].sm} / ${f['infless-l'].mem}, ` +
-    `INFless-r ${f['infless-r'].sm} / ${f['infless-r'].mem}, Exclusive ${f.exclusive.sm} / ${f.exclusive.mem}.`);
+  lines.push(`Authors' fragmentation at the 3,200 peak (SM / mem): Dilu ${f.dilu.sm} / ${f.dilu.mem}, ` +
+    `INFless-l ${f['infless-l'].sm} / ${f['infless-l'].mem}, INFless-r ${f['infless-r'].sm} / ${f['infless-r'].mem}, Exclusive ${f.exclusive.sm} / ${f.exclusive.mem}.`);
   if (gammaSeeds > 0 && counts.includes(3200)) {
     const ev = loadSchedEvents(3200, opts.dataDir ?? SCHED_EVENTS_DIR);
     lines.push('');
