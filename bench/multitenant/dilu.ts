@@ -126,7 +126,8 @@ export async function runDiluComparison(opts: DiluComparisonOptions = {}): Promi
   lines.push('');
   const f = DILU_AUTHORS_FRAG_3200;
   lines.push(`Authors' fragmentation at the 3,200 peak (SM / mem): Dilu ${f.dilu.sm} / ${f.dilu.mem}, ` +
-    `INFless-l ${f['infless-l'].sm} / ${f['infless-l'].mem}, INFless-r ${f['infless-r'].sm} / ${f['infless-r'].mem}, Exclusive ${f.exclusive.sm} / ${f.exclusive.mem}.`);
+    `INFless-l ${f['infless-l'].sm} / ${f['infless-l'].mem}, INFless-r ${f['infless-r'].sm} / ${f['infless-r'].mem}, ` +
+    `Exclusive ${f.exclusive.sm} / ${f.exclusive.mem}.`);
   if (gammaSeeds > 0 && counts.includes(3200)) {
     const ev = loadSchedEvents(3200, opts.dataDir ?? SCHED_EVENTS_DIR);
     lines.push('');
