@@ -12,7 +12,8 @@ const PER_REPLICA = 10; // req/s
 const cap = { capability: () => PER_REPLICA } as unknown as Capability;
 const spec = { name: 'f' } as unknown as ScalingSpec;
 const cfg = { exclusive: false, smShare: 0.3, quota: 1, batchSize: 1 };
-const obs = (rps: number, n: number) => ({ intervalMs: 1000, arrivals: rps, replicas: Array.from({ length: n }, (_, i) => ({ id: `r${i}` })) }) as unknown as Observation;
+const obs = (rps: number, n: number) =>
+  ({ intervalMs: 1000, arrivals: rps, replicas: Array.from({ length: n }, (_, i) => ({ id: `r${i}` })) }) as unknown as Observation;
 
 /** Feeds `rps` each second to a function with n replicas; the second (1-based) of the first action and its result. */
 function feed(n: number, rps: number, seconds: number): { at: number; want: number; cleared: boolean } | undefined {
