@@ -38,6 +38,8 @@ export interface ClusterAutoscalerOptions extends ClusterRunnerOptions {
  */
 export class ClusterAutoscaler {
   readonly runner: ClusterRunner;
+  /** One line per recent tick, oldest first (the last 300): what the controller saw and did. */
+  readonly history: string[] = [];
   private readonly lease: LeaderLease;
   private timer?: NodeJS.Timeout;
   private running = false;
@@ -55,8 +57,12 @@ export class ClusterAutoscaler {
       this.running = true;
       const now = this.clock.now();
       void this.runner.tick(now)
-        .then((r) => this.opts.onTick?.(r, now))
-        .catch(() => undefined)
+        .then((r) => {
+          this.history.push(`${summarise(r, now)} (${this.clock.now() - now} ms)`);
+          if (this.history.length > 300) this.history.shift();
+          this.opts.onTick?.(r, now);
+        })
+        .catch((e: Error) => this.history.push(`${new Date(now).toISOString().slice(11, 23)} tick failed: ${e.message}`))
         .finally(() => (this.running = false));
     }, this.opts.intervalMs);
   }
@@ -65,4 +71,16 @@ export class ClusterAutoscaler {
     if (this.timer) clearInterval(this.timer);
     await this.lease.close();
   }
+}
+
+/** A tick in one line: each job's offered rate, cores and accept rate, then the decision or the runner's notes. */
+export function summarise(r: ClusterTickReport, now: number): string {
+  const jobs = r.view.jobs.map((j) => {
+    const t = r.applied[j.name];
+    const alloc = t ? `${t.replicas}×${t.quota}${t.acceptRate < 1 ? ` a=${t.acceptRate}` : ''}` : '?';
+    return `${j.name.split('.')[0]} ${(j.arrivalRps ?? 0).toFixed(1)}/s ${alloc}`;
+  });
+  const what = r.decision ? r.decision.reason : 'hold';
+  return `${new Date(now).toISOString().slice(11, 23)} ${jobs.join(', ')} | ${what}${r.notes.length ? ` | ${r.notes.join('; ')}` : ''}` +
+    `${r.errors.length ? ` | errors: ${r.errors.join('; ')}` : ''}`;
 }

@@ -56,6 +56,8 @@ export class ClusterRunner {
   private readonly books = new Map<string, MinuteBook>();
   private readonly quotas = new Map<string, number>();
   private readonly accept = new Map<string, number>();
+  /** Why each function admits less than all (the decision that set it), for the 429's body. */
+  private readonly reasons = new Map<string, string>();
   private readonly events: ScalingEvents;
   private lastTickMs?: number;
 
@@ -77,20 +79,27 @@ export class ClusterRunner {
     const lastSec = Math.floor(nowMs / 1000) - 1;
     const tickS = this.lastTickMs === undefined ? 1 : Math.max(1, Math.round((nowMs - this.lastTickMs) / 1000));
     this.lastTickMs = nowMs;
+    const fns = (await this.provider.list()).filter((x) => x.kind === 'inference');
+    // every function's reads at once: a tick's round trips must not queue behind one another on a busy host
+    const read = await Promise.all(fns.map(async (f) => {
+      const ref = { name: f.name, namespace: f.namespace };
+      const [eps, window, profile] = await Promise.all([
+        this.provider.endpoints(ref),
+        readSeconds(this.redis, ref, lastSec - windowS + 1, lastSec),
+        this.provider.capability?.(ref),
+      ]);
+      return { f, ref, fnId: `${f.name}.${f.namespace}`, eps: eps.filter((r) => r.state !== 'draining'), window, profile };
+    }));
     const items: Item[] = [];
     const jobs = [];
-    for (const f of (await this.provider.list()).filter((x) => x.kind === 'inference')) {
-      const ref = { name: f.name, namespace: f.namespace };
-      const fnId = `${f.name}.${f.namespace}`;
-      const eps = (await this.provider.endpoints(ref)).filter((r) => r.state !== 'draining');
-      const window = await readSeconds(this.redis, ref, lastSec - windowS + 1, lastSec);
+    for (const { f, ref, fnId, eps, window, profile } of read) {
       const book = this.books.get(fnId) ?? new MinuteBook();
       this.books.set(fnId, book);
       book.add(window, lastSec);
       // a function at zero with no work holds no core and is left out until a request wakes it
       if (f.replicas === 0 && eps.length === 0 && ![...window.values()].some((c) => c.arrivals > 0)) continue;
       const ml = parseMlSpec(f.labels, f.annotations);
-      const processingMs = processingMsOf(await this.provider.capability?.(ref)) ?? this.opts.defaultProcessingMs ?? 100;
+      const processingMs = processingMsOf(profile) ?? this.opts.defaultProcessingMs ?? 100;
       const quota = this.quotas.get(fnId) ?? (eps.length ? eps.reduce((s, r) => s + r.quota, 0) / eps.length : 1);
       items.push({ f, ref, fnId, ml, eps });
       jobs.push(jobView({ name: fnId, processingMs, sloMs: ml.sloLatencyMs ?? this.opts.defaultSloMs, sloPercentile: ml.sloPercentile,
@@ -132,19 +141,23 @@ export class ClusterRunner {
       if (error) errors.push(`${ref.name}: ${e.action} → ${e.to}: ${error}`);
       if (reason || error || force) await this.events.record(ref, { ...base, ...e, ...(error ? { error } : {}) }).catch(() => undefined);
     };
+    // fewer requests admitted takes effect first (the quickest lever, and it frees capacity): the
+    // gateways read the table within half a second; more admitted waits for the capacity below
+    await this.writeRates(items, items.map((x, i) => Math.min(ts[i].acceptRate, this.accept.get(x.fnId) ?? 1)), nowMs, reason, errors);
     for (const phase of ['shrink', 'grow'] as const) {
-      for (let i = 0; i < items.length; i++) {
-        const { ref, fnId, f, eps } = items[i];
+      const grows = (from: number, to: number) => (phase === 'grow' ? to > from + 1e-9 : to < from - 1e-9);
+      await Promise.all(items.map(async ({ ref, fnId, f, eps }, i) => {
         const t = ts[i];
-        const grows = (from: number, to: number) => (phase === 'grow' ? to > from + 1e-9 : to < from - 1e-9);
-        for (const r of eps) {
-          if (!grows(r.quota, t.quota)) continue;
+        // a scale-down stops the replicas listed last (newest): their quotas are left alone
+        const staying = t.replicas < eps.length ? eps.slice(0, t.replicas) : eps;
+        const leaving = eps.slice(staying.length).map((r) => r.id);
+        await Promise.all(staying.filter((r) => grows(r.quota, t.quota)).map(async (r) => {
           const error = await this.call(() => this.provider.setQuota(ref, r.id, t.quota));
           await record(ref, { action: 'quota', replica: r.id, from: r.quota, to: t.quota }, error);
-        }
+        }));
         if (phase === 'grow') this.quotas.set(fnId, t.quota);
         if (grows(f.replicas, t.replicas)) {
-          const error = await this.call(() => this.provider.scale(ref, t.replicas));
+          const error = await this.call(() => this.provider.scale(ref, t.replicas, leaving.length ? leaving : undefined));
           await record(ref, { action: 'replicas', from: f.replicas, to: t.replicas }, error);
         }
         const was = this.accept.get(fnId) ?? 1;
@@ -152,17 +165,24 @@ export class ClusterRunner {
           this.accept.set(fnId, t.acceptRate);
           await record(ref, { action: 'accept-rate', from: was, to: t.acceptRate }, undefined, true);
         }
-      }
+      }));
     }
-    const ttl = Math.max(3 * this.opts.intervalMs, 5000);
-    const rates: Record<string, AcceptEntry | null> = {};
-    items.forEach((x, i) => {
-      const rate = ts[i].acceptRate;
-      rates[x.fnId] = rate < 1 ? { rate, retryAfterS: Math.max(1, Math.ceil(this.opts.intervalMs / 1000)), reason: reason ?? 'the cluster is full',
-        untilMs: nowMs + ttl } : null;
-    });
-    await writeAcceptRates(this.redis, rates).catch((e: Error) => errors.push(`accept rates: ${e.message}`));
+    await this.writeRates(items, ts.map((t) => t.acceptRate), nowMs, reason, errors);
     return errors;
+  }
+
+  /** The gateways' admission table: an entry per function admitting less than all, renewed every tick. */
+  private async writeRates(items: Item[], rates: number[], nowMs: number, reason: string | undefined, errors: string[]): Promise<void> {
+    const ttl = Math.max(3 * this.opts.intervalMs, 5000);
+    const retryAfterS = Math.max(1, Math.ceil(this.opts.intervalMs / 1000));
+    const table: Record<string, AcceptEntry | null> = {};
+    items.forEach((x, i) => {
+      const rate = rates[i];
+      const why = reason ?? this.reasons.get(x.fnId) ?? 'the cluster is full';
+      if (rate < 1) this.reasons.set(x.fnId, why);
+      table[x.fnId] = rate < 1 ? { rate, retryAfterS, reason: why, untilMs: nowMs + ttl } : null;
+    });
+    await writeAcceptRates(this.redis, table).catch((e: Error) => void errors.push(`accept rates: ${e.message}`));
   }
 
   private async call(f: () => Promise<void>): Promise<string | undefined> {
@@ -176,7 +196,7 @@ export class ClusterRunner {
 
   /** Forgets functions that are gone (a redeployed one starts afresh). */
   private forget(live: Set<string>): void {
-    for (const m of [this.books, this.quotas, this.accept]) for (const k of m.keys()) if (!live.has(k)) m.delete(k);
+    for (const m of [this.books, this.quotas, this.accept, this.reasons]) for (const k of m.keys()) if (!live.has(k)) m.delete(k);
   }
 
   /** Σ replicas × quota of what the runner applied last (for logs). */
