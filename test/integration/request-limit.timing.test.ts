@@ -119,11 +119,14 @@ maybe('<request, limit> CPU quotas through the local provider (cgroup v1)', () =
     // decided, and lending must only never make it worse
     if (lent.idle > 0.05) expect(lent.a).toBeGreaterThan(1.3 * alone.a);
     else expect(lent.a).toBeGreaterThan(0.9 * alone.a);
-    // both busy: an even split, never worse than request = limit, and (core not full of other
-    // work) each at least most of its request
+    // both busy: an even split, neither starved, and (core not full of other work) each at least
+    // most of its request. On a core full of other runnable work the replicas' parent gets its
+    // weight's share (2048 against 1024 per host task), which may be less than the requests' sum:
+    // there, a replica held to its quota (request = limit) can fare better than one competing
+    // for the core (bench/results/request-limit.md)
     expect(both.a / both.b).toBeGreaterThan(0.6);
     expect(both.a / both.b).toBeLessThan(1 / 0.6);
-    expect(Math.min(both.a, both.b)).toBeGreaterThan(0.85 * Math.min(eq.a, eq.b));
+    expect(Math.min(both.a, both.b)).toBeGreaterThan(0.05);
     if (both.idle > 0.05) expect(Math.min(both.a, both.b)).toBeGreaterThan(0.3 * 0.8);
     // requests weigh the split: 1 : 2
     expect(asym.b / asym.a).toBeGreaterThan(1.3);
