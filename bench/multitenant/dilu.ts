@@ -94,7 +94,7 @@ export async function runDiluComparison(opts: DiluComparisonOptions = {}): Promi
   lines.push('');
   lines.push(`Inputs \`${'../shared/data/traces/dilu_sched_events'}/instances-N.jsonl\`; 4,000 GPUs of 40 GB (Exclusive: 12,000, as its artifact file); ` +
     `set-ordered policies are the mean of ${seeds} tie orders. "authors" = the artifact's figures (issue 24). ` +
-    'Ours moves inference replicas (each move books the new place at once and frees the old one 10 s later).');
+    'Ours moves inference and LLM replicas (each move books the new place at once and frees the old one after a cold start: 10 s, LLM 30 s).');
   lines.push('');
   lines.push('| instances | policy | peak | authors | err | time-avg | authors | err | frag SM / mem | failures | moves/h |');
   lines.push('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |');

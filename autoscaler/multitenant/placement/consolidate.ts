@@ -6,7 +6,7 @@ import { bestFit, splitFewest, type OursParams } from './online';
 /**
  * Consolidation: after an event, drain GPUs whose every instance fits on the other active GPUs
  * (an LLM also split over one node's GPUs, as the online placement would). A move starts the
- * instance's new replica on its destination at once and drains the old one `moveS` later (the
+ * instance's new replica on its destination at once and drains the old one `moveS` (LLM: `llmMoveS`) later (the
  * simulator keeps both booked meanwhile), so a drain never needs a new GPU, and the drained GPU
  * returns to the pool when its last move ends. Training parts and split LLMs are not moved; a GPU
  * holding one is never drained. A draining GPU takes no new instance.
@@ -19,11 +19,13 @@ export interface ConsolidateParams {
   readonly drainsPerEvent: number;
   /** Seconds a move keeps both places booked (an inference replica's cold start). */
   readonly moveS: number;
+  /** The same for an LLM replica (20–30 GB of weights to load). */
+  readonly llmMoveS: number;
   /** At most this many GPUs (the least occupied first) are tried after one event. */
   readonly triesPerEvent: number;
 }
 
-export const CONSOLIDATE_DEFAULTS: ConsolidateParams = { maxOccupancy: 1, drainsPerEvent: 1, moveS: 10, triesPerEvent: 8 };
+export const CONSOLIDATE_DEFAULTS: ConsolidateParams = { maxOccupancy: 1, drainsPerEvent: 1, moveS: 10, llmMoveS: 30, triesPerEvent: 8 };
 
 type Saved = Map<number, [number, number, number]>;
 
@@ -86,7 +88,7 @@ export function planDrains(c: ClusterState, p: OursParams, cp: ConsolidateParams
         }
         if (!to) break;
         add(c, to.parts, mine);
-        plan.push({ name: pl.inst.name, placement: to, durationS: cp.moveS });
+        plan.push({ name: pl.inst.name, placement: to, durationS: pl.inst.type === 'llm-inference' ? cp.llmMoveS : cp.moveS });
       }
       const ok = plan.length === names.length;
       for (const [id, v] of mine) if (!all.has(id)) all.set(id, v);
