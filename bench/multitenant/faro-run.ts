@@ -4,6 +4,9 @@
  */
 import { simulateFaro } from '../../autoscaler/sim/faro';
 import { faroPolicy, FARO_POLICIES, type PredictorName } from './faro-policies';
+import { registerPredictivePolicies } from './faro-predictive';
+
+registerPredictivePolicies();
 
 function arg(name: string, def?: string): string {
   const i = process.argv.indexOf(`--${name}`);

@@ -1,4 +1,4 @@
-import type { ClusterController, ClusterView, ControllerDecision, JobAllocation } from '../../multitenant/types';
+import type { ClusterController, ClusterView, ControllerDecision, JobAllocation, MinutePredictor } from '../../multitenant/types';
 import { isScaling } from '../../sim/faro/view';
 
 /**
@@ -130,6 +130,49 @@ export function avgLatencyMetric(mean: number): number {
 export interface LongTermPolicy {
   readonly name: string;
   plan(view: ClusterView, book: ActionBook): Array<{ target: number; acceptRate?: number } | null>;
+}
+
+/** One job as Faro's utility solver takes it (the shape of `faroLongTerm(opts)`'s input). */
+export interface UtilityJobInput {
+  readonly x0: number;
+  readonly acceptRate?: number;
+  /** Predicted requests per minute for the next minutes at forecast quantile q. */
+  readonly forecast: (q: number) => readonly number[];
+}
+
+/** Faro's long-term decision function (the solver with its quantile loop), e.g. `faroLongTerm({ objective, capacity })`. */
+export type UtilitySolveFn = (jobs: readonly UtilityJobInput[]) => { replicas: number[]; acceptRate?: number[]; reason: string };
+
+/**
+ * Faro's long-term policy around its solver: x⁰ is the job's started replicas (the artifact counts
+ * the replicas that report a queue length), the forecast is the predictor's next `horizonMin`
+ * minutes from the completed minutes' counts, and the accept rate starts at 1 (the hybrid
+ * controller's metrics carry no drop rate).
+ */
+export class UtilityLongTerm implements LongTermPolicy {
+  lastReason = '';
+
+  constructor(readonly name: string, private readonly solve: UtilitySolveFn, private readonly predictor: MinutePredictor, private readonly horizonMin = 7) {}
+
+  plan(view: ClusterView): Array<{ target: number; acceptRate?: number } | null> {
+    const jobs: UtilityJobInput[] = view.jobs.map((jv, j) => {
+      const memo = new Map<number, readonly number[]>();
+      return {
+        x0: jv.readyReplicas,
+        forecast: (q: number) => {
+          let f = memo.get(q);
+          if (f === undefined) {
+            f = this.predictor.forecast(j, jv.minuteCounts, this.horizonMin, q);
+            memo.set(q, f);
+          }
+          return f;
+        },
+      };
+    });
+    const d = this.solve(jobs);
+    this.lastReason = d.reason;
+    return d.replicas.map((x, j) => ({ target: x, acceptRate: d.acceptRate?.[j] }));
+  }
 }
 
 export interface HybridOptions {
