@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import type { ProfileStage } from '../../../gateway/ports/capability-profiler';
 import type { ProfilePoint } from '../../../gateway/providers/capability-profile';
 import { profileAtDeploy } from '../../../autoscaler/rapp/deploy-profile';
+import { monotone } from '../../../autoscaler/rapp/monotone';
 import { hgss, inferenceLimit, profileSurface, requestLimitOf, Surface } from '../../../autoscaler/rapp/request-limit';
 
 const DILU = join(__dirname, '..', '..', '..', '..', 'shared', 'data', 'latency', 'dilu_mps');
@@ -98,4 +99,14 @@ describe('request → limit and the CPU surface', () => {
     expect(stored[0].requestLimit).toEqual({ request: 0.5, limit: 1, batch: 1, sloMs: 50 });
     expect(stored[1].requestLimit).toBeUndefined();
   });
+});
+
+test('monotone: an adjusted point never serves more than the point at a higher quota (the surface HGSS reads)', () => {
+  // measured throughput and latency disagree a little (means over a noisy window): 112 × 9 / 10 = 100.8 > 100.0001
+  const out = monotone([
+    { batch: 1, quota: 1, smShare: 1, throughput: 100.0001, latencyMs: 10 },
+    { batch: 1, quota: 0.5, smShare: 1, throughput: 112, latencyMs: 9 },
+  ]);
+  expect(out[1].latencyMs).toBe(10);
+  expect(out[1].throughput).toBeLessThanOrEqual(out[0].throughput);
 });
