@@ -63,7 +63,12 @@ export function planDrains(c: ClusterState, p: OursParams, cp: ConsolidateParams
     }
     return true;
   };
-  const cands = c.active.filter((g) => !draining.has(g.id) && occ(g) < cp.maxOccupancy && movable(g)).sort((a, b) => occ(a) - occ(b) || a.id - b.id);
+  const cands = c.active
+    .filter((g) => !draining.has(g.id))
+    .map((g) => ({ g, o: occ(g) }))
+    .filter((x) => x.o < cp.maxOccupancy)
+    .sort((a, b) => a.o - b.o || a.g.id - b.g.id)
+    .map((x) => x.g);
   const all: Saved = new Map();
   const touched = new Set<number>();
   const moves: Move[] = [];
@@ -72,7 +77,7 @@ export function planDrains(c: ClusterState, p: OursParams, cp: ConsolidateParams
   try {
     for (const g of cands) {
       if (drains >= cp.drainsPerEvent || tries >= cp.triesPerEvent) break;
-      if (touched.has(g.id)) continue;
+      if (touched.has(g.id) || !movable(g)) continue;
       tries++;
       const mine: Saved = new Map();
       const exclude = new Set(draining).add(g.id);
