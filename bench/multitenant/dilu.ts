@@ -75,6 +75,18 @@ function meanRun(ev: readonly SchedEvent[], name: SchedPolicyName, seeds: number
   };
 }
 
+/** The most GPUs training parts hold at once: a floor for any placement here (two parts of 25–40 GB never share a 40 GB GPU). */
+export function trainingFloor(ev: readonly SchedEvent[]): number {
+  let now = 0;
+  let most = 0;
+  for (const e of ev) {
+    if (e.inst.type !== 'training') continue;
+    now += (e.action === 'start' ? 1 : -1) * e.inst.gpuNum;
+    most = Math.max(most, now);
+  }
+  return most;
+}
+
 const rel = (ours: number, theirs: number) => Math.abs(ours - theirs) / theirs;
 const f1 = (x: number) => (Number.isInteger(x) ? String(x) : x.toFixed(1));
 
@@ -117,6 +129,7 @@ export async function runDiluComparison(opts: DiluComparisonOptions = {}): Promi
     }
     const d = byPolicy.get('dilu')!;
     const o = byPolicy.get('ours')!;
+    lines.push(`| ${count} | floor: most GPUs held by training parts at once | ${trainingFloor(ev)} | | | | | | | | |`);
     extraFailures += o.failures - d.failures;
     if (report.includes(count)) {
       vsPeak = Math.max(vsPeak, o.peak / d.peak);
