@@ -14,6 +14,7 @@ import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { Cgroups } from '../node-runtime/cgroups';
 import { probe, ProbeResult, scenarios } from '../node-runtime/lending-probe';
+import { GATE_CAPACITY, GATE_SCENARIOS, gateRun, GateUse } from './request-limit-gate';
 
 const arg = (name: string, d: number) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -72,6 +73,41 @@ function section(title: string, rows: Rows, load: number): { md: string[]; idle:
   };
 }
 
+/** The tokend gate's scenarios, `repeats` times each: a table and busy A's gain when alone. */
+async function gateSection(seconds: number, repeats: number): Promise<{ md: string[]; gain: number }> {
+  const rows: { name: string; runs: GateUse[][] }[] = [];
+  for (const s of GATE_SCENARIOS) {
+    const runs: GateUse[][] = [];
+    for (let k = 0; k < repeats; k++) runs.push(await gateRun(s.n, s.request, s.limit, seconds));
+    rows.push({ name: s.name, runs });
+    console.log(`[gate] ${s.name}`, runs.map((r) => r.map((x) => x.used.toFixed(3)).join('/')).join('  '));
+  }
+  const col = (r: (typeof rows)[0], i: number, f: (u: GateUse) => number, d: number) =>
+    (r.runs[0].length > i ? cell(r.runs.map((x) => f(x[i])), d) : '—');
+  const a = (name: string) => mean(rows.find((r) => r.name === name)!.runs.map((x) => x[0].used));
+  const gain = a('lending, alone') / a('request = limit, alone');
+  return {
+    gain,
+    md: [
+      `## tokend's CPU gate (no cgroups; 1-min load average ${loadavg()[0].toFixed(1)} at the end)`,
+      '',
+      'Where cgroups are not writable the agent gives tokend each replica\'s <request, limit> (`tokendCpuEnforcer`). Workers running ' +
+        `2 ms batches through the ml-inference runtime's gate (\`templates/ml-inference/tokens.js\`), tokend's CPU device declared as ` +
+        `${GATE_CAPACITY} CPU, its default plan (idle capacity lent up to each limit, largest deficit first). Used = batch wall time ÷ ` +
+        'wall time, as a fraction of the device (what tokend bounds). A batch is 2 ms of wall time (a spin), so on this loaded host ' +
+        'batches/s counts gate round trips and waits as much as work: read the used column.',
+      '',
+      '| scenario | A used | A batches/s | B used | B batches/s |',
+      '| --- | --- | --- | --- | --- |',
+      ...rows.map((r) => `| ${r.name} | ${col(r, 0, (u) => u.used, 3)} | ${col(r, 0, (u) => u.batchesPerS, 0)} | ` +
+        `${col(r, 1, (u) => u.used, 3)} | ${col(r, 1, (u) => u.batchesPerS, 0)} |`),
+      '',
+      `Busy A's device time alone at <0.3, 0.6> ÷ at request = limit 0.3: **${gain.toFixed(2)}×**.`,
+      '',
+    ],
+  };
+}
+
 async function main(): Promise<void> {
   const seconds = arg('seconds', 3);
   const repeats = arg('repeats', 3);
@@ -82,6 +118,7 @@ async function main(): Promise<void> {
   const stressed = await runSet(cg, core, seconds, repeats, true);
   const s1 = section('Host as it is', plain.rows, plain.load);
   const s2 = section(`Beside \`stress-ng --cpu ${cpus().length}\``, stressed.rows, stressed.load);
+  const gate = await gateSection(seconds, repeats);
   const md = [
     '# <request, limit> CPU quotas: lending measured on this machine (issue 24)',
     '',
@@ -96,6 +133,7 @@ async function main(): Promise<void> {
     '',
     ...s1.md,
     ...s2.md,
+    ...gate.md,
     '## Reading',
     '',
     'The limit is a hard cap (CFS quota): A alone never gets more than 0.6 core, and with request = limit never more than 0.3 however ' +
@@ -106,7 +144,8 @@ async function main(): Promise<void> {
       'a replica competing for the core then got its weight\'s share, which can be below what a replica held to its quota gets ' +
       '(presumably because CFS treats a group that was throttled, and so dequeued, like a sleeper when it returns). ' +
       'Kubernetes has the same model and puts the host\'s daemons in a ' +
-      'reserved cgroup for that reason; here the host\'s processes share the root group.',
+      'reserved cgroup for that reason; here the host\'s processes share the root group. tokend\'s gate bounds device time per ' +
+      'window instead, so its numbers hold to the quotas whatever the host\'s load (a loaded host stretches each batch instead).',
     '',
     'The live platform path (two functions\' replicas through the local provider, `setQuota(ref, id, 0.3, 0.6)`) is asserted by ' +
       '`test/integration/request-limit.timing.test.ts`, which logs the same scenarios\' numbers.',
@@ -114,7 +153,7 @@ async function main(): Promise<void> {
   ].join('\n');
   writeFileSync(join(__dirname, 'results', 'request-limit.md'), md);
   console.log(`request-limit: lending_gain_idle_neighbour=${s1.idle.toFixed(2)} lending_gain_both_busy=${s1.both.toFixed(2)} ` +
-    `stress: ${s2.idle.toFixed(2)} ${s2.both.toFixed(2)}`);
+    `stress: ${s2.idle.toFixed(2)} ${s2.both.toFixed(2)} tokend_gate_gain_alone=${gate.gain.toFixed(2)}`);
 }
 
 main().catch((e) => {
