@@ -36,9 +36,11 @@ export function diluProfile(cap: Capability, spec: ScalingSpec): { smShare: numb
  * which misses a 2× SLO for resnet152 on every request). A 40 s window of RPS samples;
  * out when ≥ ϕ_out = 20 samples exceed the deployed throughput (to the count the window's mean
  * over-capacity sample needs), in by one when ≥ ϕ_in = 30 samples are below the throughput of
- * n − 1; the window is cleared after each action.
+ * n − 1; the window is cleared after each action. `outByOne`: scale out by one instance per action,
+ * as the artifact's scaler does (`scheduling/scaler.py`, `Scaler.run`); off by default, the
+ * behaviour this port has had (to the count the mean hot sample needs).
  */
-export const DILU_DEFAULTS = { windowS: 40, phiOut: 20, phiIn: 30, profile: true, smShare: 0.3, quota: 0.5, batchSize: 1 };
+export const DILU_DEFAULTS = { windowS: 40, phiOut: 20, phiIn: 30, profile: true, smShare: 0.3, quota: 0.5, batchSize: 1, outByOne: false };
 
 export interface DiluState {
   samples: number[];
@@ -80,7 +82,7 @@ export function diluCount(p: typeof DILU_DEFAULTS, cap: Capability): CountStage<
       let why = `dilu-horizontal (s=${cfg.smShare}, q=${cfg.quota}, b=${cfg.batchSize}): ${fmt(per)} req/s per replica, window ${samples.length} s`;
       if (per > 0 && lazyOut(samples, n * per, p)) {
         const hot = samples.filter((s) => s > n * per);
-        want = Math.max(n + 1, Math.ceil(hot.reduce((a, s) => a + s, 0) / hot.length / per));
+        want = p.outByOne ? n + 1 : Math.max(n + 1, Math.ceil(hot.reduce((a, s) => a + s, 0) / hot.length / per));
         samples = [];
         why += `, ${hot.length} samples above ${fmt(n * per)} req/s`;
       } else if (n > 1 && lazyIn(samples, (n - 1) * per, p)) {

@@ -16,8 +16,8 @@ const obs = (rps: number, n: number) =>
   ({ intervalMs: 1000, arrivals: rps, replicas: Array.from({ length: n }, (_, i) => ({ id: `r${i}` })) }) as unknown as Observation;
 
 /** Feeds `rps` each second to a function with n replicas; the second (1-based) of the first action and its result. */
-function feed(n: number, rps: number, seconds: number): { at: number; want: number; cleared: boolean } | undefined {
-  const stage = diluCount(DILU_DEFAULTS, cap);
+function feed(n: number, rps: number, seconds: number, outByOne = false): { at: number; want: number; cleared: boolean } | undefined {
+  const stage = diluCount({ ...DILU_DEFAULTS, outByOne }, cap);
   let state = stage.init();
   for (let s = 1; s <= seconds; s++) {
     const r = stage.count(spec, state, obs(rps, n), s * 1000, cfg);
@@ -49,6 +49,11 @@ describe('lazy window', () => {
 describe('dilu-horizontal count stage', () => {
   test('scales out on the 20th second over n·throughput, then clears the window', () => {
     expect(feed(1, 15, 40)).toEqual({ at: 20, want: 2, cleared: true });
+  });
+
+  test('out to the count the mean hot sample needs (this port), or by one (the artifact\'s scaler, outByOne)', () => {
+    expect(feed(1, 35, 40)).toEqual({ at: 20, want: 4, cleared: true });
+    expect(feed(1, 35, 40, true)).toEqual({ at: 20, want: 2, cleared: true });
   });
 
   test('scales in by one on the 30th second below (n − 1)·throughput, then clears the window', () => {
