@@ -34,7 +34,7 @@ export async function startAutoscaler(cfg: Config, redis: Redis, provider: Funct
   const capacity = clusterCores(cfg);
   if (capacity !== undefined) {
     const intervalMs = cfg.autoscaler.intervalMs;
-    const controller = createClusterController(cfg.autoscaler.cluster!.controller, intervalMs / 1000);
+    const controller = createClusterController(cfg.autoscaler.cluster!.controller, { tickS: intervalMs / 1000, capacity });
     const c = new ClusterAutoscaler(redis, provider, controller, { leader, capacity, intervalMs, defaultSloMs: cfg.autoscaler.defaultSloMs }, clock);
     await c.start();
     return c;

@@ -21,7 +21,7 @@ export interface Bounds {
 /** The smallest quota the runner applies (a CFS period's slice any replica needs to make progress). */
 export const MIN_QUOTA = 0.01;
 
-const round3 = (x: number) => Math.round(x * 1000) / 1000;
+const floor4 = (x: number) => Math.floor(x * 1e4 + 1e-9) / 1e4;
 
 /**
  * Each job's target: the decision's fields where given, else the current ones (accept rate:
@@ -38,7 +38,7 @@ export function resolveTargets(jobs: readonly JobView[], d: ControllerDecision |
     const replicas = Math.min(Math.max(want, lo), Math.max(lo, bounds[i].maxScale));
     if (replicas !== want) notes.push(`${j.name}: ${want} replicas clamped to ${replicas} (min_scale ${bounds[i].minScale}, max_scale ${bounds[i].maxScale})`);
     const q = a?.quota ?? j.quota;
-    const quota = round3(Math.min(Math.max(Number.isFinite(q) ? q : 1, MIN_QUOTA), 1));
+    const quota = floor4(Math.min(Math.max(Number.isFinite(q) ? q : 1, MIN_QUOTA), 1));
     const r = a?.acceptRate ?? accept[i] ?? 1;
     return { replicas, quota, acceptRate: Math.min(Math.max(Number.isFinite(r) ? r : 1, 0), 1) };
   });
@@ -57,11 +57,23 @@ export function fitCapacity(ts: readonly Target[], capacity: number): { targets:
   const total = coresOf(ts);
   if (total <= capacity + 1e-9) return { targets: ts.map((t) => ({ ...t })) };
   const f = capacity / total;
-  const targets = ts.map((t) => ({ ...t, quota: Math.max(MIN_QUOTA, Math.floor(t.quota * f * 1000) / 1000) }));
+  const targets = ts.map((t) => ({ ...t, quota: Math.max(MIN_QUOTA, Math.floor(t.quota * f * 1e4) / 1e4) }));
   const after = coresOf(targets);
+  // a rounding's overshoot (under 0.5 %) is trimmed without a word
+  if (after <= capacity + 1e-9 && total <= capacity * 1.005) return { targets };
   const note = after <= capacity + 1e-9
     ? `RUNNER: the decision asked ${total.toFixed(2)} cores of a ${capacity}-core cluster: every quota scaled by ${f.toFixed(3)}`
     : `RUNNER: the decision asked ${total.toFixed(2)} cores of a ${capacity}-core cluster and even at quota ${MIN_QUOTA} ` +
       `the replicas hold ${after.toFixed(2)}: the cluster is over capacity (min_scale too high for it)`;
   return { targets, note };
+}
+
+/**
+ * Quota changes smaller than `step` are skipped (a controller that re-divides the cluster every
+ * tick would otherwise move every replica by 0.01 each second, an event each), unless skipping
+ * them would leave the cluster over its capacity.
+ */
+export function damp(ts: readonly Target[], current: readonly number[], capacity: number, step = 0.02): Target[] {
+  const kept = ts.map((t, i) => (Math.abs(t.quota - current[i]) < step ? { ...t, quota: current[i] } : { ...t }));
+  return coresOf(kept) <= capacity + 1e-9 ? kept : ts.map((t) => ({ ...t }));
 }

@@ -6,21 +6,27 @@ import type { LeaderLease } from '../../../gateway/providers/kubernetes/kube-lea
 import type { ClusterController } from '../types';
 import { ClusterRunner, ClusterRunnerOptions, ClusterTickReport } from './runner';
 import { gridClusterController } from './grid';
+import { mlfaasClusterController } from '../mlfaas';
 
 /** The same lock as the per-function live autoscaler's: one autoscaler of either kind leads. */
 const LOCK = 'mlfaas:autoscaler-lock';
 
-/** Fixed-cluster controllers the live platform can run (`MLFAAS_CLUSTER_CONTROLLER`). */
-export const CLUSTER_CONTROLLERS: Record<string, (tickS: number) => ClusterController> = {
-  grid: (tickS) => gridClusterController({ tickS }),
+/**
+ * Fixed-cluster controllers the live platform can run (`MLFAAS_CLUSTER_CONTROLLER`): `mlfaas`
+ * (engineer F's, autoscaler/multitenant/mlfaas/) and `grid` (grid.ts, the utility optimum on a
+ * 0.1-core grid at the rates seen now).
+ */
+export const CLUSTER_CONTROLLERS: Record<string, (o: { tickS: number; capacity: number }) => ClusterController> = {
+  mlfaas: (o) => mlfaasClusterController(o),
+  grid: (o) => gridClusterController({ tickS: o.tickS }),
 };
 
 export const DEFAULT_CLUSTER_CONTROLLER = 'grid';
 
-export function createClusterController(name: string, tickS: number): ClusterController {
+export function createClusterController(name: string, o: { tickS: number; capacity: number }): ClusterController {
   const make = CLUSTER_CONTROLLERS[name];
   if (!make) throw new Error(`unknown fixed-cluster controller "${name}" (known: ${Object.keys(CLUSTER_CONTROLLERS).join(', ')})`);
-  return make(tickS);
+  return make(o);
 }
 
 export interface ClusterAutoscalerOptions extends ClusterRunnerOptions {

@@ -8,8 +8,11 @@
  * A new plan is applied only when it raises the cluster's utility by more than `minGain`, or when
  * the current allocation exceeds the capacity. Deterministic; its state is the last accept rates.
  */
-import type { ClusterController, ClusterView, ControllerDecision, JobAllocation, JobView } from '../types';
-import { bestUtility, dropPenalty, ModelJob, splitCores } from './queue-model';
+import type { ClusterController, ClusterView, ControllerDecision, JobAllocation } from '../types';
+import { bestUtility, ModelJob, splitCores } from './queue-model';
+import { describeMoves, modelOf, utilityAt } from './trade-off';
+
+export { describeMoves } from './trade-off';
 
 export interface GridOptions {
   /** Cores handed out per step (and each job's least), default 0.1. */
@@ -30,15 +33,6 @@ interface Plan {
 }
 
 const fmt = (x: number, d = 2) => x.toFixed(d);
-
-/** The offered rate a job's view gives: the recent rate where the runner measured one, else the last complete minute's. */
-export function offeredRps(j: JobView): number {
-  if (j.arrivalRps !== undefined && Number.isFinite(j.arrivalRps)) return j.arrivalRps;
-  const last = j.minuteCounts[j.minuteCounts.length - 1];
-  return last === undefined ? 0 : last / 60;
-}
-
-const modelOf = (j: JobView): ModelJob => ({ processingMs: j.processingMs, sloMs: j.sloMs, sloPercentile: j.sloPercentile, lambda: offeredRps(j) });
 
 /**
  * The plan: `capacity` cut into steps, every job at least one step, the steps spread to maximise Σ
@@ -88,16 +82,6 @@ export function gridPlan(jobs: readonly ModelJob[], capacity: number, step: numb
   return plans;
 }
 
-/** "gave 0.4 core of X to Y", from the per-job core changes. */
-export function describeMoves(names: readonly string[], from: readonly number[], to: readonly number[]): string {
-  const gave = names.map((n, i) => ({ n, d: Math.round((to[i] - from[i]) * 100) / 100 }));
-  const donors = gave.filter((g) => g.d < 0).map((g) => `${fmt(-g.d, 1)} core of ${g.n}`);
-  const takers = gave.filter((g) => g.d > 0).map((g) => `${g.n} (+${fmt(g.d, 1)})`);
-  if (takers.length === 0 && donors.length === 0) return 'kept the cores';
-  if (takers.length === 0) return `took back ${donors.join(', ')} (left free)`;
-  return `gave ${donors.length ? donors.join(', ') : 'free cores'} to ${takers.join(', ')}`;
-}
-
 export function gridClusterController(opts: GridOptions = {}): ClusterController {
   const step = opts.stepCores ?? 0.1;
   const minGain = opts.minGain ?? 0.02;
@@ -113,7 +97,7 @@ export function gridClusterController(opts: GridOptions = {}): ClusterController
       const curCores = jobs.map((j) => j.replicas * j.quota);
       const curUtility = jobs.map((j, i) => {
         const a = accept.get(j.name) ?? 1;
-        return curCores[i] > 0 ? bestUtilityAt(models[i], curCores[i], a) : 0;
+        return curCores[i] > 0 ? utilityAt(models[i], curCores[i], a) : 0;
       });
       const plans = gridPlan(models, view.capacity, step, acceptStep);
       const before = curUtility.reduce((s, u) => s + u, 0);
@@ -138,11 +122,3 @@ export function gridClusterController(opts: GridOptions = {}): ClusterController
     },
   };
 }
-
-/** A job's utility at `cores` and a given accept rate (the current allocation's). */
-function bestUtilityAt(j: ModelJob, cores: number, acceptRate: number): number {
-  // the accept-rate grid of bestUtility restricted to one point
-  return bestUtility({ ...j, lambda: j.lambda * acceptRate }, cores, 2).utility * (1 - penaltyOf(acceptRate));
-}
-
-const penaltyOf = (a: number) => dropPenalty(1 - a);

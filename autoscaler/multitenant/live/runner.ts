@@ -15,9 +15,13 @@ import { type AcceptEntry, writeAcceptRates } from '../../../gateway/proxy/admis
 import { parseMlSpec, type MlSpec } from '../../../gateway/registry/function-spec';
 import type { ReplicaInfo } from '../../../gateway/registry/registry';
 import { ScalingEvent, ScalingEvents } from '../../../gateway/registry/scaling-events';
-import type { ClusterController, ClusterView, ControllerDecision } from '../types';
-import { coresOf, fitCapacity, resolveTargets, Target } from './capacity';
+import type { ClusterController, ClusterView, ControllerDecision, JobView } from '../types';
+import { coresOf, damp, fitCapacity, resolveTargets, Target } from './capacity';
 import { jobView, MinuteBook, processingMsOf } from './view';
+import { tradeOff } from './trade-off';
+
+/** A reason that already names the utility before and after. */
+const UTILITY_SAID = /utility \S+ → \S+/;
 
 export interface ClusterRunnerOptions {
   /** Cores (CPU units) the functions share. */
@@ -91,7 +95,7 @@ export class ClusterRunner {
       return { f, ref, fnId: `${f.name}.${f.namespace}`, eps: eps.filter((r) => r.state !== 'draining'), window, profile };
     }));
     const items: Item[] = [];
-    const jobs = [];
+    const jobs: JobView[] = [];
     for (const { f, ref, fnId, eps, window, profile } of read) {
       const book = this.books.get(fnId) ?? new MinuteBook();
       this.books.set(fnId, book);
@@ -118,9 +122,13 @@ export class ClusterRunner {
     const bounds = items.map((x) => ({ minScale: x.ml.minScale, maxScale: x.ml.maxScale }));
     const resolved = resolveTargets(jobs, decision, bounds, items.map((x) => this.accept.get(x.fnId) ?? 1));
     notes.push(...resolved.notes);
-    const fit = fitCapacity(resolved.targets, this.opts.capacity);
+    const fit = fitCapacity(damp(resolved.targets, jobs.map((j) => j.quota), this.opts.capacity), this.opts.capacity);
     if (fit.note) notes.push(fit.note);
-    const reason = decision || fit.note ? [decision?.reason ?? 'no decision', ...notes].join(' | ') : undefined;
+    // every event names the trade-off: the controller's words where they do, else the runner's estimate first
+    const held = items.map((x, i) => ({ replicas: jobs[i].replicas, quota: jobs[i].quota, acceptRate: this.accept.get(x.fnId) ?? 1 }));
+    const said = decision?.reason ?? 'no decision';
+    const words = UTILITY_SAID.test(said) ? said : `${tradeOff(jobs, held, fit.targets)} (runner's M/D/c estimate) — ${this.controller.name}: ${said}`;
+    const reason = decision || fit.note ? [words, ...notes].join(' | ') : undefined;
     const errors = await this.apply(items, fit.targets, nowMs, reason);
     const applied: Record<string, Target> = {};
     items.forEach((x, i) => (applied[x.fnId] = fit.targets[i]));
