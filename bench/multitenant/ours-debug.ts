@@ -10,6 +10,7 @@ const size = Number(arg('size', '36'));
 const every = Number(arg('every', '30'));
 const params = JSON.parse(arg('params', '{}'));
 let n = 0;
+const hist = new Map<string, string[]>();
 let overload = 0;
 const m = runOne({
   size,
@@ -23,6 +24,12 @@ const m = runOne({
         const d = c.tick(v);
         n++;
         if (d?.reason.startsWith('overload')) overload++;
+        v.jobs.forEach((j, i) => {
+          const k = `${i}:${Math.floor((v.nowS - 1) / 60)}`;
+          const a = d?.jobs[i];
+          const s = `${j.readyReplicas}/${j.replicas}x${j.quota.toFixed(2)}q${j.queueLength}→${a?.replicas ?? '='}x${a?.quota?.toFixed(2) ?? '='}`;
+          hist.set(k, [...(hist.get(k) ?? []), s]);
+        });
         if (n % every === 0) {
           const st = v.jobs.map((j) => `${j.readyReplicas}/${j.replicas}x${j.quota.toFixed(2)} q${j.queueLength} d${j.droppedLastTick}`).join(' | ');
           console.log(`t=${v.nowS} ${st}\n   ${d?.reason ?? '-'}`);
@@ -55,7 +62,7 @@ for (const [k, b] of bins) {
   if (u < 1) {
     if (p99 === Infinity) byDrop += 1;
     else byLate += 1 - u;
-    losses.push(`${k} n=${n} drops=${b.drops} p99=${Math.round(p99)} u=${u.toFixed(2)}`);
+    losses.push(`${k} n=${n} drops=${b.drops} p99=${Math.round(p99)} u=${u.toFixed(2)}  ${(hist.get(k) ?? []).join(' ')}`);
   }
 }
 console.log(`lost job-minutes: by drops ${byDrop}, by late p99 ${byLate.toFixed(1)} (of ${bins.size})`);

@@ -41,17 +41,51 @@ export interface RunSpec {
   readonly initialReplicas?: number;
 }
 
+/**
+ * The view the live platform gives (JobView.arrivalRps: arrivals, dropped included, over the last
+ * `recentLatencyMs.windowS` s, from the gateway's counters) and that the simulator's view leaves out:
+ * counted here from the arrivals that have happened by now (never a later one).
+ */
+export function withArrivalRate(c: ClusterController, arrivals: readonly Float64Array[]): ClusterController {
+  const upTo = (a: Float64Array, t: number): number => {
+    let lo = 0;
+    let hi = a.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (a[mid] <= t) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  };
+  return {
+    name: c.name,
+    tickS: c.tickS,
+    tick: (v) =>
+      c.tick({
+        ...v,
+        jobs: v.jobs.map((j, i) => {
+          if (j.arrivalRps !== undefined) return j;
+          const w = j.recentLatencyMs.windowS;
+          const from = Math.max(0, v.nowS - w);
+          const span = v.nowS - from;
+          return { ...j, arrivalRps: span > 0 ? (upTo(arrivals[i], v.nowS) - upTo(arrivals[i], from)) / span : 0 };
+        }),
+      }),
+  };
+}
+
 export function runOne(spec: RunSpec): FaroMetrics & { wallS: number; record: SimRecord } {
   const t = Date.now();
   const trace = spec.day === 'eval' ? loadFaroTrace() : historyDay(spec.day, spec.sample ?? 0);
   const cfg = faroSimConfig(spec.size, { acceptRateOnlyWithReplicaChange: false });
   const controller = spec.make ? spec.make(spec.size) : mlfaasClusterController({ capacity: spec.size, ...(spec.params ?? {}) });
   const init = spec.initialReplicas ?? Math.max(1, Math.floor(spec.size / trace.jobs.length));
+  const arrivals = poissonArrivals(trace, spec.seed);
   const rec = runFaroSim({
     cfg,
     jobNames: trace.jobs,
-    arrivals: poissonArrivals(trace, spec.seed),
-    controller,
+    arrivals,
+    controller: withArrivalRate(controller, arrivals),
     initialReplicas: trace.jobs.map(() => init),
     seed: spec.seed,
   });

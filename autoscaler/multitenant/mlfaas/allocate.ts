@@ -14,6 +14,7 @@
  * goes to the next job, admitting only the share of its requests it can serve in time (acceptRate);
  * the rest keep their warm replicas at the floor quota and admit nothing.
  */
+import { relaxedMdcLatencyMs } from '../../inference/queueing';
 import { cheapestSizing, quotaFor, replicaLatencyMs, type LatencyModel } from './latency';
 
 export interface JobNeed {
@@ -26,6 +27,8 @@ export interface JobNeed {
   readonly held: number;
   /** Rate (req/s) to provision at forecast level z. */
   rate(z: number): number;
+  /** The rate expected this minute without the guard's burst allowance (overload is judged on it). */
+  readonly mean: number;
   /** Served fully at the last tick (overload hysteresis). */
   readonly served: boolean;
 }
@@ -37,6 +40,12 @@ export interface AllocParams {
   /** Range of the forecast level searched. */
   readonly zMin: number;
   readonly zMax: number;
+  /** Lowest level every job is squeezed to before the knapsack is considered. */
+  readonly zSqueeze: number;
+  /** The cluster is overloaded when the jobs' mean rates need more than overloadAt · capacity. */
+  readonly overloadAt: number;
+  /** The knapsack must beat sharing by this much expected utility. */
+  readonly knapsackMargin: number;
   /** Forecast level a job must be covered at to count as served in overload. */
   readonly zServe: number;
   /** Cost discount for jobs already served (0..1). */
@@ -71,22 +80,22 @@ function cpuAt(p: AllocParams, jobs: readonly JobNeed[], idx: readonly number[],
 }
 
 /**
- * The CPU every job would take at level z with replica counts of its own choosing: whether the
+ * The CPU every job would take at its mean rate with replica counts of its own choosing: whether the
  * cluster is overloaded (a job short of replicas now is a matter of the plan, not of overload).
  */
-function idealCpu(p: AllocParams, jobs: readonly JobNeed[], z: number): number {
+function idealCpu(p: AllocParams, jobs: readonly JobNeed[]): number {
   let s = 0;
   for (const j of jobs) {
-    const best = cheapestSizing(p.model, j.pMs, j.rate(z), j.targetMs, p.qFloor, 1000);
+    const best = cheapestSizing(p.model, j.pMs, j.mean, j.targetMs, p.qFloor, 1000);
     s += best === null ? Infinity : best.cpu;
   }
   return s;
 }
 
 /** The largest z in [zMin, zMax] whose CPU fits `cap` for the jobs `idx` (zMin when none does). */
-function levelFor(p: AllocParams, jobs: readonly JobNeed[], idx: readonly number[], cap: number): number {
+function levelFor(p: AllocParams, jobs: readonly JobNeed[], idx: readonly number[], cap: number, zLo = p.zMin): number {
   if (cpuAt(p, jobs, idx, p.zMax) <= cap) return p.zMax;
-  let lo = p.zMin;
+  let lo = zLo;
   let hi = p.zMax;
   for (let k = 0; k < 20; k++) {
     const mid = (lo + hi) / 2;
@@ -111,20 +120,53 @@ function spread(jobs: readonly JobNeed[], idx: readonly number[], quotas: number
   for (const i of idx) quotas[i] = Math.min(1, quotas[i] * lo);
 }
 
-export function allocate(p: AllocParams, jobs: readonly JobNeed[], capacity: number): Allocation {
+/** Every job served, each covered at the same forecast level (the largest the capacity allows, down to zSqueeze). */
+function shareAll(p: AllocParams, jobs: readonly JobNeed[], capacity: number): Allocation {
+  const all = jobs.map((_, i) => i);
+  const z = levelFor(p, jobs, all, capacity, p.zSqueeze);
+  const quotas = all.map((i) => quotaAt(p, jobs[i], z));
+  const used = jobs.reduce((s, j, i) => s + j.held * quotas[i], 0);
+  if (used > capacity) for (const i of all) quotas[i] = Math.max(p.qFloor, (quotas[i] * capacity) / used);
+  else spread(jobs, all, quotas, capacity);
+  return { quotas, acceptRates: jobs.map(() => 1), served: jobs.map(() => true), overload: false, z };
+}
+
+/** The utility the model expects from an allocation at each job's mean rate: min(1, target / latency), 0 at ρ ≥ 1 or when nothing is admitted. */
+export function expectedUtility(p: AllocParams, jobs: readonly JobNeed[], a: Allocation): number {
+  let u = 0;
+  jobs.forEach((j, i) => {
+    if (a.acceptRates[i] < 0.99 || j.ready < 1) return;
+    const s = j.pMs / a.quotas[i];
+    const lam = j.mean;
+    if ((lam * s) / 1000 / j.ready >= 1) return;
+    u += Math.min(1, j.targetMs / relaxedMdcLatencyMs(p.model.percentile, s, lam, j.ready, p.model.rhoMax));
+  });
+  return u;
+}
+
+/**
+ * `lock`: within a minute the choice made at its start is kept (the metric scores whole minutes: a
+ * job served for half a minute and dropped for the other half earns nothing for either half); the
+ * knapsack then keeps the jobs it serves first in line.
+ */
+export function allocate(p: AllocParams, jobs: readonly JobNeed[], capacity: number, lock?: 'shared' | 'knapsack'): Allocation {
+  const shared = shareAll(p, jobs, capacity);
+  if (lock === 'shared') return shared;
+  if (lock === 'knapsack') return knapsack(p, jobs, capacity, true);
+  if (idealCpu(p, jobs) <= capacity * p.overloadAt) return shared;
+  const picked = knapsack(p, jobs, capacity, false);
+  return expectedUtility(p, jobs, picked) > expectedUtility(p, jobs, shared) + p.knapsackMargin ? picked : shared;
+}
+
+/** Overload: cheapest-first knapsack at level zServe; the rest admit only what the CPU left can serve. */
+function knapsack(p: AllocParams, jobs: readonly JobNeed[], capacity: number, keep: boolean): Allocation {
   const all = jobs.map((_, i) => i);
   const quotas = jobs.map(() => p.qFloor);
   const accept = jobs.map(() => 1);
   const floorCpu = jobs.reduce((s, j) => s + j.held * p.qFloor, 0);
-  if (idealCpu(p, jobs, p.zMin) <= capacity) {
-    const z = levelFor(p, jobs, all, capacity);
-    for (const i of all) quotas[i] = quotaAt(p, jobs[i], z);
-    spread(jobs, all, quotas, capacity);
-    return { quotas, acceptRates: accept, served: jobs.map(() => true), overload: false, z };
-  }
-  // Overload: cheapest-first knapsack at level zServe.
   const cost = jobs.map((j) => (fits(p, j, p.zServe) ? j.held * (quotaAt(p, j, p.zServe) - p.qFloor) : Infinity));
   const order = all.filter((i) => Number.isFinite(cost[i])).sort((a, b) => {
+    if (keep && jobs[a].served !== jobs[b].served) return jobs[a].served ? -1 : 1;
     const ca = cost[a] * (jobs[a].served ? 1 - p.stickiness : 1);
     const cb = cost[b] * (jobs[b].served ? 1 - p.stickiness : 1);
     return ca - cb || a - b;

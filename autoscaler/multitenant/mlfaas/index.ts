@@ -31,6 +31,8 @@ interface JobState {
   served: boolean;
   /** The accept rate last set. */
   accept: number;
+  /** The guard's rate, decaying (a burst the queue showed is not forgotten at the next tick). */
+  guard: number;
 }
 
 /** SLO guard: the rate (req/s) the queue says is arriving now (served capacity + growth + drops); 0 with no queue. */
@@ -48,11 +50,14 @@ export function mlfaasClusterController(opts: MlfaasOptions): ClusterController 
   if (!(opts.capacity > 0)) throw new Error(`mlfaas: capacity must be > 0, got ${opts.capacity}`);
   const nMax = Math.max(1, Math.floor(Math.min(p.maxReplicasPerJob, opts.capacity)));
   let states: JobState[] = [];
+  /** The minute of the last decision and the mode chosen at its start. */
+  let minute = -1;
+  let mode: 'shared' | 'knapsack' = 'shared';
 
   function tick(view: ClusterView): ControllerDecision | null {
     const capacity = Math.min(opts.capacity, view.capacity);
     if (states.length !== view.jobs.length) {
-      states = view.jobs.map(() => ({ fc: freshForecast(p.forecast), plan: freshPlan(), prevQueue: 0, served: true, accept: 1 }));
+      states = view.jobs.map(() => ({ fc: freshForecast(p.forecast), plan: freshPlan(), prevQueue: 0, served: true, accept: 1, guard: 0 }));
     }
     // Before the first minute the forecast knows nothing: an equal share of the cluster.
     const equalRate = ((capacity / view.jobs.length) * p.qPlan * 1000) / 2;
@@ -60,22 +65,33 @@ export function mlfaasClusterController(opts: MlfaasOptions): ClusterController 
     const replicas: number[] = [];
     const guards: number[] = [];
     const targets = view.jobs.map((j) => j.sloMs * p.sloTarget);
+    const means: number[] = [];
     const fcRates = view.jobs.map((j, i) => {
       const st = states[i];
       st.fc = observeMinutes(p.forecast, st.fc, j.minuteCounts);
-      const guard = guardRate(p.tickS, j, st.prevQueue);
-      guards.push(guard);
+      const now = guardRate(p.tickS, st.accept >= 1 ? j : { ...j, droppedLastTick: 0 }, st.prevQueue);
+      st.guard = Math.max(now, st.guard * p.guardDecay);
+      const guard = st.guard;
+      guards.push(now);
+      // The demand now, where the runner reports it (arrivals over the last window), with its Poisson band.
+      const rps = j.arrivalRps;
+      const w = Math.max(1, j.recentLatencyMs.windowS);
+      const m = rateAt(st.fc, 0, 1);
+      means.push(Math.max(Number.isNaN(m) ? 0 : m, rps === undefined ? 0 : p.nowWeight * rps));
       return (z: number, h: number): number => {
         const r = rateAt(st.fc, z, h);
-        return Math.max(Number.isNaN(r) ? equalRate / j.processingMs : r, guard);
+        const fc = Number.isNaN(r) ? equalRate / j.processingMs : r;
+        const seen = rps === undefined ? 0 : p.nowWeight * (rps + Math.max(0, z) * Math.sqrt(rps / w));
+        return Math.max(fc, guard, seen);
       };
     });
-    // Replicas: the forecast's upper band over the planning horizon, then the budget filled.
-    const wants = view.jobs.map((j, i) => replicasFor(p, j.processingMs, fcRates[i](p.zPlan, p.planHorizon), targets[i], nMax));
+    // Replicas: each job at least what its forecast at level zBase needs, then the cluster's budget
+    // given out one replica at a time to the job covering the lowest forecast level.
+    const bases = view.jobs.map((j, i) => replicasFor(p, j.processingMs, fcRates[i](p.zBase, p.planHorizon), targets[i], nMax));
     const budget = Math.floor(capacity * (1 + p.overcommit) + 1e-9);
     const cover = (i: number, n: number): number =>
       coverage(p, view.jobs[i].processingMs, targets[i], n, (z) => fcRates[i](z, p.planHorizon));
-    const filled = fillReplicas(wants, budget, cover, nMax);
+    const filled = fillReplicas(bases, budget, cover, nMax);
     view.jobs.forEach((j, i) => {
       const st = states[i];
       const plan = planReplicas(p, st.plan, {
@@ -83,7 +99,7 @@ export function mlfaasClusterController(opts: MlfaasOptions): ClusterController 
         replicas: j.replicas,
         ready: j.readyReplicas,
         want: filled[i],
-        wantMin: wants[i],
+        wantMin: bases[i],
         scaling: isScaling(j),
       });
       replicas.push(plan.replicas);
@@ -95,9 +111,13 @@ export function mlfaasClusterController(opts: MlfaasOptions): ClusterController 
         held: plan.pods,
         served: st.served,
         rate: (z: number) => fcRates[i](z, 1) + backlog,
+        mean: means[i],
       });
     });
-    const alloc = allocate(p, needs, capacity);
+    const m = Math.floor(view.nowS / 60 + 1e-9);
+    const alloc = allocate(p, needs, capacity, p.minuteLock && m === minute ? mode : undefined);
+    minute = m;
+    mode = alloc.overload ? 'knapsack' : 'shared';
     const jobs: Array<JobAllocation | null> = view.jobs.map((j, i) => {
       const st = states[i];
       st.prevQueue = j.queueLength;

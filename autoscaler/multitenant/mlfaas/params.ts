@@ -11,8 +11,8 @@ export interface MlfaasParams {
   readonly sloTarget: number;
   /** Replicas are planned so that the planned rate needs a quota of at most qPlan (headroom a quota rise can use at once). */
   readonly qPlan: number;
-  /** Forecast level (σ above the mean) and horizon (minutes) replicas are planned for. */
-  readonly zPlan: number;
+  /** Forecast level (σ above the mean) every job's replicas cover before the budget is filled, and the horizon (minutes). */
+  readonly zBase: number;
   readonly planHorizon: number;
   /** Replicas held in all: capacity · (1 + overcommit) (quotas below 1 make room for the excess). */
   readonly overcommit: number;
@@ -24,11 +24,22 @@ export interface MlfaasParams {
   /** Forecast levels the quota allocation searches. */
   readonly zMin: number;
   readonly zMax: number;
+  /** Lowest level every job is squeezed to, and the expected-utility margin the knapsack must win by. */
+  readonly zSqueeze: number;
+  readonly knapsackMargin: number;
+  /** The cluster counts as overloaded when the jobs' mean rates need more than overloadAt · capacity. */
+  readonly overloadAt: number;
   /** Overload: level a job must be covered at to count as served, and the discount for jobs served now. */
   readonly zServe: number;
   readonly stickiness: number;
   /** How long a removed replica's pod still holds its quota (the runner's idle timeout + its check period, s). */
   readonly podIdleS: number;
+  /** Per tick, the guard's rate keeps this fraction of the last (0: forget at once). */
+  readonly guardDecay: number;
+  /** Weight of the runner's arrival rate now (JobView.arrivalRps) against the forecast (0: ignore it). */
+  readonly nowWeight: number;
+  /** Keep the overload choice (who is served) for the rest of the minute it was made in. */
+  readonly minuteLock: boolean;
   /** A queue is provisioned to drain in drainS seconds. */
   readonly drainS: number;
 }
@@ -39,7 +50,7 @@ export const DEFAULT_MLFAAS_PARAMS: MlfaasParams = {
   forecast: { processNoise: 1, measurementNoise: 1, errorWeight: 0.1, initialStd: 2 },
   sloTarget: 0.8,
   qPlan: 1,
-  zPlan: 1.5,
+  zBase: 0,
   planHorizon: 2,
   overcommit: 0,
   downHoldTicks: 6,
@@ -47,8 +58,14 @@ export const DEFAULT_MLFAAS_PARAMS: MlfaasParams = {
   qFloor: 0.01,
   zMin: -2,
   zMax: 4,
+  zSqueeze: -4,
+  knapsackMargin: 0.5,
+  overloadAt: 1.3,
   zServe: 1,
   stickiness: 0.1,
   drainS: 5,
   podIdleS: 35,
+  guardDecay: 0.7,
+  nowWeight: 1,
+  minuteLock: true,
 };

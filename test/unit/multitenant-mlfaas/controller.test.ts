@@ -5,7 +5,7 @@ import type { ClusterView, JobView } from '../../../autoscaler/multitenant/types
 const P = DEFAULT_MLFAAS_PARAMS;
 
 function need(rate: number, ready: number, held = ready, served = true): JobNeed {
-  return { pMs: 180, targetMs: 576, ready, held, served, rate: (z: number) => rate * (1 + 0.1 * z) };
+  return { pMs: 180, targetMs: 576, ready, held, served, mean: rate, rate: (z: number) => rate * (1 + 0.1 * z) };
 }
 
 const used = (jobs: JobNeed[], quotas: number[]): number => jobs.reduce((s, j, i) => s + j.held * quotas[i], 0);
@@ -41,6 +41,20 @@ describe('mlfaas allocate: the cluster CPU re-divided as quotas every tick', () 
     const jobs = [need(10, 4, 4, false), need(10, 4, 4, true), need(10, 4, 4, false)];
     const a = allocate(P, jobs, 3.3);
     expect(a.served).toEqual([false, true, false]);
+  });
+
+  it('overload, within a minute (lock): the jobs served keep their place even against a cheaper one', () => {
+    const jobs = [need(4, 4, 4, false), need(10, 4, 4, true), need(10, 4, 4, false)];
+    expect(allocate(P, jobs, 3.3).served).toEqual([true, false, false]);
+    expect(allocate(P, jobs, 3.3, 'knapsack').served).toEqual([false, true, false]);
+  });
+
+  it('a cluster that can carry its mean load is shared, never a knapsack, however bursty the forecast band', () => {
+    const burst = (rate: number): JobNeed => ({ ...need(rate, 4), rate: (z: number) => rate * (1 + z) });
+    const jobs = [burst(5), burst(5), burst(5)];
+    const a = allocate(P, jobs, 9);
+    expect(a.overload).toBe(false);
+    expect(a.acceptRates).toEqual([1, 1, 1]);
   });
 });
 

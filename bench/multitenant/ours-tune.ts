@@ -1,0 +1,35 @@
+/**
+ * Tuning on the history days only (never day 11, the evaluation day):
+ *   tsx bench/multitenant/ours-tune.ts --days 1,4,8 --sizes 36,32,16 --seeds 1 --params '{"overloadAt":1.3}'
+ * prints, per size, the mean lost utility / SLO violation rate / drop rate over days × seeds.
+ */
+import { runOne } from './ours-lib';
+
+function arg(name: string, def: string): string {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 ? process.argv[i + 1] : def;
+}
+const nums = (s: string): number[] => s.split(',').map(Number);
+const days = nums(arg('days', '1,4,8'));
+if (days.includes(11)) throw new Error('day 11 is the evaluation day: never tune on it');
+const sizes = nums(arg('sizes', '36,32,16'));
+const seeds = nums(arg('seeds', '1'));
+const params = JSON.parse(arg('params', '{}'));
+const out: Record<string, { lost: number; viol: number; drop: number }> = {};
+for (const size of sizes) {
+  let lost = 0;
+  let viol = 0;
+  let drop = 0;
+  let k = 0;
+  for (const day of days) {
+    for (const seed of seeds) {
+      const m = runOne({ size, seed, day, params });
+      lost += m.lostUtility;
+      viol += m.sloViolationRate;
+      drop += m.dropRate;
+      k++;
+    }
+  }
+  out[size] = { lost: +(lost / k).toFixed(4), viol: +(viol / k).toFixed(4), drop: +(drop / k).toFixed(4) };
+}
+console.log(JSON.stringify({ params, days, seeds, out }));
