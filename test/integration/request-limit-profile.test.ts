@@ -73,6 +73,9 @@ maybe('profiled <request, limit> reaches the replica through the actuator', () =
     const file = (f: string) => readFileSync(join('/sys/fs/cgroup/cpu/mlfaas', rep.id, f), 'utf8').trim();
     expect(await eventually(() => file('cpu.shares') === '307' && file('cpu.cfs_quota_us') === String(Math.round(limit * CFS_PERIOD_US)), 5000))
       .toBe(true);
+    // a limit below the request, or above the device, is refused
+    await expect(p.gw.provider.setQuota(ref, rep.id, 0.5, 0.3)).rejects.toThrow(/limit/);
+    await expect(p.gw.provider.setQuota(ref, rep.id, 0.5, 1.2)).rejects.toThrow(/limit/);
     const [after] = await p.gw.provider.endpoints(ref);
     expect(after.quota).toBe(0.3);
     expect((after as unknown as { limit: number }).limit).toBeCloseTo(limit, 9);
