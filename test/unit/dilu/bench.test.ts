@@ -15,10 +15,11 @@ describe('runDiluComparison', () => {
     expect(r.markdown).toMatch(/\| 100 \| Dilu \(port\) \| 82 \| 82 \|/);
   });
 
-  test('the training floor is the most GPUs training parts hold at once', () => {
+  test('the training floor: the most GPUs training parts hold at once, and their time-weighted mean', () => {
     const t = (name: string, n: number, action: 'start' | 'delete', at: number): SchedEvent => ({
       t: at, action, inst: { name, type: 'training', gpuNum: n, smRequest: 0.5, smLimit: 0.7, memoryGb: Array(n).fill(30) },
     });
-    expect(trainingFloor([t('a', 2, 'start', 0), t('b', 4, 'start', 1), t('a', 2, 'delete', 2), t('c', 1, 'start', 3)])).toBe(6);
+    // 2 GPUs for 1 s, 6 for 1 s, 4 for 1 s, then 5 at the end
+    expect(trainingFloor([t('a', 2, 'start', 0), t('b', 4, 'start', 1), t('a', 2, 'delete', 2), t('c', 1, 'start', 3)])).toEqual({ peak: 6, avg: 4 });
   });
 });
