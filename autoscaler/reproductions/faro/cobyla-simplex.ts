@@ -1,4 +1,4 @@
-import type { Mat } from './cobyla-linalg';
+import { F64, fabs, fmax, fmin, sqrt, type Mat } from './cobyla-linalg';
 
 /**
  * Simplex bookkeeping of the COBYLA port (1-based). `sim` holds the pole x⁽⁰⁾ in column n+1 and
@@ -57,7 +57,7 @@ export function bestToPole(n: number, mp: number, mpp: number, sim: Mat, simi: M
     for (let j = 1; j <= n; j++) {
       let t = i === j ? -1 : 0;
       for (let k = 1; k <= n; k++) t += simi[i][k] * sim[k][j];
-      error = Math.max(error, Math.abs(t));
+      error = fmax(error, fabs(t));
     }
   }
   return error;
@@ -66,7 +66,7 @@ export function bestToPole(n: number, mp: number, mpp: number, sim: Mat, simi: M
 /** Gradients of the linear models: constraints in columns 1..m, minus the objective's in column m+1; con[k] ← −value at the pole. */
 export function linearModels(n: number, mp: number, con: Float64Array, simi: Mat, datmat: Mat, a: Mat): void {
   const np = n + 1;
-  const w = new Float64Array(n + 1);
+  const w = new F64(n + 1);
   for (let k = 1; k <= mp; k++) {
     con[k] = -datmat[k][np];
     for (let j = 1; j <= n; j++) w[j] = datmat[k][j] + con[k];
@@ -88,8 +88,8 @@ export function simplexShape(n: number, sim: Mat, simi: Mat, vsig: Float64Array,
       wsig += simi[j][i] * simi[j][i];
       weta += sim[i][j] * sim[i][j];
     }
-    vsig[j] = 1 / Math.sqrt(wsig);
-    veta[j] = Math.sqrt(weta);
+    vsig[j] = 1 / sqrt(wsig);
+    veta[j] = sqrt(weta);
     if (vsig[j] < parsig || veta[j] > pareta) iflag = 0;
   }
   return iflag;
@@ -105,12 +105,12 @@ export function reducedParmu(n: number, m: number, mp: number, datmat: Mat, parm
     cmin = datmat[k][np];
     cmax = cmin;
     for (let i = 1; i <= n; i++) {
-      cmin = Math.min(cmin, datmat[k][i]);
-      cmax = Math.max(cmax, datmat[k][i]);
+      cmin = fmin(cmin, datmat[k][i]);
+      cmax = fmax(cmax, datmat[k][i]);
     }
     if (k <= m && cmin < 0.5 * cmax) {
-      const t = Math.max(cmax, 0) - cmin;
-      denom = denom <= 0 ? t : Math.min(denom, t);
+      const t = fmax(cmax, 0) - cmin;
+      denom = denom <= 0 ? t : fmin(denom, t);
     }
   }
   if (denom === 0) return 0;

@@ -8,16 +8,16 @@
  * minimise −a(·,m+1)·dx (column m+1 holds minus the objective's gradient) without increasing
  * that violation. Returns ifull = 0 when a degeneracy stopped dx short of length rho.
  */
-import { matrix, negligible, rotateDown, cycleToEnd, type Mat } from './cobyla-linalg';
+import { F64, I32, fabs, fmax, fmin, matrix, negligible, rotateDown, cycleToEnd, sqrt, type Mat } from './cobyla-linalg';
 
 export function trstlp(n: number, m: number, a: Mat, b: Float64Array, rho: number, dx: Float64Array): { ifull: number } {
   const z = matrix(n, n);
-  const zdota = new Float64Array(n + 2);
-  const vmultc = new Float64Array(m + 2);
-  const vmultd = new Float64Array(m + 2);
-  const sdirn = new Float64Array(n + 1);
-  const dxnew = new Float64Array(n + 1);
-  const iact = new Int32Array(m + 2);
+  const zdota = new F64(n + 2);
+  const vmultc = new F64(m + 2);
+  const vmultd = new F64(m + 2);
+  const sdirn = new F64(n + 1);
+  const dxnew = new F64(n + 1);
+  const iact = new I32(m + 2);
   let ifull = 1;
   let mcon = m;
   let nact = 0;
@@ -88,13 +88,13 @@ export function trstlp(n: number, m: number, a: Mat, b: Float64Array, rho: numbe
         for (let i = 1; i <= n; i++) {
           const t = z[i][k] * dxnew[i];
           sp += t;
-          spabs += Math.abs(t);
+          spabs += fabs(t);
         }
         if (negligible(spabs, sp)) sp = 0;
         if (tot === 0) tot = sp;
         else {
           const kp = k + 1;
-          const t = Math.sqrt(sp * sp + tot * tot);
+          const t = sqrt(sp * sp + tot * tot);
           const alpha = sp / t;
           const beta = tot / t;
           tot = t;
@@ -120,7 +120,7 @@ export function trstlp(n: number, m: number, a: Mat, b: Float64Array, rho: numbe
           for (let i = 1; i <= n; i++) {
             const t = z[i][k] * dxnew[i];
             zdotv += t;
-            zdvabs += Math.abs(t);
+            zdvabs += fabs(t);
           }
           if (!negligible(zdvabs, zdotv)) {
             const t = zdotv / zdota[k];
@@ -142,7 +142,7 @@ export function trstlp(n: number, m: number, a: Mat, b: Float64Array, rho: numbe
           if (mcon === m) { stage = 'two'; continue; }
           return { ifull: 0 };
         }
-        for (let k = 1; k <= nact; k++) vmultc[k] = Math.max(0, vmultc[k] - ratio * vmultd[k]);
+        for (let k = 1; k <= nact; k++) vmultc[k] = fmax(0, vmultc[k] - ratio * vmultd[k]);
         cycleToEnd(n, z, zdota, a, iact, vmultc, iout, nact);
         let t = 0;
         for (let i = 1; i <= n; i++) t += z[i][nact] * a[i][kk];
@@ -194,7 +194,7 @@ export function trstlp(n: number, m: number, a: Mat, b: Float64Array, rho: numbe
     let sd = 0;
     let ss = 0;
     for (let i = 1; i <= n; i++) {
-      if (Math.abs(dx[i]) >= 1e-6 * rho) dd -= dx[i] * dx[i];
+      if (fabs(dx[i]) >= 1e-6 * rho) dd -= dx[i] * dx[i];
       sd += dx[i] * sdirn[i];
       ss += sdirn[i] * sdirn[i];
     }
@@ -202,13 +202,13 @@ export function trstlp(n: number, m: number, a: Mat, b: Float64Array, rho: numbe
       if (mcon === m) { stage = 'two'; continue; }
       return { ifull: 0 };
     }
-    let temp = Math.sqrt(ss * dd);
-    if (Math.abs(sd) >= 1e-6 * temp) temp = Math.sqrt(ss * dd + sd * sd);
+    let temp = sqrt(ss * dd);
+    if (fabs(sd) >= 1e-6 * temp) temp = sqrt(ss * dd + sd * sd);
     const stpful = dd / (temp + sd);
     let step = stpful;
     if (mcon === m) {
       if (negligible(step, resmax)) { stage = 'two'; continue; }
-      step = Math.min(step, resmax);
+      step = fmin(step, resmax);
     }
     for (let i = 1; i <= n; i++) dxnew[i] = dx[i] + step * sdirn[i];
     if (mcon === m) {
@@ -218,7 +218,7 @@ export function trstlp(n: number, m: number, a: Mat, b: Float64Array, rho: numbe
         const kk = iact[k];
         let t = b[kk];
         for (let i = 1; i <= n; i++) t -= a[i][kk] * dxnew[i];
-        resmax = Math.max(resmax, t);
+        resmax = fmax(resmax, t);
       }
     }
     for (let k = nact; k >= 1; k--) {
@@ -227,7 +227,7 @@ export function trstlp(n: number, m: number, a: Mat, b: Float64Array, rho: numbe
       for (let i = 1; i <= n; i++) {
         const t = z[i][k] * dxnew[i];
         zdotw += t;
-        zdwabs += Math.abs(t);
+        zdwabs += fabs(t);
       }
       if (negligible(zdwabs, zdotw)) zdotw = 0;
       vmultd[k] = zdotw / zdota[k];
@@ -236,16 +236,16 @@ export function trstlp(n: number, m: number, a: Mat, b: Float64Array, rho: numbe
         for (let i = 1; i <= n; i++) dxnew[i] -= vmultd[k] * a[i][kk];
       }
     }
-    if (mcon > m) vmultd[nact] = Math.max(0, vmultd[nact]);
+    if (mcon > m) vmultd[nact] = fmax(0, vmultd[nact]);
     for (let i = 1; i <= n; i++) dxnew[i] = dx[i] + step * sdirn[i];
     for (let k = nact + 1; k <= mcon; k++) {
       const kk = iact[k];
       let sum = resmax - b[kk];
-      let sumabs = resmax + Math.abs(b[kk]);
+      let sumabs = resmax + fabs(b[kk]);
       for (let i = 1; i <= n; i++) {
         const t = a[i][kk] * dxnew[i];
         sum += t;
-        sumabs += Math.abs(t);
+        sumabs += fabs(t);
       }
       if (negligible(sumabs, sum)) sum = 0;
       vmultd[k] = sum;
@@ -263,7 +263,7 @@ export function trstlp(n: number, m: number, a: Mat, b: Float64Array, rho: numbe
     }
     const keep = 1 - ratio;
     for (let i = 1; i <= n; i++) dx[i] = keep * dx[i] + ratio * dxnew[i];
-    for (let k = 1; k <= mcon; k++) vmultc[k] = Math.max(0, keep * vmultc[k] + ratio * vmultd[k]);
+    for (let k = 1; k <= mcon; k++) vmultc[k] = fmax(0, keep * vmultc[k] + ratio * vmultd[k]);
     if (mcon === m) resmax = resold + ratio * (resmax - resold);
     if (icon > 0) continue;
     if (step === stpful) return { ifull };

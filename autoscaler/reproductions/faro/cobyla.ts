@@ -1,4 +1,4 @@
-import { matrix } from './cobyla-linalg';
+import { F64, fabs, fmax, matrix, sqrt } from './cobyla-linalg';
 import { bestToPole, linearModels, reducedParmu, replaceVertex, simplexShape } from './cobyla-simplex';
 import { trstlp } from './cobyla-trstlp';
 
@@ -38,17 +38,17 @@ export function cobyla(f: (x: number[]) => number, g: (x: number[]) => number[],
   const np = n + 1;
   const mp = m + 1;
   const mpp = m + 2;
-  const x = new Float64Array(n + 1);
+  const x = new F64(n + 1);
   for (let i = 1; i <= n; i++) x[i] = x0[i - 1];
-  const con = new Float64Array(mpp + 1);
+  const con = new F64(mpp + 1);
   const sim = matrix(n, np);
   const simi = matrix(n, n);
   const datmat = matrix(mpp, np);
   const a = matrix(n, mp);
-  const vsig = new Float64Array(n + 1);
-  const veta = new Float64Array(n + 1);
-  const sigbar = new Float64Array(n + 1);
-  const dx = new Float64Array(n + 1);
+  const vsig = new F64(n + 1);
+  const veta = new F64(n + 1);
+  const sigbar = new F64(n + 1);
+  const dx = new F64(n + 1);
   const alpha = 0.25;
   const beta = 2.1;
   const gamma = 0.5;
@@ -71,7 +71,11 @@ export function cobyla(f: (x: number[]) => number, g: (x: number[]) => number[],
   let parsig = 0;
   let prerem = 0;
   let prerec = 0;
-  const xs = (): number[] => Array.from(x.subarray(1));
+  const xs = (): number[] => {
+    const out: number[] = [];
+    for (let i = 1; i <= n; i++) out.push(x[i]);
+    return out;
+  };
   const phi = (j: number): number => datmat[mp][j] + parmu * datmat[mpp][j];
   type Label = 'eval' | 'l140' | 'l370' | 'l440' | 'l550' | 'done' | 'fail';
   let at: Label = 'eval';
@@ -85,7 +89,7 @@ export function cobyla(f: (x: number[]) => number, g: (x: number[]) => number[],
       resmax = 0;
       for (let k = 1; k <= m; k++) {
         con[k] = gv[k - 1];
-        resmax = Math.max(resmax, -con[k]);
+        resmax = fmax(resmax, -con[k]);
       }
       con[mp] = fval;
       con[mpp] = resmax;
@@ -142,8 +146,8 @@ export function cobyla(f: (x: number[]) => number, g: (x: number[]) => number[],
         for (let i = 1; i <= n; i++) sum += a[i][k] * dx[i];
         if (k < mp) {
           const c = datmat[k][np];
-          cvmaxp = Math.max(cvmaxp, -sum - c);
-          cvmaxm = Math.max(cvmaxm, sum - c);
+          cvmaxp = fmax(cvmaxp, -sum - c);
+          cvmaxm = fmax(cvmaxm, sum - c);
         }
       }
       const dxsign = parmu * (cvmaxp - cvmaxm) > sum + sum ? -1 : 1;
@@ -166,7 +170,7 @@ export function cobyla(f: (x: number[]) => number, g: (x: number[]) => number[],
       for (let k = 1; k <= mp; k++) {
         sum = con[k];
         for (let i = 1; i <= n; i++) sum -= a[i][k] * dx[i];
-        if (k < mp) resnew = Math.max(resnew, sum);
+        if (k < mp) resnew = fmax(resnew, sum);
       }
       let barmu = 0;
       prerec = datmat[mpp][np] - resnew;
@@ -200,7 +204,7 @@ export function cobyla(f: (x: number[]) => number, g: (x: number[]) => number[],
       for (let j = 1; j <= n; j++) {
         let t = 0;
         for (let i = 1; i <= n; i++) t += simi[j][i] * dx[i];
-        t = Math.abs(t);
+        t = fabs(t);
         if (t > ratio) { jdrop = j; ratio = t; }
         sigbar[j] = t * vsig[j];
       }
@@ -212,7 +216,7 @@ export function cobyla(f: (x: number[]) => number, g: (x: number[]) => number[],
           if (trured > 0) {
             t = 0;
             for (let i = 1; i <= n; i++) t += (dx[i] - sim[i][j]) ** 2;
-            t = Math.sqrt(t);
+            t = sqrt(t);
           }
           if (t > edgmax) { l = j; edgmax = t; }
         }

@@ -30,3 +30,4 @@ export * from './objective';
 export * from './solver';
 export * from './cobyla';
 export * from './longterm';
+export * from './artifact-compare';

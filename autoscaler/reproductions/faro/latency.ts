@@ -7,6 +7,8 @@
  * scales the result up by λ/λ′ (the "relaxation"), so the estimate keeps growing with λ.
  */
 
+import { fmax, ln, trunc } from './cobyla-linalg';
+
 /** Used in place of a zero probability of queueing (the artifact's ε). */
 export const QUEUE_PROB_EPSILON = 1e-4;
 export const DEFAULT_MAX_RHO = 0.95;
@@ -25,7 +27,7 @@ export function mmcTerms(lambda: number, mu: number, c: number): MmcTerms {
   let power = 1;
   let factor = 1;
   let preSum = 1;
-  const n = Math.trunc(c);
+  const n = trunc(c);
   for (let i = 1; i <= n; i++) {
     power *= a;
     factor /= i;
@@ -41,7 +43,7 @@ export function mmcTerms(lambda: number, mu: number, c: number): MmcTerms {
 /** k-th percentile (0 < k < 100) of the M/M/c waiting time, s; never negative. */
 export function mmcPercentileWaitS(t: MmcTerms, percentile: number): number {
   const q = t.queueProb === 0 ? QUEUE_PROB_EPSILON : t.queueProb;
-  return Math.max(0, (t.meanWaitS / q) * Math.log((100 * q) / (100 - percentile)));
+  return fmax(0, (t.meanWaitS / q) * ln((100 * q) / (100 - percentile)));
 }
 
 /**
@@ -60,8 +62,29 @@ export function mdcLatencyMs(lambda: number, replicas: number, processingMs: num
     weight = expected / rate;
     rate = expected;
   }
-  const terms = mmcTerms(rate, 1 / p, replicas);
-  const waitS = percentile >= 0 ? mmcPercentileWaitS(terms, percentile) : terms.meanWaitS;
+  // mmcTerms and mmcPercentileWaitS inlined (no allocation: the solver calls this ~10⁵ times per decision)
+  const mu = 1 / p;
+  const a = rate / mu;
+  const r = rate / mu / replicas;
+  let power = 1;
+  let factor = 1;
+  let preSum = 1;
+  const n = trunc(replicas);
+  for (let i = 1; i <= n; i++) {
+    power *= a;
+    factor /= i;
+    preSum += power * factor;
+  }
+  const finalTerm = power * factor;
+  preSum -= finalTerm;
+  const p0 = 1 / (preSum + finalTerm / (1 - r));
+  const queueProb = 1 - preSum * p0;
+  const meanWaitS = queueProb / (replicas * mu - rate);
+  let waitS = meanWaitS;
+  if (percentile >= 0) {
+    const q = queueProb === 0 ? QUEUE_PROB_EPSILON : queueProb;
+    waitS = fmax(0, (meanWaitS / q) * ln((100 * q) / (100 - percentile)));
+  }
   return ((waitS / 2 + p) / weight) * 1e3;
 }
 
