@@ -42,7 +42,8 @@ d('limiter: a GPU window lends idle time up to each limit (stub driver)', () => 
     const outs = await Promise.all(ps.map((p) => p.done));
     for (const o of outs) expect(o.code).toBe(0);
     const traces = names.map((n) => readTrace(path.join(t.dir, `${n}.trace`)));
-    const used = names.length > 1 ? steadyShares(traces, KERNEL_NS, 300e6).used : [busyFraction(traces[0], traces[0][0] + 300e6, traces[0][traces[0].length - 1], KERNEL_NS)];
+    const [t0] = traces;
+    const used = names.length > 1 ? steadyShares(traces, KERNEL_NS, 300e6).used : [busyFraction(t0, t0[0] + 300e6, t0[t0.length - 1], KERNEL_NS)];
     return { used, lost: Math.max(...names.map((n, i) => hostLost(n, outs[i].json[0]))) };
   }
 
