@@ -45,6 +45,7 @@ export function runFaroSim(input: SimInput): SimRecord {
   const end = new Float64Array(total);
   const dropped = new Uint8Array(total);
   const windows = arrivals.map(() => new JobWindow(cfg.lookBackS));
+  const arrivalsWin = arrivals.map(() => new JobWindow(cfg.lookBackS));
   let done = 0;
   const core: SimCore = {
     now: 0,
@@ -91,6 +92,7 @@ export function runFaroSim(input: SimInput): SimRecord {
         const mc = minuteCounts[idx];
         while (mc.length <= m) mc.push(0);
         mc[m]++;
+        arrivalsWin[idx].add(t, 0);
         planes[idx].arrive(id);
         if (next[idx] < arrivals[idx].length) core.q.push(arrivals[idx][next[idx]], EV.ARRIVAL | (idx << 3));
         break;
@@ -119,7 +121,7 @@ export function runFaroSim(input: SimInput): SimRecord {
         break;
       case EV.TICK: {
         ticks++;
-        const view = buildView(core.now, cfg, input.jobNames, planes, control, windows, minuteCounts);
+        const view = buildView(core.now, cfg, input.jobNames, planes, control, windows, minuteCounts, arrivalsWin);
         const d = controller.tick(view);
         for (const p of planes) p.droppedSinceTick = 0;
         if (d !== null) {

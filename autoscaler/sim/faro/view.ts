@@ -93,6 +93,7 @@ export function buildView(
   control: ControlPlane,
   windows: readonly JobWindow[],
   minuteCounts: readonly number[][],
+  arrivalsWin?: readonly JobWindow[],
 ): ClusterView {
   const completed = Math.floor(nowS / 60 + 1e-9);
   const jobs: FaroJobView[] = planes.map((p, j) => {
@@ -110,6 +111,8 @@ export function buildView(
         return pct;
       },
     };
+    const aw = arrivalsWin?.[j];
+    aw?.evict(nowS);
     return {
       name: names[j] ?? `job${j}`,
       processingMs: cfg.processingMs,
@@ -124,6 +127,7 @@ export function buildView(
       recentLatencyMs: recent,
       droppedLastTick: p.droppedSinceTick,
       scaling: control.isWorking(j),
+      ...(aw === undefined ? {} : { arrivalRps: aw.count() / Math.min(aw.windowS, Math.max(nowS, 1e-9)) }),
     };
   });
   return { nowS, capacity: cfg.capacity, jobs };

@@ -91,6 +91,15 @@ describe('Faro simulator core', () => {
     expect((v as { scaling?: boolean }).scaling).toBe(true);
   });
 
+  test('the view carries the offered rate of the last 30 s (arrivalRps) and completed minutes only', () => {
+    const c = scripted({}, 10);
+    run(Array.from({ length: 90 }, (_, i) => 0.5 + i), c);
+    const v30 = c.views.find((v) => Math.round(v.nowS) === 30)!.jobs[0];
+    expect(v30.arrivalRps).toBeCloseTo(1, 10);
+    expect(v30.minuteCounts).toEqual([]);
+    expect(c.views.find((v) => Math.round(v.nowS) === 60)!.jobs[0].minuteCounts).toEqual([60]);
+  });
+
   test('accept rate: as the artifact only with a replica change; immediately when configured', () => {
     const asArtifact = run([5, 6], scripted({ 1: [{ acceptRate: 0 }] }));
     expect(Array.from(asArtifact.dropped)).toEqual([0, 0]);
