@@ -10,6 +10,15 @@
  */
 import { F64, I32, fabs, fmax, fmin, matrix, negligible, rotateDown, cycleToEnd, sqrt, type Mat } from './cobyla-linalg';
 
+/**
+ * Literals scipy's trstlp.f (the copy the artifact ran) writes in single precision despite IMPLICIT
+ * DOUBLE PRECISION (1.0E-6, 0.1, 0.2, 2.2E-16): their double values differ from the decimal ones.
+ */
+const SINGLE_1EM6 = Math.fround(1e-6);
+const SINGLE_01 = Math.fround(0.1);
+const SINGLE_02 = Math.fround(0.2);
+const SINGLE_EPS = Math.fround(2.2e-16);
+
 export function trstlp(n: number, m: number, a: Mat, b: Float64Array, rho: number, dx: Float64Array): { ifull: number } {
   const z = matrix(n, n);
   const zdota = new F64(n + 2);
@@ -113,7 +122,6 @@ export function trstlp(n: number, m: number, a: Mat, b: Float64Array, rho: numbe
       } else {
         // the new gradient depends on the active ones: find the constraint to delete
         let ratio = -1;
-        let iout = 0;
         for (let k = nact; k > 0; k--) {
           let zdotv = 0;
           let zdvabs = 0;
@@ -128,7 +136,6 @@ export function trstlp(n: number, m: number, a: Mat, b: Float64Array, rho: numbe
               const tempa = vmultc[k] / t;
               if (ratio < 0 || tempa < ratio) {
                 ratio = tempa;
-                iout = k;
               }
             }
             if (k >= 2) {
@@ -143,7 +150,8 @@ export function trstlp(n: number, m: number, a: Mat, b: Float64Array, rho: numbe
           return { ifull: 0 };
         }
         for (let k = 1; k <= nact; k++) vmultc[k] = fmax(0, vmultc[k] - ratio * vmultd[k]);
-        cycleToEnd(n, z, zdota, a, iact, vmultc, iout, nact);
+        // Powell's code cycles position ICON here (its IOUT is never used); ICON > NACT, so nothing moves
+        cycleToEnd(n, z, zdota, a, iact, vmultc, icon, nact);
         let t = 0;
         for (let i = 1; i <= n; i++) t += z[i][nact] * a[i][kk];
         if (t === 0) {
@@ -194,7 +202,7 @@ export function trstlp(n: number, m: number, a: Mat, b: Float64Array, rho: numbe
     let sd = 0;
     let ss = 0;
     for (let i = 1; i <= n; i++) {
-      if (fabs(dx[i]) >= 1e-6 * rho) dd -= dx[i] * dx[i];
+      if (fabs(dx[i]) >= SINGLE_1EM6 * rho) dd -= dx[i] * dx[i];
       sd += dx[i] * sdirn[i];
       ss += sdirn[i] * sdirn[i];
     }
@@ -203,7 +211,7 @@ export function trstlp(n: number, m: number, a: Mat, b: Float64Array, rho: numbe
       return { ifull: 0 };
     }
     let temp = sqrt(ss * dd);
-    if (fabs(sd) >= 1e-6 * temp) temp = sqrt(ss * dd + sd * sd);
+    if (fabs(sd) >= SINGLE_1EM6 * temp) temp = sqrt(ss * dd + sd * sd);
     const stpful = dd / (temp + sd);
     let step = stpful;
     if (mcon === m) {
@@ -247,12 +255,13 @@ export function trstlp(n: number, m: number, a: Mat, b: Float64Array, rho: numbe
         sum += t;
         sumabs += fabs(t);
       }
-      if (negligible(sumabs, sum)) sum = 0;
+      if (sumabs >= sumabs + SINGLE_01 * fabs(sum) || sumabs + SINGLE_01 * fabs(sum) >= sumabs + SINGLE_02 * fabs(sum)) sum = 0;
       vmultd[k] = sum;
     }
     let ratio = 1;
     icon = 0;
     for (let k = 1; k <= mcon; k++) {
+      if (vmultd[k] > -SINGLE_EPS && vmultd[k] < SINGLE_EPS) vmultd[k] = 0; // scipy's guard against cycling
       if (vmultd[k] < 0) {
         const t = vmultc[k] / (vmultc[k] - vmultd[k]);
         if (t < ratio) {
