@@ -22,6 +22,8 @@ export interface Outcome {
  */
 export class Actuator {
   private readonly weights = new Map<string, number>();
+  /** The limit each replica was last given with its quota (undefined: request = limit). */
+  private readonly limits = new Map<string, number | undefined>();
 
   constructor(
     private readonly provider: FunctionProvider,
@@ -39,9 +41,27 @@ export class Actuator {
     return limitForQuota(q, rl);
   }
 
-  private async setQuota(ref: FunctionRef, replicaId: string, q: number): Promise<string | undefined> {
-    const limit = await this.limitFor(ref, q);
-    return this.call(() => (limit === undefined ? this.provider.setQuota(ref, replicaId, q) : this.provider.setQuota(ref, replicaId, q, limit)));
+  private async setQuota(ref: FunctionRef, replicaId: string, q: number, known?: number): Promise<string | undefined> {
+    const limit = known ?? (await this.limitFor(ref, q));
+    const error = await this.call(() => (limit === undefined ? this.provider.setQuota(ref, replicaId, q) : this.provider.setQuota(ref, replicaId, q, limit)));
+    if (!error) this.limits.set(replicaId, limit);
+    return error;
+  }
+
+  /**
+   * Gives replicas whose quota stays the limit that now goes with it, e.g. once a profile with a
+   * <request, limit> arrived after they were sized (decisions carry only quota changes). No events:
+   * the quota, what the policy decided, does not change. Returns the replicas updated.
+   */
+  async refreshLimits(ref: FunctionRef, replicas: readonly PlacedReplica[]): Promise<string[]> {
+    const rl = (await this.provider.capability?.(ref).catch(() => undefined))?.requestLimit;
+    const done: string[] = [];
+    for (const r of replicas) {
+      const limit = limitForQuota(r.quota, rl);
+      if (limit === undefined || (this.limits.has(r.id) && this.limits.get(r.id) === limit)) continue;
+      if (!(await this.setQuota(ref, r.id, r.quota, limit))) done.push(r.id);
+    }
+    return done;
   }
 
   private async call(f: () => Promise<void>): Promise<string | undefined> {
@@ -109,9 +129,10 @@ export class Actuator {
     return out;
   }
 
-  /** Forgets weights of replicas that are gone. */
+  /** Forgets weights and limits of replicas that are gone. */
   prune(live: ReadonlySet<string>): void {
     for (const k of this.weights.keys()) if (!live.has(k)) this.weights.delete(k);
+    for (const k of this.limits.keys()) if (!live.has(k)) this.limits.delete(k);
   }
 }
 

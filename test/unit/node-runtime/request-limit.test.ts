@@ -135,4 +135,16 @@ describe('the actuator sets both halves', () => {
     await new Actuator(provider(calls, { points: [] }), events, 'hybrid').apply(ref, 1, [placed('a', 1)], decision, 1, 0);
     expect(calls).toEqual([['a', 0.3]]);
   });
+
+  test('refreshLimits: a profile that arrives later reaches replicas whose quota stays, once', async () => {
+    const calls: unknown[][] = [];
+    const profile: Partial<CapabilityProfile> = { points: [] };
+    const a = new Actuator(provider(calls, profile), events, 'hybrid');
+    const reps = [placed('a', 0.25), placed('b', 0.5)];
+    expect(await a.refreshLimits(ref, reps)).toEqual([]);
+    profile.requestLimit = { request: 0.2, limit: 0.4, batch: 1, sloMs: 100 };
+    expect(await a.refreshLimits(ref, reps)).toEqual(['a', 'b']);
+    expect(await a.refreshLimits(ref, reps)).toEqual([]);
+    expect(calls).toEqual([['a', 0.25, 0.5], ['b', 0.5, 1]]);
+  });
 });
