@@ -3,7 +3,8 @@
  * (stages/). The baselines are horizontal-only: a share stage (the replicas' fixed configuration)
  * and a count stage (their own signals, forecast and hysteresis), resized by `horizontalOnly`;
  * the ports of published autoscalers (Knative's KPA, OpenFaaS's rps, Faro's oneshot and AIAD,
- * Dilu) are in ../reproductions/, our own static-share in baselines/.
+ * Dilu) are in ../reproductions/, our own static-share in baselines/; 'dilu' adds Dilu's Algorithm 1
+ * placement (placement-dilu.ts) to 'dilu-horizontal'.
  * The hybrid runs forecast → SLO model → vertical → horizontal → hysteresis and its SLO guard;
  * its variants are the stage configurations its `sloModel` parameter picks (stages/variants.ts).
  * Nothing registers itself on import.
@@ -14,6 +15,7 @@ import { KPA_DEFAULTS, kpaCount, kpaLimit } from '../reproductions/knative/kpa';
 import { OPENFAAS_DEFAULTS, openfaasRpsCount } from '../reproductions/openfaas/rps';
 import { STATIC_DEFAULTS, staticShareCount, staticShareOf } from './baselines/static-share';
 import { hybrid } from './hybrid';
+import { DILU_PLACEMENT_DEFAULTS, diluPlacement } from './placement-dilu';
 import { fixedShare, horizontalOnly } from './stages/resize';
 import { InferencePolicy, PolicyDeps, PolicyFactory, PolicyParams } from './types';
 
@@ -27,6 +29,9 @@ const POLICIES: Readonly<Record<string, PolicyFactory>> = {
   oneshot: horizontalOnly('oneshot', FARO_REACTIVE_DEFAULTS, (p) => ({ share: fixedShare(p), count: reactiveCount('oneshot', p) })),
   aiad: horizontalOnly('aiad', FARO_REACTIVE_DEFAULTS, (p) => ({ share: fixedShare(p), count: reactiveCount('aiad', p) })),
   'dilu-horizontal': horizontalOnly('dilu-horizontal', DILU_DEFAULTS, (p, d) => ({ share: diluShare(p, d.capability), count: diluCount(p, d.capability) })),
+  // the faithful Dilu: its profiler's shares, lazy scaling and Algorithm 1's placement (Ω, γ, score weights, memory)
+  dilu: horizontalOnly('dilu', { ...DILU_DEFAULTS, ...DILU_PLACEMENT_DEFAULTS }, (p, d) => ({ share: diluShare(p, d.capability),
+    count: diluCount(p, d.capability), place: diluPlacement(p) })),
 };
 
 /** The factory named `name`; throws listing the known names. */

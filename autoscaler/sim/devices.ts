@@ -15,6 +15,8 @@ export class DeviceLedger<R extends Held> {
   private at = 0;
   /** Device-seconds so far. */
   seconds = 0;
+  /** Most devices held at once before the end of the trace. */
+  peak = 0;
 
   /** @param endT the end of the trace: nothing is billed past it. */
   constructor(private readonly endT: number) {}
@@ -33,6 +35,7 @@ export class DeviceLedger<R extends Held> {
     let set = this.on.get(rep.gpu);
     if (!set) this.on.set(rep.gpu, (set = new Set()));
     set.add(rep);
+    if (t < this.endT && this.on.size > this.peak) this.peak = this.on.size;
   }
 
   unplace(rep: R, t: number): void {

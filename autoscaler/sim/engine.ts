@@ -364,6 +364,7 @@ export function simulate(fns: SimFunction[], o: SimOptions): SimResult {
     gpuSeconds: sum((r) => r.gpuSeconds),
     cost: sum((r) => r.cost),
     deviceSeconds: devices.seconds,
+    peakDevices: devices.peak,
     deviceCost: devices.seconds * price,
     placedBySmShare,
     batches,

@@ -118,6 +118,8 @@ export interface SimResult {
    * the second), not perfect packing.
    */
   deviceSeconds: number;
+  /** Most devices held at once (by any replica, as deviceSeconds counts them) before the end of the trace. */
+  peakDevices: number;
   /** deviceSeconds × the price. */
   deviceCost: number;
   /** Replicas started, by SM share (e.g. "0.1"). */
