@@ -2,6 +2,7 @@ import { mdcLatencyMs } from '../../../autoscaler/reproductions/faro/latency';
 import { evaluate, effectiveOverhead, OBJECTIVE_PRESETS, type FaroProblem } from '../../../autoscaler/reproductions/faro/objective';
 import { makeFeasible, adjustSolution, round4, solveFaro } from '../../../autoscaler/reproductions/faro/solver';
 import { faroLongTerm, buildProblem } from '../../../autoscaler/reproductions/faro/longterm';
+import type { UtilitySolveFn } from '../../../autoscaler/reproductions/faro/hybrid';
 
 function problem(over: Partial<FaroProblem> & Pick<FaroProblem, 'rates' | 'x0' | 'capacity'>): FaroProblem {
   const n = over.x0.length;
@@ -94,6 +95,14 @@ describe('rounding and shrink', () => {
 });
 
 describe('quantile loop', () => {
+  test('faroLongTerm fits the hybrid autoscaler\'s solver slot and returns a valid allocation', () => {
+    const solve: UtilitySolveFn = faroLongTerm({ objective: 'penaltyfairsum', capacity: 6 });
+    const d = solve([0, 1, 2].map(() => ({ x0: 2, acceptRate: 1, forecast: () => flat(60 * 4) })));
+    expect(d.replicas.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(6);
+    expect(d.acceptRate).toHaveLength(3);
+    expect(d.reason).toMatch(/^faro-penaltyfairsum: q=0\.\d objective -?\d/);
+  });
+
   // demand grows with q; the answer is the last solution that left spare replicas
   const jobs = [0, 1].map((i) => ({ x0: 2, forecast: (q: number) => flat(60 * (8 + 40 * (q - 0.6)) * (i + 1)) }));
   test.each([12, 16, 40])('R = %d', (capacity) => {
