@@ -10,6 +10,8 @@ import type { TrainingCapacity } from '../../gateway/jobs/training-capacity';
 import { TrainingLoop } from './training-loop';
 import { type Clock, systemClock } from '../../gateway/ports/clock';
 import { ClusterAutoscaler, createClusterController } from '../multitenant/live/cluster-autoscaler';
+import { bestFitPlace } from '../multitenant/live/kube-placement';
+import { kubePlacementGate } from '../../gateway/providers/kubernetes/start';
 
 /** The node's devices as the autoscaler sees them: one per core on a machine without a GPU. */
 export function localDevices(): string[] {
@@ -35,7 +37,11 @@ export async function startAutoscaler(cfg: Config, redis: Redis, provider: Funct
   if (capacity !== undefined) {
     const intervalMs = cfg.autoscaler.intervalMs;
     const controller = createClusterController(cfg.autoscaler.cluster!.controller, { tickS: intervalMs / 1000, capacity });
-    const c = new ClusterAutoscaler(redis, provider, controller, { leader, capacity, intervalMs, defaultSloMs: cfg.autoscaler.defaultSloMs }, clock);
+    // on Kubernetes the placement chooses each new pod's node and GPU (the pods wait behind its scheduling gate)
+    const gate = cfg.provider === 'kubernetes' ? kubePlacementGate(cfg, bestFitPlace) : undefined;
+    const beforeTick = gate && (async () => (await gate.round()).map((r) => `placement: ${r.pod} ${r.node ? `→ ${r.node}` : 'waits'}: ${r.why}`));
+    const c = new ClusterAutoscaler(redis, provider, controller, { leader, capacity, intervalMs, defaultSloMs: cfg.autoscaler.defaultSloMs, beforeTick },
+      clock);
     await c.start();
     return c;
   }

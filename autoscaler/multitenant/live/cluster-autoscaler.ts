@@ -34,6 +34,8 @@ export interface ClusterAutoscalerOptions extends ClusterRunnerOptions {
   leaseMs?: number;
   /** Called after every tick (logs, tests). */
   onTick?: (r: ClusterTickReport, now: number) => void;
+  /** Run by the leader before each tick (on Kubernetes: a round of the placement gate); its lines join the history. */
+  beforeTick?: () => Promise<string[]>;
 }
 
 /**
@@ -62,7 +64,10 @@ export class ClusterAutoscaler {
       if (!this.lease.isHeld || this.running) return;
       this.running = true;
       const now = this.clock.now();
-      void this.runner.tick(now)
+      void (this.opts.beforeTick?.() ?? Promise.resolve([]))
+        .catch((e: Error) => [`before the tick: ${e.message}`])
+        .then((lines) => this.history.push(...lines.map((l) => `${new Date(now).toISOString().slice(11, 23)} ${l}`)))
+        .then(() => this.runner.tick(now))
         .then((r) => {
           this.history.push(`${summarise(r, now)} (${this.clock.now() - now} ms)`);
           if (this.history.length > 300) this.history.shift();

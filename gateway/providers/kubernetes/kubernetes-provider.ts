@@ -35,6 +35,8 @@ export interface KubernetesProviderOptions {
   profiles?: (ref: FunctionRef) => Promise<CapabilityProfile | undefined>;
   /** The GPU nodes' agents run the MPS control daemon (`MLFAAS_KUBE_GPU_MPS`): SM shares are enforced. */
   gpuMps?: boolean;
+  /** Inference pods wait behind the fixed-cluster placement's scheduling gate (MLFAAS_CLUSTER_CAPACITY; placement-gate.ts). */
+  placementGate?: boolean;
 }
 
 const MERGE = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
@@ -107,7 +109,7 @@ export class KubernetesProvider implements FunctionProvider {
   }
 
   private deployment(spec: FunctionSpec, kind: FunctionKind, replicas: number): V1Deployment {
-    const d = deploymentFor(spec, replicas) as V1Deployment;
+    const d = deploymentFor(spec, replicas, { placementGate: !!this.opts.placementGate && kind === 'inference' }) as V1Deployment;
     d.metadata!.annotations![KIND_ANNOTATION] = kind;
     return d;
   }

@@ -31,6 +31,16 @@ export const GPU_SHARE_ANNOTATION = 'mlfaas.io/gpu-share';
  */
 export const SM_PERCENT_ANNOTATION = 'mlfaas.io/sm-percent';
 export const VC_LABEL = 'mlfaas.io/vc';
+/**
+ * The fixed-cluster placement (issue 24): a pod is created behind this scheduling gate; the
+ * placement picks its node and GPU, adds the node to its nodeSelector, writes the GPU to
+ * `mlfaas.io/gpu-device` and removes the gate (placement-gate.ts); the scheduler then binds it there.
+ */
+export const PLACEMENT_GATE = 'mlfaas.io/placement';
+/** The GPU (host index) a fractional-GPU pod uses: tokend's `gpuN` window the node agent applies its quota on, and its CUDA device. */
+export const GPU_DEVICE_ANNOTATION = 'mlfaas.io/gpu-device';
+/** Why the placement put a pod where it is, in words. */
+export const PLACED_ANNOTATION = 'mlfaas.io/placed';
 export const DELETION_COST = 'controller.kubernetes.io/pod-deletion-cost';
 /** The function's declared CPU limit on each pod, so a quota is a fraction of it after resizes. */
 export const CPU_BASE_ANNOTATION = 'mlfaas.io/cpu-base';
@@ -62,7 +72,12 @@ const resources = (spec: FunctionSpec) => {
   return r;
 };
 
-export function podTemplate(spec: FunctionSpec): Obj {
+export interface TemplateOptions {
+  /** Pods wait behind PLACEMENT_GATE for the fixed-cluster placement to choose their node and GPU. */
+  placementGate?: boolean;
+}
+
+export function podTemplate(spec: FunctionSpec, o: TemplateOptions = {}): Obj {
   const name = spec.service;
   const gpu = !!spec.ml.gpus;
   const share = gpu && (spec.ml.gpuSmShare ?? 1) < 1 ? spec.ml.gpuSmShare : undefined;
@@ -103,6 +118,8 @@ export function podTemplate(spec: FunctionSpec): Obj {
       { name: 'CUDA_MPS_PIPE_DIRECTORY', value: `${NODE_MPS_DIR}/pipe` },
       { name: 'CUDA_MPS_ACTIVE_THREAD_PERCENTAGE', valueFrom: { fieldRef: { fieldPath: `metadata.annotations['${SM_PERCENT_ANNOTATION}']` } } },
     );
+    // the GPU the placement chose (its annotation is written before the gate opens, so before the container starts)
+    if (o.placementGate) env.push({ name: 'CUDA_VISIBLE_DEVICES', valueFrom: { fieldRef: { fieldPath: `metadata.annotations['${GPU_DEVICE_ANNOTATION}']` } } });
   }
   const probe = (path: string) =>
     ({ httpGet: { path, port: WATCHDOG_PORT }, initialDelaySeconds: 0, periodSeconds: 2, timeoutSeconds: 1, failureThreshold: 3 });
@@ -125,6 +142,7 @@ export function podTemplate(spec: FunctionSpec): Obj {
     automountServiceAccountToken: false, // function code gets no credentials to the API server
     ...(volumes.length ? { volumes } : {}),
     ...(Object.keys(selector).length ? { nodeSelector: selector } : {}),
+    ...(o.placementGate ? { schedulingGates: [{ name: PLACEMENT_GATE }] } : {}),
   };
   if (gpu) {
     podSpec.runtimeClassName = 'nvidia';
@@ -151,7 +169,7 @@ export function podTemplate(spec: FunctionSpec): Obj {
 }
 
 /** The Deployment for a function; `replicas` is min_scale on deploy, the current count on update. */
-export function deploymentFor(spec: FunctionSpec, replicas: number): Obj {
+export function deploymentFor(spec: FunctionSpec, replicas: number, o: TemplateOptions = {}): Obj {
   return {
     apiVersion: 'apps/v1',
     kind: 'Deployment',
@@ -166,7 +184,7 @@ export function deploymentFor(spec: FunctionSpec, replicas: number): Obj {
       selector: { matchLabels: { [FN_LABEL]: spec.service } },
       strategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 0, maxSurge: 1 } },
       revisionHistoryLimit: 5,
-      template: podTemplate(spec),
+      template: podTemplate(spec, o),
     },
   };
 }

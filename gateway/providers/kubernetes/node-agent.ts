@@ -22,10 +22,10 @@ import { join } from 'node:path';
 import { Counter, Gauge, Registry } from 'prom-client';
 import { cpuCores } from '../../../node-runtime/cgroups';
 import { CFS_PERIOD_US, cpuFiles, cpuMaxLine, usageUs } from '../../../node-runtime/cpu-values';
-import { CPU_BASE_ANNOTATION, FN_LABEL, GPU_SHARE_ANNOTATION, SM_PERCENT_ANNOTATION } from './manifests';
+import { CPU_BASE_ANNOTATION, FN_LABEL, GPU_DEVICE_ANNOTATION, GPU_SHARE_ANNOTATION, SM_PERCENT_ANNOTATION } from './manifests';
 
-/** The GPU a fractional-GPU pod's quota is on (tokend's `gpuN`; default 0). */
-export const GPU_DEVICE_ANNOTATION = 'mlfaas.io/gpu-device';
+/** The GPU a fractional-GPU pod's quota is on (tokend's `gpuN`; default 0): the placement writes it (manifests.ts). */
+export { GPU_DEVICE_ANNOTATION } from './manifests';
 import { QUOTA_ANNOTATION } from './pods';
 
 export interface NodeAgentOptions {

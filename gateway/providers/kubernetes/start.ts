@@ -28,9 +28,19 @@ export async function startKubernetesProvider(cfg: Config, redis: Redis): Promis
   const { KubernetesProvider } = load<typeof import('./kubernetes-provider')>('./kubernetes-provider');
   const { registryImages } = load<typeof import('./registry-images')>('./registry-images');
   const images = cfg.kubeImages.check === 'registry' ? registryImages({ insecure: cfg.kubeImages.insecure, timeoutMs: 10_000 }) : undefined;
-  const p = new KubernetesProvider(kubeConfig(cfg.kube), { version: cfg.version, profiles: (ref) => readProfile(redis, ref), images, gpuMps: cfg.kubeGpuMps });
+  // in the fixed-cluster mode the autoscaler's placement chooses each inference pod's node and GPU (placement-gate.ts)
+  const placementGate = !!cfg.autoscaler.cluster && cfg.autoscaler.enabled;
+  const p = new KubernetesProvider(kubeConfig(cfg.kube), { version: cfg.version, profiles: (ref) => readProfile(redis, ref), images, gpuMps: cfg.kubeGpuMps,
+    placementGate });
   await p.start();
   return p;
+}
+
+/** The fixed-cluster placement's gate opener against the configured cluster (placement-gate.ts); `place` is the autoscaler's policy. */
+export function kubePlacementGate(cfg: Config, place: import('./placement-gate').PlaceFn): import('./placement-gate').PlacementGate {
+  const { kubeConfig } = load<typeof import('./kube-config')>('./kube-config');
+  const { PlacementGate } = load<typeof import('./placement-gate')>('./placement-gate');
+  return new PlacementGate(kubeConfig(cfg.kube), place);
 }
 
 /** Training on the cluster: jobs as pods on the training virtual cluster's nodes, profiles as pods. */

@@ -280,6 +280,13 @@ export class FakeCluster {
     const nodes = this.store.list(NODE);
     const pods = this.store.list(POD);
     for (const p of pods.filter((x) => !x.spec?.nodeName)) {
+      if (((p.spec?.schedulingGates ?? []) as Obj[]).length) {
+        // gated: not a candidate for scheduling until every gate is removed
+        const gated = [{ type: 'PodScheduled', status: 'False', reason: 'SchedulingGated',
+          message: 'Scheduling is blocked due to non-empty scheduling gates' }];
+        if (JSON.stringify(p.status?.conditions) !== JSON.stringify(gated)) this.setStatus(p, { ...p.status, phase: 'Pending', conditions: gated });
+        continue;
+      }
       const onNode = (n: KObject) => pods.filter((x) => x.spec?.nodeName === n.metadata.name);
       const why = nodes.map((n) => unfit(p, n, onNode(n)));
       const fits = nodes.filter((_, i) => !why[i]).sort((a, b) => onNode(a).length - onNode(b).length);

@@ -1,7 +1,7 @@
 /** A fake API server with a simulated cluster of `nodes`, the `openfaas-fn` namespace, and a started Kubernetes provider on it. */
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { kubeConfig } from '../../../gateway/providers/kubernetes/kube-config';
-import { KubernetesProvider } from '../../../gateway/providers/kubernetes/kubernetes-provider';
+import { KubernetesProvider, type KubernetesProviderOptions } from '../../../gateway/providers/kubernetes/kubernetes-provider';
 import { type ClusterOptions, FakeCluster } from './cluster';
 import { FakeKube } from './server';
 
@@ -16,7 +16,8 @@ export interface ProviderCluster {
   stop(): Promise<void>;
 }
 
-export async function startProviderCluster(nodes: Record<string, NodeSpec>, o: { token?: string; cluster?: ClusterOptions } = {}): Promise<ProviderCluster> {
+export async function startProviderCluster(nodes: Record<string, NodeSpec>,
+  o: { token?: string; cluster?: ClusterOptions; provider?: Partial<KubernetesProviderOptions> } = {}): Promise<ProviderCluster> {
   const token = o.token ?? 'pc';
   const kube = new FakeKube({ token });
   await kube.start();
@@ -25,7 +26,7 @@ export async function startProviderCluster(nodes: Record<string, NodeSpec>, o: {
   for (const [name, spec] of Object.entries(nodes)) cluster.addNode(name, spec);
   cluster.start();
   const kc = kubeConfig({ server: kube.url, token, insecure: true });
-  const provider = new KubernetesProvider(kc, { version: { release: 't', sha: 't' } });
+  const provider = new KubernetesProvider(kc, { version: { release: 't', sha: 't' }, ...o.provider });
   await provider.start();
   return {
     kube,

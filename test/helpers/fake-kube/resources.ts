@@ -67,10 +67,13 @@ export const RESOURCES: Resource[] = [
       const spec = (o.spec ??= {}) as Obj;
       defaultPodSpec(spec, 'Pod', o.metadata.name, 'spec');
       if (old) {
-        // a pod's spec is immutable but for images, activeDeadlineSeconds and tolerations additions
+        // a pod's spec is immutable but for images, activeDeadlineSeconds and tolerations additions; while it has
+        // scheduling gates, gates may be removed and nodeSelector entries added (PodSchedulingReadiness, 1.30)
+        const gated = ((old.spec?.schedulingGates ?? []) as Obj[]).length > 0;
         const strip = (s: Obj) =>
           JSON.stringify({ ...s, containers: (s.containers as Obj[]).map((c) => ({ ...c, image: '' })), tolerations: undefined,
-            activeDeadlineSeconds: undefined, nodeName: undefined });
+            activeDeadlineSeconds: undefined, nodeName: undefined, ...(gated ? { schedulingGates: undefined, nodeSelector: undefined } : {}) });
+        if (gated) gateChange(o.metadata.name, (old.spec ?? {}) as Obj, spec);
         if (strip(spec) !== strip((old.spec ?? {}) as Obj))
           throw invalid('Pod', o.metadata.name, 'spec',
             'Forbidden: pod updates may not change fields other than `spec.containers[*].image`, `spec.activeDeadlineSeconds` or ' +
@@ -162,3 +165,14 @@ export const gvrOf = (r: Resource) => `${r.apiVersion}/${r.plural}`;
 
 /** A short random suffix as the API server's name generator makes. */
 export const suffix = (n = 5) => randomBytes(n).toString('hex').slice(0, n);
+
+/** While a pod is gated: gates may only be removed, nodeSelector entries only added (422 otherwise). */
+function gateChange(name: string | undefined, old: Obj, now: Obj): void {
+  const names = (x: Obj) => ((x.schedulingGates ?? []) as Array<{ name: string }>).map((g) => g.name);
+  if (names(now).some((g) => !names(old).includes(g)))
+    throw invalid('Pod', name, 'spec.schedulingGates', 'Forbidden: only deletion is allowed, but found new scheduling gate');
+  const was = (old.nodeSelector ?? {}) as Record<string, string>;
+  const sel = (now.nodeSelector ?? {}) as Record<string, string>;
+  if (Object.entries(was).some(([k, v]) => sel[k] !== v))
+    throw invalid('Pod', name, 'spec.nodeSelector', 'Invalid value: only additions to spec.nodeSelector are allowed');
+}
