@@ -117,7 +117,8 @@ export function faroLongTerm(opts: FaroLongTermOptions): (jobs: readonly FaroJob
       quantile: solQ,
       solves,
       reason: `faro-${opts.objective}: q=${solQ.toFixed(1)} objective ${sol.objective.toFixed(4)}, ${used(sol)}/${opts.capacity} replicas`
-        + (spare > 0 ? `, ${spare} spare` : '') + ` (${solves} solve${solves > 1 ? 's' : ''})`,
+        + (spare > 0 ? `, ${spare} spare` : '') + (spare < 0 ? ', over capacity: fewer replicas than jobs (the artifact fails here)' : '')
+        + ` (${solves} solve${solves > 1 ? 's' : ''})`,
     };
   };
 }

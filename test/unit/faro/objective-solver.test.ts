@@ -86,6 +86,12 @@ describe('rounding and shrink', () => {
     expect(r.replicas).toEqual([fewest(10), fewest(20), fewest(2)]);
   });
 
+  test('fewer replicas than jobs: every job keeps 1 and the reason says so (the artifact raises here)', () => {
+    const d = faroLongTerm({ objective: 'sum', capacity: 2 })([1, 2, 3].map(() => ({ x0: 1, forecast: () => [30] })));
+    expect(d.replicas).toEqual([1, 1, 1]);
+    expect(d.reason).toMatch(/over capacity/);
+  });
+
   test('solver: Σx ≤ R, x ≥ 1 when the cluster is short', () => {
     const p = problem({ rates: [flat(30), flat(30), flat(30)], x0: [2, 2, 2], capacity: 9 });
     const r = solveFaro(p);
