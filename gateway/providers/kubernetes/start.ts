@@ -28,8 +28,9 @@ export async function startKubernetesProvider(cfg: Config, redis: Redis): Promis
   const { KubernetesProvider } = load<typeof import('./kubernetes-provider')>('./kubernetes-provider');
   const { registryImages } = load<typeof import('./registry-images')>('./registry-images');
   const images = cfg.kubeImages.check === 'registry' ? registryImages({ insecure: cfg.kubeImages.insecure, timeoutMs: 10_000 }) : undefined;
-  // in the fixed-cluster mode the autoscaler's placement chooses each inference pod's node and GPU (placement-gate.ts)
-  const placementGate = !!cfg.autoscaler.cluster && cfg.autoscaler.enabled;
+  // in the fixed-cluster mode the autoscaler's placement chooses each inference pod's node and GPU (placement-gate.ts);
+  // the gateway runs with MLFAAS_AUTOSCALER=false there (the autoscaler is its own Deployment): the capacity alone decides
+  const placementGate = !!cfg.autoscaler.cluster;
   const p = new KubernetesProvider(kubeConfig(cfg.kube), { version: cfg.version, profiles: (ref) => readProfile(redis, ref), images, gpuMps: cfg.kubeGpuMps,
     placementGate });
   await p.start();
