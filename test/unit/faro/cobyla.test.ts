@@ -56,6 +56,15 @@ describe('COBYLA on standard test problems', () => {
     expect(r.evaluations).toBeLessThanOrEqual(5000);
   });
 
+  test('fingerprint of the Fortran COBYLA the artifact ran: scipy ≤ 1.15\'s documented fmin_cobyla example', () => {
+    // scipy's docstring: fmin_cobyla(x0·x1, [0, 0.1], [1 − |x|², x1], rhoend=1e-7) → array([-0.70710685, 0.70710671]);
+    // the exact optimum is ±0.70710678, so the last digits are the implementation's own (scipy 1.17's PRIMA
+    // gives [-0.70733206, 0.70695216], measured here)
+    const r = cobyla((x) => x[0] * x[1], (x) => [1 - (x[0] ** 2 + x[1] ** 2), x[1]], [0, 0.1], { rhoBeg: 1, rhoEnd: 1e-7, maxFun: 1000 });
+    expect(r.x[0]).toBeCloseTo(-0.70710685, 8);
+    expect(r.x[1]).toBeCloseTo(0.70710671, 8);
+  });
+
   test('stops at maxFun and returns the best vertex', () => {
     const r = cobyla((x) => (x[0] ** 2 - x[1]) ** 2 + (1 + x[0]) ** 2, () => [], [1, 1], { rhoBeg: 0.5, rhoEnd: 1e-9, maxFun: 20 });
     expect(r.status).toBe('max-evaluations');
