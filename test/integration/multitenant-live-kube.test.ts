@@ -15,13 +15,15 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { V1Pod } from '@kubernetes/client-node';
+import { startAutoscaler } from '../../autoscaler/live/start';
 import { bestFitPlace } from '../../autoscaler/multitenant/live/kube-placement';
+import { loadConfig } from '../../gateway/config';
 import { FN_LABEL, GPU_DEVICE_ANNOTATION, PLACEMENT_GATE, VC_LABEL } from '../../gateway/providers/kubernetes/manifests';
 import { NodeAgent } from '../../gateway/providers/kubernetes/node-agent';
 import { PlacementGate } from '../../gateway/providers/kubernetes/placement-gate';
 import { parseDeployment } from '../../gateway/registry/function-spec';
 import { startProviderCluster, type ProviderCluster } from '../helpers/fake-kube/provider-cluster';
-import { eventually } from '../helpers/platform';
+import { eventually, testRedis } from '../helpers/platform';
 
 const NS = 'openfaas-fn';
 const GPU_TAINT = [{ key: 'nvidia.com/gpu', value: 'present', effect: 'NoSchedule' }];
@@ -109,6 +111,32 @@ describe('fixed-cluster placement on Kubernetes (fake API server)', () => {
       expect(calls).toEqual([[4242, device, 0.4]]);
     } finally {
       rmSync(root, { recursive: true, force: true });
+    }
+  });
+
+  it('runs live: the fixed-cluster autoscaler on Kubernetes opens the gate of a new pod each tick', async () => {
+    const redis = await testRedis();
+    const cfg = loadConfig({ MLFAAS_PROVIDER: 'kubernetes', MLFAAS_KUBE_SERVER: pc.kube.url, MLFAAS_KUBE_TOKEN: 'pc', MLFAAS_KUBE_INSECURE: '1',
+      MLFAAS_CLUSTER_CAPACITY: '8', MLFAAS_AUTOSCALER_INTERVAL_MS: '200', MLFAAS_BASIC_AUTH: 'false' });
+    const { connectRedis } = await import('../../gateway/lib/redis-server');
+    const client = connectRedis(redis.url);
+    const a = await startAutoscaler(cfg, client, pc.provider);
+    try {
+      await pc.provider.deploy(parseDeployment({ service: 'late', image: 'test/frac:1',
+        labels: { 'com.openfaas.scale.min': '1', 'com.openfaas.scale.max': '2' }, annotations: { 'mlfaas.gpu': '1', 'mlfaas.gpu.sm_share': '0.25' } }));
+      const placed = await eventually(async () => (await pods('late')).find((p) => p.spec?.nodeName), 10000, 100);
+      expect(placed).toBeDefined();
+      // the half-used GPU of the earlier test is the best fit for a quarter share
+      const frac = await pods('frac');
+      const half = frac.filter((p) => frac.filter((q) => q.spec?.nodeName === p.spec?.nodeName &&
+        q.metadata?.annotations?.[GPU_DEVICE_ANNOTATION] === p.metadata?.annotations?.[GPU_DEVICE_ANNOTATION]).length === 1)[0];
+      expect(`${placed!.spec?.nodeName}/${placed!.metadata?.annotations?.[GPU_DEVICE_ANNOTATION]}`)
+        .toBe(`${half.spec?.nodeName}/${half.metadata?.annotations?.[GPU_DEVICE_ANNOTATION]}`);
+      expect('history' in a && a.history.some((l) => /placement: late-\S+ → /.test(l))).toBe(true);
+    } finally {
+      await a.close();
+      client.disconnect();
+      await redis.stop();
     }
   });
 });
