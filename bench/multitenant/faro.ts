@@ -49,6 +49,8 @@ export interface FaroRow {
   readonly errorRerunSeed?: number;
   /** The same with our mean over the seeds in place of our rerun-seed run. */
   readonly errorSeedMean?: number;
+  /** |our seed mean − stored| / stored, for the policies without a forecaster (the stored runs' N-HiTS is not ours). */
+  readonly errorStored?: number;
 }
 
 export interface FaroComparison {
@@ -142,7 +144,10 @@ export async function runFaroComparison(opts: FaroComparisonOptions): Promise<Fa
         ours[v.pred] = { rerunSeed: atRerun, seeds: seedStats(ms) };
       }
       const authors = authorsFigure(size, e.name);
-      rows.push({ size, policy: e.name, predictive: e.predictive, ours, authors, ...errors(ours, authors) });
+      const stored = authors?.stored;
+      const none = ours.none;
+      const errorStored = stored !== undefined && none !== undefined ? Math.abs(none.seeds.lostMean - stored) / stored : undefined;
+      rows.push({ size, policy: e.name, predictive: e.predictive, ours, authors, ...errors(ours, authors), errorStored });
       await new Promise((r) => setImmediate(r));
     }
   }
