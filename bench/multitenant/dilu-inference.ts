@@ -28,10 +28,11 @@ export interface DiluInferenceOptions {
 
 export const DILU_INFERENCE_POLICIES = ['hybrid', 'dilu', 'dilu-horizontal'] as const;
 
-interface Cell { avgGpus: number; peakGpus: number; violationRate: number }
+/** Devices: time-average and peak whole GPUs held; share: time-average Σ smShare·quota of the replicas (what they use of them). */
+interface Cell { avgGpus: number; peakGpus: number; shareGpus: number; violationRate: number }
 
 function cellOf(r: SimResult, durationS: number): Cell {
-  return { avgGpus: r.deviceSeconds / durationS, peakGpus: r.peakDevices, violationRate: r.violationRate };
+  return { avgGpus: r.deviceSeconds / durationS, peakGpus: r.peakDevices, shareGpus: r.gpuSeconds / durationS, violationRate: r.violationRate };
 }
 
 /** Every policy on `parts` for each seed: per policy, the per-seed cells. */
@@ -55,8 +56,9 @@ const ratio = (t: Record<string, Cell[]>, k: keyof Cell) => meanInterval(t.hybri
 
 function table(title: string, t: Record<string, Cell[]>): string {
   const rows = DILU_INFERENCE_POLICIES.map((p) => `| ${p} | ${ci(col(t[p], 'avgGpus'), 2)} | ${ci(col(t[p], 'peakGpus'), 1)} | ` +
-    `${ci(meanInterval(t[p].map((c) => 100 * c.violationRate)), 2)} |`);
-  return [`### ${title}`, '', '| policy | GPUs, time-average | GPUs, peak | SLO violations, % |', '| --- | --- | --- | --- |', ...rows, '',
+    `${ci(col(t[p], 'shareGpus'), 2)} | ${ci(meanInterval(t[p].map((c) => 100 * c.violationRate)), 2)} |`);
+  return [`### ${title}`, '', '| policy | GPUs, time-average | GPUs, peak | Σ s·q, time-average | SLO violations, % |',
+    '| --- | --- | --- | --- | --- |', ...rows, '',
     `hybrid ÷ dilu: time-average GPUs ${ci(ratio(t, 'avgGpus'), 3)}, peak GPUs ${ci(ratio(t, 'peakGpus'), 3)}, ` +
     `violation rate ${ci(ratio(t, 'violationRate'), 3)}`, ''].join('\n');
 }
