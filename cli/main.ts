@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Config, loadConfig, REPO_ROOT } from '../gateway/config';
-import { startAutoscaler, startTrainingLoop } from '../autoscaler/live/start';
+import { autoscalerPolicyName, startAutoscaler, startTrainingLoop } from '../autoscaler/live/start';
 import { slotNounOf } from '../gateway/jobs/admission-answer';
 import { JobStore } from '../gateway/jobs/job-store';
 import { connectRedis } from '../gateway/lib/redis-server';
@@ -182,7 +182,7 @@ async function main(argv: string[]): Promise<number> {
         await a.close();
         redis.disconnect();
       });
-      log(`inference autoscaler: policy ${cfg.autoscaler.policy} (waits for ` +
+      log(`inference autoscaler: ${autoscalerPolicyName(cfg)} (waits for ` +
         `the ${kube ? 'Kubernetes Lease mlfaas-autoscaler' : 'Redis lease'} if another runs)`);
       if (loop)
         log(`training round loop: policy ${cfg.training.policy}, jobs as pods on the nodes labelled mlfaas.io/vc=training (waits for the ` +

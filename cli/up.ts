@@ -9,7 +9,7 @@ import { ImageStore } from '../gateway/providers/local/image-store';
 import { parseDeployment } from '../gateway/registry/function-spec';
 import type { Gateway } from '../gateway/server';
 import { startPlatformGateway } from './compose';
-import { startAutoscaler } from '../autoscaler/live/start';
+import { autoscalerPolicyName, startAutoscaler } from '../autoscaler/live/start';
 import { buildFunction, templateFprocess } from './build';
 import { readStack, toDeployment } from './stack';
 
@@ -51,7 +51,7 @@ export async function up(cfg: Config, opts: UpOptions): Promise<Platform> {
   opts.log(`gateway on ${gateway.url} (provider: local, agent: ${gateway.agent ? 'yes' : 'no'})`);
   gateway.notices.forEach(opts.log);
   const autoscaler = cfg.autoscaler.enabled ? await startAutoscaler(cfg, gateway.redis, gateway.provider) : undefined;
-  if (autoscaler) opts.log(`inference autoscaler: policy ${cfg.autoscaler.policy}, every ${cfg.autoscaler.intervalMs} ms`);
+  if (autoscaler) opts.log(`inference autoscaler: ${autoscalerPolicyName(cfg)}, every ${cfg.autoscaler.intervalMs} ms`);
   // bounded whatever died first: Ctrl-C reaches Redis at the same moment as us
   const stop = async () => {
     await bounded('autoscaler', 3000, () => autoscaler?.close(), opts.log);

@@ -103,7 +103,7 @@ export async function startGateway(cfg: Config, redisTarget: string, opts: Gatew
     const cpu = cgroups
       ? cgroupCpuEnforcer(cgroups)
       : control
-        ? tokendCpuEnforcer(async (pid, share) => void (await control.setQuota({ pid, device: 'cpu', request: share, limit: share })), nodeCores.length)
+        ? tokendCpuEnforcer(async (pid, share, limit) => void (await control.setQuota({ pid, device: 'cpu', request: share, limit })), nodeCores.length)
         : undefined;
     const enforcement = enforcementOf(cpu, !!cgroups?.hasMemory,
       cgroups ? undefined : isolation.isolation ? 'no writable cgroup hierarchy' : `isolation ${isolation.describe}`);

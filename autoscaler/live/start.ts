@@ -26,6 +26,12 @@ export function clusterCores(cfg: Config): number | undefined {
   return cpus().length;
 }
 
+/** The autoscaler's policy in words for the start-up log: the per-function policy, or the fixed-cluster controller and its cores. */
+export function autoscalerPolicyName(cfg: Config): string {
+  const c = cfg.autoscaler.cluster;
+  return c ? `fixed cluster of ${c.capacity} cores, controller ${c.controller}` : `policy ${cfg.autoscaler.policy}`;
+}
+
 /**
  * Starts the live inference autoscaler (leader-elected in Redis unless `leader` is given): the
  * configured per-function policy, or with `MLFAAS_CLUSTER_CAPACITY` the fixed-cluster controller
