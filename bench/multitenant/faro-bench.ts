@@ -20,7 +20,7 @@ async function main(): Promise<void> {
   });
   console.log(res.markdown);
   console.log(`\nfaro: fidelity_max_error=${res.fidelityMaxError.toFixed(3)} fidelity_mean_max_error=${res.fidelityMeanMaxError.toFixed(3)} `
-    + `runs=${res.runs} wall_s=${(res.wallMs / 1000).toFixed(0)}`);
+    + `rerun_in_pi=${res.rerunInPrediction.inside}/${res.rerunInPrediction.rows} runs=${res.runs} wall_s=${(res.wallMs / 1000).toFixed(0)}`);
 }
 
 void main();

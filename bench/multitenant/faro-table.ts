@@ -23,8 +23,8 @@ export function formatFaroTable(
   lines.push('');
   lines.push(`| cluster | policy | ours seed ${o.rerunSeed} naive | ours seed ${o.rerunSeed} oracle | ours ${o.seeds.length} seeds (naive) `
     + `| ours ${o.seeds.length} seeds (oracle) | authors stored | authors rerun naive | authors rerun oracle | err seed ${o.rerunSeed} | err seed mean `
-    + '| err mean vs stored |');
-  lines.push(`|${' --- |'.repeat(12)}`);
+    + '| rerun in our 95 % PI | err mean vs stored |');
+  lines.push(`|${' --- |'.repeat(13)}`);
   for (const r of rows) {
     const n = r.ours.naive ?? r.ours.none;
     const a = r.authors;
@@ -33,8 +33,11 @@ export function formatFaroTable(
       + `| ${a?.rerunNaive === undefined ? '—' : f3(a.rerunNaive) + pct(a.rerunNaiveViolation)} `
       + `| ${a?.rerunOracle === undefined ? '—' : f3(a.rerunOracle) + pct(a.rerunOracleViolation)} `
       + `| ${errPct(r.errorRerunSeed)} `
-      + `| ${errPct(r.errorSeedMean)} | ${errPct(r.errorStored)} |`);
+      + `| ${errPct(r.errorSeedMean)} | ${r.rerunInPrediction === undefined ? '—' : r.rerunInPrediction ? 'yes' : 'no'} | ${errPct(r.errorStored)} |`);
   }
+  const withPi = rows.filter((r) => r.rerunInPrediction !== undefined);
+  lines.push('');
+  lines.push(`Authors' rerun inside the 95 % prediction interval of our seeds: ${withPi.filter((r) => r.rerunInPrediction).length} of ${withPi.length} rows.`);
   lines.push('');
   lines.push(`Fidelity (worst |ours − authors' rerun| / rerun over the rows with a rerun figure): seed ${o.rerunSeed} `
     + `${o.fidelityMaxError.toFixed(3)}, seed mean ${o.fidelityMeanMaxError.toFixed(3)}. "err mean vs stored": the policies without a `

@@ -49,6 +49,11 @@ export interface FaroRow {
   readonly errorRerunSeed?: number;
   /** The same with our mean over the seeds in place of our rerun-seed run. */
   readonly errorSeedMean?: number;
+  /**
+   * Whether each rerun figure lies in the 95 % prediction interval of one more of our seeds (mean ± t·sd·√(1 + 1/n)): the
+   * statistical-equivalence check for one seed of another random stream. Undefined without a rerun figure or with one seed.
+   */
+  readonly rerunInPrediction?: boolean;
   /** |our seed mean − stored| / stored, for the policies without a forecaster (the stored runs' N-HiTS is not ours). */
   readonly errorStored?: number;
 }
@@ -60,6 +65,8 @@ export interface FaroComparison {
   readonly fidelityMaxError: number;
   /** Worst errorSeedMean (our mean over the seeds vs the authors' seed-42 rerun): RNG streams differ, so this is the fairer one. */
   readonly fidelityMeanMaxError: number;
+  /** Rows whose rerun figures all lie in our 95 % prediction interval, of the rows that can be checked. */
+  readonly rerunInPrediction: { readonly inside: number; readonly rows: number };
   readonly runs: number;
   readonly wallMs: number;
 }
@@ -159,21 +166,27 @@ export async function runFaroComparison(opts: FaroComparisonOptions): Promise<Fa
     rows,
     fidelityMaxError,
     fidelityMeanMaxError,
+    rerunInPrediction: {
+      inside: rows.filter((r) => r.rerunInPrediction === true).length,
+      rows: rows.filter((r) => r.rerunInPrediction !== undefined).length,
+    },
     runs,
     wallMs: Date.now() - t0,
   };
 }
 
-function errors(ours: FaroRow['ours'], a: AuthorsFigure | undefined): { errorRerunSeed?: number; errorSeedMean?: number } {
+function errors(ours: FaroRow['ours'], a: AuthorsFigure | undefined): Pick<FaroRow, 'errorRerunSeed' | 'errorSeedMean' | 'rerunInPrediction'> {
   if (a === undefined) return {};
   let eSeed: number | undefined;
   let eMean: number | undefined;
+  let inPi: boolean | undefined;
   const pairs: Array<[PredictorName | 'none', number | undefined]> = [['none', a.rerunNaive], ['naive', a.rerunNaive], ['oracle', a.rerunOracle]];
   for (const [p, ref] of pairs) {
     const o = ours[p];
     if (o === undefined || ref === undefined) continue;
     if (o.rerunSeed !== undefined) eSeed = Math.max(eSeed ?? 0, Math.abs(o.rerunSeed.lostUtility - ref) / ref);
     eMean = Math.max(eMean ?? 0, Math.abs(o.seeds.lostMean - ref) / ref);
+    if (o.seeds.n > 1) inPi = (inPi ?? true) && Math.abs(o.seeds.lostMean - ref) <= o.seeds.lostCi * Math.sqrt(o.seeds.n + 1);
   }
-  return { errorRerunSeed: eSeed, errorSeedMean: eMean };
+  return { errorRerunSeed: eSeed, errorSeedMean: eMean, rerunInPrediction: inPi };
 }
