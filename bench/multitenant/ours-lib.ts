@@ -38,6 +38,7 @@ export interface RunSpec {
   readonly params?: Partial<MlfaasParams>;
   /** Another controller instead of ours (e.g. FairShare, for a sanity check). */
   readonly make?: (size: number) => ClusterController;
+  /** Replicas per job at t = 0 (default: 1 for ours, as Faro; ⌊R/jobs⌋ for another controller). */
   readonly initialReplicas?: number;
 }
 
@@ -79,7 +80,8 @@ export function runOne(spec: RunSpec): FaroMetrics & { wallS: number; record: Si
   const trace = spec.day === 'eval' ? loadFaroTrace() : historyDay(spec.day, spec.sample ?? 0);
   const cfg = faroSimConfig(spec.size, { acceptRateOnlyWithReplicaChange: false });
   const controller = spec.make ? spec.make(spec.size) : mlfaasClusterController({ capacity: spec.size, ...(spec.params ?? {}) });
-  const init = spec.initialReplicas ?? Math.max(1, Math.floor(spec.size / trace.jobs.length));
+  // As the Faro comparison starts its policies: Faro and ours with 1 replica per job, FairShare with its share.
+  const init = spec.initialReplicas ?? (spec.make ? Math.max(1, Math.floor(spec.size / trace.jobs.length)) : 1);
   const arrivals = poissonArrivals(trace, spec.seed);
   const rec = runFaroSim({
     cfg,
@@ -91,4 +93,23 @@ export function runOne(spec: RunSpec): FaroMetrics & { wallS: number; record: Si
   });
   const m = analyzeFaro(rec, cfg.sloMs);
   return { ...m, wallS: (Date.now() - t) / 1000, record: rec };
+}
+
+/**
+ * Ours as an extra policy of B's Faro comparison (bench/multitenant/faro.ts `extra`): the same
+ * controller, the arrival rate added to its view from the arrivals the simulator will draw for that
+ * seed (only those already past at each tick are counted), accept rates applied at once.
+ */
+export function mlfaasExtraPolicy(params: Partial<MlfaasParams> = {}): {
+  name: string;
+  make(R: number, seed: number): ClusterController;
+  initialReplicas: number;
+  simConfig: { acceptRateOnlyWithReplicaChange: boolean };
+} {
+  return {
+    name: 'mlfaas (ours)',
+    make: (R, seed) => withArrivalRate(mlfaasClusterController({ capacity: R, ...params }), poissonArrivals(loadFaroTrace(), seed)),
+    initialReplicas: 1,
+    simConfig: { acceptRateOnlyWithReplicaChange: false },
+  };
 }

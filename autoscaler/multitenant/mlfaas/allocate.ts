@@ -42,6 +42,8 @@ export interface AllocParams {
   readonly zMax: number;
   /** Lowest level every job is squeezed to before the knapsack is considered. */
   readonly zSqueeze: number;
+  /** Overload: the fraction of the CPU the knapsack leaves that goes to the served jobs (the rest to a partly admitted one). */
+  readonly spareToServed: number;
   /** The cluster is overloaded when the jobs' mean rates need more than overloadAt · capacity. */
   readonly overloadAt: number;
   /** The knapsack must beat sharing by this much expected utility. */
@@ -179,7 +181,8 @@ function knapsack(p: AllocParams, jobs: readonly JobNeed[], capacity: number, ke
       left -= cost[i];
     }
   }
-  const servedCap = chosen.reduce((s, i) => s + jobs[i].held * p.qFloor, 0) + capacity - floorCpu - left;
+  // A share of what is left raises the served jobs' cover; the rest goes to one more job's admitted share.
+  const servedCap = chosen.reduce((s, i) => s + jobs[i].held * p.qFloor, 0) + capacity - floorCpu - left + p.spareToServed * left;
   const z = chosen.length > 0 ? levelFor(p, jobs, chosen, servedCap) : p.zServe;
   for (const i of chosen) quotas[i] = quotaAt(p, jobs[i], z);
   const served = jobs.map((_, i) => chosen.includes(i));

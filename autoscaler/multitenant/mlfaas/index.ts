@@ -12,6 +12,7 @@
  */
 import type { ClusterController, ClusterView, ControllerDecision, JobAllocation, JobView } from '../types';
 import { allocate, type JobNeed } from './allocate';
+import { cheapestSizing } from './latency';
 import { freshForecast, observeMinutes, rateAt, type JobForecast } from './forecast';
 import { DEFAULT_MLFAAS_PARAMS, type MlfaasParams } from './params';
 import { coverage, fillReplicas, freshPlan, planReplicas, replicasFor, type PlanState } from './plan';
@@ -64,7 +65,9 @@ export function mlfaasClusterController(opts: MlfaasOptions): ClusterController 
     const needs: JobNeed[] = [];
     const replicas: number[] = [];
     const guards: number[] = [];
-    const targets = view.jobs.map((j) => j.sloMs * p.sloTarget);
+    // The model's margin: one for a shared cluster, one for the knapsack's cost when overloaded (tuned apart).
+    const margin = mode === 'knapsack' ? p.overloadSloTarget : p.sloTarget;
+    const targets = view.jobs.map((j) => j.sloMs * margin);
     const means: number[] = [];
     const fcRates = view.jobs.map((j, i) => {
       const st = states[i];
@@ -87,7 +90,13 @@ export function mlfaasClusterController(opts: MlfaasOptions): ClusterController 
     });
     // Replicas: each job at least what its forecast at level zBase needs, then the cluster's budget
     // given out one replica at a time to the job covering the lowest forecast level.
-    const bases = view.jobs.map((j, i) => replicasFor(p, j.processingMs, fcRates[i](p.zBase, p.planHorizon), targets[i], nMax));
+    // Under overload, at least as many as the model's cheapest sizing (least CPU for the rate): the knapsack's cost.
+    const bases = view.jobs.map((j, i) => {
+      const rate = fcRates[i](p.zBase, p.planHorizon);
+      const fewest = replicasFor(p, j.processingMs, rate, targets[i], nMax);
+      const cheapest = p.cheapestBase && mode === 'knapsack' ? cheapestSizing(p.model, j.processingMs, rate, targets[i], p.qFloor, nMax) : null;
+      return Math.max(fewest, cheapest?.replicas ?? 0);
+    });
     const budget = Math.floor(capacity * (1 + p.overcommit) + 1e-9);
     const cover = (i: number, n: number): number =>
       coverage(p, view.jobs[i].processingMs, targets[i], n, (z) => fcRates[i](z, p.planHorizon));

@@ -12,6 +12,12 @@ export interface LatencyModel {
   readonly percentile: number;
   /** Largest utilisation λ·(p/q)/n we accept. */
   readonly rhoMax: number;
+  /**
+   * Pooling limit: n replicas behave as groups of at most poolCap that share a queue (the router hands
+   * each request to the next replica in a round robin, up to 4 each, so a large job pools less than
+   * one M/D/c queue would; calibrated by bench/multitenant/ours-calibrate.ts). 0 or absent: no limit.
+   */
+  readonly poolCap?: number;
 }
 
 /** Predicted percentile latency (ms) of `n` replicas at quota `q` under λ req/s; Infinity above ρmax. */
@@ -20,7 +26,8 @@ export function replicaLatencyMs(m: LatencyModel, pMs: number, lambda: number, n
   const s = pMs / q;
   if (lambda <= 0) return s;
   if ((lambda * s) / 1000 / n > m.rhoMax) return Infinity;
-  return mdcLatencyMs(m.percentile, s, lambda, n);
+  const k = m.poolCap !== undefined && m.poolCap >= 1 && n > m.poolCap ? m.poolCap : n;
+  return mdcLatencyMs(m.percentile, s, (lambda * k) / n, k);
 }
 
 /**

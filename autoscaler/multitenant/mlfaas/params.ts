@@ -9,6 +9,8 @@ export interface MlfaasParams {
   readonly forecast: ForecastParams;
   /** The model must predict at most sloTarget · SLO (a margin for the model's error). */
   readonly sloTarget: number;
+  /** sloTarget while the cluster is overloaded (the knapsack's cost of serving a job). */
+  readonly overloadSloTarget: number;
   /** Replicas are planned so that the planned rate needs a quota of at most qPlan (headroom a quota rise can use at once). */
   readonly qPlan: number;
   /** Forecast level (σ above the mean) every job's replicas cover before the budget is filled, and the horizon (minutes). */
@@ -27,6 +29,8 @@ export interface MlfaasParams {
   /** Lowest level every job is squeezed to, and the expected-utility margin the knapsack must win by. */
   readonly zSqueeze: number;
   readonly knapsackMargin: number;
+  /** Overload: the fraction of the CPU the knapsack leaves that raises the served jobs' cover (the rest: one job partly admitted). */
+  readonly spareToServed: number;
   /** The cluster counts as overloaded when the jobs' mean rates need more than overloadAt · capacity. */
   readonly overloadAt: number;
   /** Overload: level a job must be covered at to count as served, and the discount for jobs served now. */
@@ -40,6 +44,8 @@ export interface MlfaasParams {
   readonly nowWeight: number;
   /** Keep the overload choice (who is served) for the rest of the minute it was made in. */
   readonly minuteLock: boolean;
+  /** Under overload, plan each job at least the replica count of its cheapest sizing (least CPU), not only the fewest replicas. */
+  readonly cheapestBase: boolean;
   /** A queue is provisioned to drain in drainS seconds. */
   readonly drainS: number;
 }
@@ -48,7 +54,8 @@ export const DEFAULT_MLFAAS_PARAMS: MlfaasParams = {
   tickS: 10,
   model: { percentile: 0.99, rhoMax: 0.9 },
   forecast: { processNoise: 1, measurementNoise: 1, errorWeight: 0.1, initialStd: 2 },
-  sloTarget: 0.8,
+  sloTarget: 0.7,
+  overloadSloTarget: 0.8,
   qPlan: 1,
   zBase: 0,
   planHorizon: 2,
@@ -61,11 +68,13 @@ export const DEFAULT_MLFAAS_PARAMS: MlfaasParams = {
   zSqueeze: -4,
   knapsackMargin: 0.5,
   overloadAt: 1.3,
-  zServe: 1,
+  spareToServed: 1,
+  zServe: -0.5,
   stickiness: 0.1,
   drainS: 5,
   podIdleS: 35,
   guardDecay: 0.7,
   nowWeight: 1,
   minuteLock: true,
+  cheapestBase: true,
 };
