@@ -4,7 +4,8 @@
  * and a count stage (their own signals, forecast and hysteresis), resized by `horizontalOnly`;
  * the ports of published autoscalers (Knative's KPA, OpenFaaS's rps, Faro's oneshot and AIAD,
  * Dilu) are in ../reproductions/, our own static-share in baselines/; 'dilu' adds Dilu's Algorithm 1
- * placement (placement-dilu.ts) to 'dilu-horizontal'.
+ * placement (placement-dilu.ts) to 'dilu-horizontal'; 'mlfaas-packed' is the hybrid packed by time quota
+ * (placement-packed.ts).
  * The hybrid runs forecast → SLO model → vertical → horizontal → hysteresis and its SLO guard;
  * its variants are the stage configurations its `sloModel` parameter picks (stages/variants.ts).
  * Nothing registers itself on import.
@@ -16,6 +17,7 @@ import { OPENFAAS_DEFAULTS, openfaasRpsCount } from '../reproductions/openfaas/r
 import { STATIC_DEFAULTS, staticShareCount, staticShareOf } from './baselines/static-share';
 import { hybrid } from './hybrid';
 import { DILU_PLACEMENT_DEFAULTS, diluPlacement } from './placement-dilu';
+import { mlfaasPacked } from './placement-packed-policy';
 import { fixedShare, horizontalOnly } from './stages/resize';
 import { InferencePolicy, PolicyDeps, PolicyFactory, PolicyParams } from './types';
 
@@ -32,6 +34,8 @@ const POLICIES: Readonly<Record<string, PolicyFactory>> = {
   // the faithful Dilu: its profiler's shares, lazy scaling and Algorithm 1's placement (Ω, γ, score weights, memory)
   dilu: horizontalOnly('dilu', { ...DILU_DEFAULTS, ...DILU_PLACEMENT_DEFAULTS }, (p, d) => ({ share: diluShare(p, d.capability),
     count: diluCount(p, d.capability), place: diluPlacement(p) })),
+  // ours (issue 24): the hybrid with best-fit packing by smShare × quota, forecast headroom and consolidation on scale-in
+  'mlfaas-packed': mlfaasPacked,
 };
 
 /** The factory named `name`; throws listing the known names. */

@@ -1,6 +1,7 @@
 /** Horizontal scale-up stages: new replicas, on the used device with the lowest occupancy (HGO) or a new one. */
-import { hasRoom, newReplicaOptions } from '../cluster';
+import { freeSm, hasRoom, newReplicaOptions } from '../cluster';
 import { Config, EPS, r6 } from '../hybrid-params';
+import { bestFitOrder, forecastHeadroom, headroomOptions } from '../placement-packed';
 import type { Candidate, CandidateList } from '../hybrid-fleet';
 import type { FleetQueueModel, PerReplicaModel } from './slo-model';
 import type { Draft, HorizontalStage, StageDeps } from './types';
@@ -106,6 +107,7 @@ export function cheapestCover({ p }: StageDeps, model: FleetQueueModel): Horizon
     const mMax = Math.max(1, Math.min(spec.maxScale - replicas.length - add.length, p.maxNewPerTick - add.length));
     let target: { gpu: string; cfg: Candidate } | undefined;
     const minSm = smGrid[0] ?? 1;
+    if (p.placement === 'packed') return placePacked(d, T, f, mMax);
     const bg = overlay.lowestOccupancy(p.hgoThreshold, (g) => hasRoom(g, p.maxSmTypes, minSm, p.minQuota));
     let onBg: CandidateList | undefined;
     if (bg) {
@@ -126,6 +128,46 @@ export function cheapestCover({ p }: StageDeps, model: FleetQueueModel): Horizon
     const { smShare, quota, batchSize } = target.cfg;
     place(d, target.gpu, target.cfg);
     fleet.push({ smShare, quota, batchSize });
+    return true;
+  };
+  /**
+   * placement 'packed' (ours, ../placement-packed.ts): the same three tries as above, each on the
+   * fullest device in use that takes the replica with its forecast headroom (best fit), not the emptiest.
+   */
+  const placePacked = (d: Draft, T: number, f: ReturnType<typeof fleetOf>, mMax: number): boolean => {
+    const { ctx, overlay, fleet } = d;
+    const h = forecastHeadroom(d.R, d.rps, p.packHeadroom);
+    const order = bestFitOrder(overlay, p.hgoThreshold, (g) => hasRoom(g, p.maxSmTypes, ctx.smGrid[0] ?? 1, p.minQuota));
+    const opts = order.map((g) => ({ g, o: headroomOptions(g, p.maxSmTypes, ctx.smGrid, p.minQuota, h, p.hgoThreshold) }));
+    const oneFits = (c: Candidate | undefined) => !!c && fits(ctx, { n: f.n + 1, mu: f.mu + c.cap, mu1: f.mu1 + c.cap1, lmax: Math.max(f.lmax, c.lat) }, T);
+    let target: { gpu: string; cfg: Candidate } | undefined;
+    // 1. join an SM slot (no SMs taken), fullest device first; 2. open a slot, on the device with the fewest free SMs that takes it
+    const tries = [opts.map((x) => ({ g: x.g, o: x.o.filter((o) => o.join) })),
+      opts.map((x) => ({ g: x.g, o: x.o.filter((o) => !o.join) })).sort((a, b) => freeSm(a.g) - freeSm(b.g))];
+    for (const list of tries) {
+      for (const x of list) {
+        const one = x.o.length ? cover(ctx, f, T, 1, onGpuCandidates(ctx, x.o)) : undefined;
+        if (one && oneFits(one)) {
+          target = { gpu: x.g.id, cfg: one };
+          break;
+        }
+      }
+      if (target) break;
+    }
+    if (!target && overlay.base.canAddGpu) {
+      const cfg = cover(ctx, f, T, mMax, candidatesOf(ctx));
+      if (cfg) target = { gpu: overlay.newGpuId(), cfg };
+    }
+    for (const x of target ? [] : opts) {
+      const cfg = x.o.length ? cover(ctx, f, T, mMax, onGpuCandidates(ctx, x.o)) : undefined;
+      if (cfg) {
+        target = { gpu: x.g.id, cfg };
+        break;
+      }
+    }
+    if (!target) return false;
+    place(d, target.gpu, target.cfg);
+    fleet.push({ smShare: target.cfg.smShare, quota: target.cfg.quota, batchSize: target.cfg.batchSize });
     return true;
   };
   return {
