@@ -5,7 +5,8 @@ import { createPolicy, policyNames } from '../../../autoscaler/inference/registr
 import type { GpuView } from '../../../autoscaler/inference/types';
 import { aFunction, cap, clusterOf, observe, replica } from '../../autoscaler/fixtures';
 
-const dev = (id: string, smShare: number, quota: number, fn = 'other'): GpuView => ({ id, slots: [{ smShare, members: [{ replicaId: `${id}-x`, fn, quota }] }] });
+const dev = (id: string, smShare: number, quota: number, fn = 'other'): GpuView =>
+  ({ id, slots: [{ smShare, members: [{ replicaId: `${id}-x`, fn, quota }] }] });
 const packed = () => createPolicy('mlfaas-packed', {}, { capability: cap() });
 const lowest = () => hybrid({}, { capability: cap() });
 
