@@ -1,6 +1,6 @@
 /**
  * The whole Faro comparison, printed as markdown:
- *   tsx bench/multitenant/faro-bench.ts [--seeds 24,32,40,42,62] [--sizes 36,32,16] [--policies AIAD,FairShare]
+ *   tsx bench/multitenant/faro-bench.ts [--seeds 24,32,40,42,62] [--oracle-seeds 42] [--sizes 36,32,16] [--policies AIAD,FairShare]
  */
 import { runFaroComparison } from './faro';
 
@@ -11,11 +11,13 @@ function list(name: string, def: string): string[] {
 
 async function main(): Promise<void> {
   const policies = list('policies', '');
+  const oracleSeeds = list('oracle-seeds', '').map(Number);
   const res = await runFaroComparison({
     seeds: list('seeds', '24,32,40,42,62').map(Number),
     sizes: list('sizes', '36,32,16').map(Number),
     policies: policies.length > 0 ? policies : undefined,
     predictors: list('predictors', 'naive,oracle') as Array<'naive' | 'oracle'>,
+    oracleSeeds: oracleSeeds.length > 0 ? oracleSeeds : undefined,
     log: (l) => console.error(l),
   });
   console.log(res.markdown);

@@ -11,7 +11,7 @@ const stats = (s: SeedStats | undefined) =>
 /** The markdown of the Faro comparison: ours beside the authors' figures, one row per size × policy. */
 export function formatFaroTable(
   rows: readonly FaroRow[],
-  o: { seeds: readonly number[]; rerunSeed: number; fidelityMaxError: number; fidelityMeanMaxError: number },
+  o: { seeds: readonly number[]; oracleSeeds: readonly number[]; rerunSeed: number; fidelityMaxError: number; fidelityMeanMaxError: number },
 ): string {
   const lines: string[] = [];
   lines.push('### Faro comparison: lost cluster utility (cluster SLO violation rate), 10 jobs × 6 h');
@@ -22,7 +22,8 @@ export function formatFaroTable(
     + 'Authors = issue 24\'s table (their artifact; stored = 5 seeds with their N-HiTS; rerun = seed 42 with the naive / oracle stand-ins).');
   lines.push('');
   lines.push(`| cluster | policy | ours seed ${o.rerunSeed} naive | ours seed ${o.rerunSeed} oracle | ours ${o.seeds.length} seeds (naive) `
-    + `| ours ${o.seeds.length} seeds (oracle) | authors stored | authors rerun naive | authors rerun oracle | err seed ${o.rerunSeed} | err seed mean `
+    + `| ours ${o.oracleSeeds.length} seed${o.oracleSeeds.length > 1 ? 's' : ''} (oracle) `
+    + `| authors stored | authors rerun naive | authors rerun oracle | err seed ${o.rerunSeed} | err seed mean `
     + '| rerun in our 95 % PI | err mean vs stored |');
   lines.push(`|${' --- |'.repeat(13)}`);
   for (const r of rows) {
