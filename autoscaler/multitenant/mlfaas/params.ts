@@ -60,7 +60,7 @@ export const DEFAULT_MLFAAS_PARAMS: MlfaasParams = {
   zBase: 0,
   planHorizon: 2,
   overcommit: 0,
-  downHoldTicks: 6,
+  downHoldTicks: 72,
   maxReplicasPerJob: 36,
   qFloor: 0.01,
   zMin: -2,
