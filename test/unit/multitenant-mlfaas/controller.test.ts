@@ -1,6 +1,7 @@
 import { allocate, type JobNeed } from '../../../autoscaler/multitenant/mlfaas/allocate';
 import { mlfaasClusterController, DEFAULT_MLFAAS_PARAMS } from '../../../autoscaler/multitenant/mlfaas';
 import type { ClusterView, JobView } from '../../../autoscaler/multitenant/types';
+import { freshPlan, planReplicas } from '../../../autoscaler/multitenant/mlfaas/plan';
 
 const P = DEFAULT_MLFAAS_PARAMS;
 
@@ -115,5 +116,29 @@ describe('mlfaasClusterController', () => {
     expect(d?.jobs[0]?.replicas).toBeUndefined();
     const ready = [job('x', { minuteCounts: [1400, 1400], replicas: 2, readyReplicas: 2 })];
     expect(c.tick(view(130, ready))?.jobs[0]?.replicas).toBeGreaterThan(2);
+  });
+});
+
+describe('mlfaas replica plan', () => {
+  const pp = { ...P, downHoldTicks: 3, podIdleS: 35 };
+
+  it('removes a replica only after the plan stayed below for the hold, never below the need, and counts its idle pod', () => {
+    const st = freshPlan();
+    const x = { nowS: 0, replicas: 5, ready: 5, want: 3, wantMin: 4 };
+    expect(planReplicas(pp, st, x).replicas).toBe(5);
+    expect(planReplicas(pp, st, { ...x, nowS: 10 }).replicas).toBe(5);
+    const third = planReplicas(pp, st, { ...x, nowS: 20 });
+    expect(third).toEqual({ replicas: 4, pods: 5 });
+    // at the need now: no further removal, however long
+    for (let t = 30; t < 100; t += 10) expect(planReplicas(pp, st, { ...x, nowS: t, replicas: 4, ready: 4 }).replicas).toBe(4);
+    // the idle pod is gone after podIdleS
+    expect(planReplicas(pp, st, { ...x, nowS: 100, replicas: 4, ready: 4 }).pods).toBe(4);
+  });
+
+  it('adds at once, reusing an idle pod first', () => {
+    const st = freshPlan();
+    st.ghosts = [50];
+    const r = planReplicas(pp, st, { nowS: 10, replicas: 3, ready: 3, want: 5, wantMin: 5 });
+    expect(r).toEqual({ replicas: 5, pods: 5 });
   });
 });
