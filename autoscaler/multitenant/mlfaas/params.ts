@@ -55,7 +55,7 @@ export const DEFAULT_MLFAAS_PARAMS: MlfaasParams = {
   model: { percentile: 0.99, rhoMax: 0.9 },
   forecast: { processNoise: 1, measurementNoise: 1, errorWeight: 0.1, initialStd: 2 },
   sloTarget: 0.7,
-  overloadSloTarget: 0.8,
+  overloadSloTarget: 1.2,
   qPlan: 1,
   zBase: 0,
   planHorizon: 2,
