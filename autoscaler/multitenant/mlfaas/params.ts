@@ -54,7 +54,7 @@ export const DEFAULT_MLFAAS_PARAMS: MlfaasParams = {
   tickS: 10,
   model: { percentile: 0.99, rhoMax: 0.9 },
   forecast: { processNoise: 1, measurementNoise: 1, errorWeight: 0.1, initialStd: 2 },
-  sloTarget: 0.7,
+  sloTarget: 0.75,
   overloadSloTarget: 1.2,
   qPlan: 1,
   zBase: 0,
