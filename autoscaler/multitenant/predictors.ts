@@ -48,9 +48,29 @@ function lastContext(counts: readonly number[], context: number): number[] {
   return counts.slice(Math.max(0, counts.length - context));
 }
 
-export function naivePredictor(context = CONTEXT_MIN): MinutePredictor {
+/**
+ * Whether a forecaster can answer now. The artifact's forecasters return None rather than a
+ * forecast when they cannot (src/predictor.py `BasePredictor.update_history` returns
+ * `len(self.history) >= self.context_len`, and `DartsPredictor.predict` returns None while it is
+ * False; `OraclePredictor.predict` returns None once `current_step >= len(self.input_counts)`); the
+ * policy then uses the recent counts instead (src/policy.py `BasePredictionPolicy.calculate_estimate`).
+ */
+export interface ArtifactForecaster extends MinutePredictor {
+  available(job: number, minuteCounts: readonly number[]): boolean;
+}
+
+/** `p.forecast(...)`, or null where `p` is an ArtifactForecaster that cannot answer (see above). */
+export function forecastOrNull(p: MinutePredictor, job: number, minuteCounts: readonly number[], horizon: number, q: number): readonly number[] | null {
+  const avail = (p as Partial<ArtifactForecaster>).available;
+  if (avail !== undefined && !avail(job, minuteCounts)) return null;
+  return p.forecast(job, minuteCounts, horizon, q);
+}
+
+export function naivePredictor(context = CONTEXT_MIN): ArtifactForecaster {
   return {
     name: 'naive',
+    // the artifact's model needs its context length of minutes before it forecasts (src/predictor.py update_history)
+    available: (_job, minuteCounts) => minuteCounts.length >= context,
     forecast(_job, minuteCounts, horizon, q) {
       const hist = lastContext(minuteCounts, context);
       if (hist.length === 0) return [0];
@@ -71,12 +91,13 @@ export function sampleQuantile(sorted: readonly number[], q: number): number {
   return sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo);
 }
 
-export function gaussianPredictor(opts: { samples?: number; seed?: number; context?: number } = {}): MinutePredictor {
+export function gaussianPredictor(opts: { samples?: number; seed?: number; context?: number } = {}): ArtifactForecaster {
   const samples = opts.samples ?? 50;
   const context = opts.context ?? CONTEXT_MIN;
   const rand = mulberry32(opts.seed ?? 1);
   return {
     name: 'gaussian',
+    available: (_job, minuteCounts) => minuteCounts.length >= context,
     forecast(_job, minuteCounts, horizon, q) {
       const hist = lastContext(minuteCounts, context);
       if (hist.length === 0) return [0];
@@ -102,10 +123,14 @@ export function gaussianPredictor(opts: { samples?: number; seed?: number; conte
   };
 }
 
-/** The true next counts from `trace[job]` (per-minute counts from minute 0); past the end, the last count seen. */
-export function oraclePredictor(trace: ReadonlyArray<readonly number[]>): MinutePredictor {
+/**
+ * The true next counts from `trace[job]` (per-minute counts from minute 0); past the end, the last
+ * count seen (`available` is false there: the artifact's OraclePredictor returns None, src/predictor.py).
+ */
+export function oraclePredictor(trace: ReadonlyArray<readonly number[]>): ArtifactForecaster {
   return {
     name: 'oracle',
+    available: (job, minuteCounts) => minuteCounts.length < trace[job].length,
     forecast(job, minuteCounts, horizon) {
       const next = trace[job].slice(minuteCounts.length, minuteCounts.length + horizon);
       if (next.length > 0) return next;

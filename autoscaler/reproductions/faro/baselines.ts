@@ -1,5 +1,5 @@
 import type { ClusterController, ClusterView, ControllerDecision, MinutePredictor } from '../../multitenant/types';
-import { ActionBook, FaroHybrid, ThresholdCounter, avgLatencyMetric, type FaroAction, type LongTermPolicy } from './hybrid';
+import { ActionBook, FaroHybrid, LongTermInputs, ThresholdCounter, avgLatencyMetric, type FaroAction, type LongTermPolicy } from './hybrid';
 
 /**
  * The baselines of Faro's evaluation as the artifact runs them (src/policy.py, config/autoscaler/*,
@@ -76,6 +76,7 @@ export interface MarkOptions {
  */
 export class MarkLongTerm implements LongTermPolicy {
   readonly name: string;
+  private readonly inputs = new LongTermInputs();
 
   constructor(private readonly opts: MarkOptions) {
     this.name = `mark(${opts.predictor.name})`;
@@ -83,12 +84,15 @@ export class MarkLongTerm implements LongTermPolicy {
 
   plan(view: ClusterView): Array<{ target: number } | null> {
     const { predictor, quantile = 0.6, horizonMin = 7, processingMs = 180, sloMs = 720 } = this.opts;
-    return view.jobs.map((jv, j) => {
+    const out = view.jobs.map((jv, j) => {
       if (jv.minuteCounts.length === 0) return null;
-      const f = predictor.forecast(j, jv.minuteCounts, horizonMin, quantile);
+      // forecast, or the counts since the previous long-term run when the forecaster answers None (see LongTermInputs)
+      const f = this.inputs.next(predictor, j, jv.minuteCounts, horizonMin, quantile);
       const peak = f.length > 0 ? Math.max(...f) : jv.minuteCounts[jv.minuteCounts.length - 1];
       return { target: Math.ceil(((peak / 60) * processingMs) / sloMs - 1e-9) };
     });
+    this.inputs.cleared(view);
+    return out;
   }
 }
 

@@ -1,5 +1,6 @@
 import type { ClusterController, ClusterView, ControllerDecision, JobAllocation, MinutePredictor } from '../../multitenant/types';
 import { isScaling } from '../../sim/faro/view';
+import { forecastOrNull } from '../../multitenant/predictors';
 
 /**
  * The artifact's autoscale controller bookkeeping (src/autoscaler.py `check_action`,
@@ -132,6 +133,42 @@ export interface LongTermPolicy {
   plan(view: ClusterView, book: ActionBook): Array<{ target: number; acceptRate?: number } | null>;
 }
 
+/**
+ * The next counts the artifact's predictive policies use (src/policy.py
+ * `BasePredictionPolicy.calculate_estimate`, "Not available next num inputs. Use current input
+ * rate."): the forecast, or where the forecaster answers None (too little history, or an oracle past
+ * the trace's end) the current input-rate metric, i.e. the per-minute arrivals since the previous
+ * long-term run: the hybrid controller clears the arrival store on every run of policy 0
+ * (src/simulation/controller.py `generate_metrics(i == 0)`), and `TimeMetricStore.hist` bins 60 s
+ * back from now to the first arrival since then; no arrival → no metric → [0].
+ */
+export class LongTermInputs {
+  private since: number[] = [];
+
+  /** Minute index from which job `j`'s counts are "current" (the previous long-term run's). */
+  sinceMinute(j: number): number {
+    return this.since[j] ?? 0;
+  }
+
+  next(predictor: MinutePredictor, j: number, minuteCounts: readonly number[], horizon: number, q: number, since = this.sinceMinute(j)): readonly number[] {
+    const f = forecastOrNull(predictor, j, minuteCounts, horizon, q);
+    if (f !== null) return f;
+    return recentCounts(minuteCounts, since);
+  }
+
+  /** Marks this long-term run's counts as consumed (the store's clear). */
+  cleared(view: ClusterView): void {
+    this.since = view.jobs.map((jv) => jv.minuteCounts.length);
+  }
+}
+
+/** The minutes from `since` on, from the first one with an arrival; [0] if none has one. */
+export function recentCounts(minuteCounts: readonly number[], since: number): number[] {
+  const r = minuteCounts.slice(since);
+  const first = r.findIndex((c) => c > 0);
+  return first < 0 ? [0] : r.slice(first);
+}
+
 /** One job as Faro's utility solver takes it (the shape of `faroLongTerm(opts)`'s input). */
 export interface UtilityJobInput {
   readonly x0: number;
@@ -151,18 +188,20 @@ export type UtilitySolveFn = (jobs: readonly UtilityJobInput[]) => { replicas: n
  */
 export class UtilityLongTerm implements LongTermPolicy {
   lastReason = '';
+  private readonly inputs = new LongTermInputs();
 
   constructor(readonly name: string, private readonly solve: UtilitySolveFn, private readonly predictor: MinutePredictor, private readonly horizonMin = 7) {}
 
   plan(view: ClusterView): Array<{ target: number; acceptRate?: number } | null> {
     const jobs: UtilityJobInput[] = view.jobs.map((jv, j) => {
       const memo = new Map<number, readonly number[]>();
+      const since = this.inputs.sinceMinute(j);
       return {
         x0: jv.readyReplicas,
         forecast: (q: number) => {
           let f = memo.get(q);
           if (f === undefined) {
-            f = this.predictor.forecast(j, jv.minuteCounts, this.horizonMin, q);
+            f = this.inputs.next(this.predictor, j, jv.minuteCounts, this.horizonMin, q, since);
             memo.set(q, f);
           }
           return f;
@@ -170,6 +209,7 @@ export class UtilityLongTerm implements LongTermPolicy {
       };
     });
     const d = this.solve(jobs);
+    this.inputs.cleared(view);
     this.lastReason = d.reason;
     return d.replicas.map((x, j) => ({ target: x, acceptRate: d.acceptRate?.[j] }));
   }
