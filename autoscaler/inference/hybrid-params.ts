@@ -106,7 +106,8 @@ export const HYBRID_DEFAULTS = {
   /**
    * placement 'packed': a new replica on a used device keeps room to grow ×(1 + h) in place, h the forecast's growth
    * (R − observed)/observed capped at packHeadroom. Default 0 (off): on the tuning suite (HAS-GPU rps, seeds 101-103)
-   * 0.1 and 0.2 cost more GPUs (6.51, 8.11 vs 5.97) at more violations (0.70, 0.63 vs 0.50 %).
+   * 0.1 and 0.2 cost more GPUs (6.51, 8.11 vs 5.97) at more violations (0.70, 0.63 vs 0.50 %), measured before the
+   * migration and the guard's packing (placement-packed-policy.ts) were added.
    */
   packHeadroom: 0,
   lazy: false,
