@@ -6,6 +6,7 @@
  * request; two busy replicas at <0.3, 0.6> split the window, each at least its request.
  */
 import * as path from 'node:path';
+import { cpus, loadavg } from 'node:os';
 import { busyFraction, steadyShares } from '../../bench/native/analysis';
 import { createTokendControl } from '../../node-runtime/tokend-control';
 import { startTokend, type TokendProcess } from '../../node-runtime/tokend-process';
@@ -14,6 +15,13 @@ import { buildDir, calibrated, haveCuda, limiterEnv, make, readStats, readTrace,
 const d = haveCuda ? describe : describe.skip;
 const KERNEL_NS = 1e6;
 const prog = path.join(buildDir, 'prog_launch');
+/**
+ * Lower bounds need a host with CPU to spare: tokend's grants come late when it waits for a core,
+ * which `calibrated`'s per-process measure (time neither in kernels nor throttled) cannot see —
+ * the starved processes count as throttled. Beside `stress-ng --cpu 2` on 2 cores the shares fell
+ * to 0.125 each, so the lower bounds also wait for a 1-minute load under 3/4 of the cores.
+ */
+const hostIdle = () => loadavg()[0] < 0.75 * cpus().length;
 
 d('limiter: a GPU window lends idle time up to each limit (stub driver)', () => {
   let t: ReturnType<typeof tmp>;
@@ -63,7 +71,7 @@ d('limiter: a GPU window lends idle time up to each limit (stub driver)', () => 
     expect(m.lent).toBeLessThanOrEqual(0.6 + 0.05);
     expect(m.eq).toBeLessThanOrEqual(0.3 + 0.05);
     for (const u of m.both) expect(u).toBeLessThanOrEqual(0.6 + 0.05);
-    if (m.quiet) {
+    if (m.quiet && hostIdle()) {
       expect(m.lent).toBeGreaterThan(1.5 * m.eq);
       for (const u of m.both) expect(u).toBeGreaterThanOrEqual(0.3 * 0.8);
     }
@@ -92,7 +100,7 @@ d('limiter: a GPU window lends idle time up to each limit (stub driver)', () => 
     expect(m.c).toBeLessThan(1);
     expect(m.used[1]).toBeLessThanOrEqual(0.3 + 0.05);
     expect(m.used[0]).toBeLessThanOrEqual(1);
-    if (m.quiet) {
+    if (m.quiet && hostIdle()) {
       expect(m.used[0]).toBeGreaterThanOrEqual(0.5 * 0.8);
       expect(m.used[1]).toBeLessThan(m.used[0]);
     }
