@@ -3,51 +3,33 @@
  * λ/s and are served by `replicas` replicas, each at the CPU quota `quota`, so one request takes
  * p / quota. The waiting time is M/D/c's, taken as half of M/M/c's (Erlang C), at the percentile
  * k: W_k = E[Wq] / Pq · ln(Pq / (1 − k/100)), as Faro's paper (Sec. 3.3) and the shared spec
- * describe it. Written from that description; engineer A's faithful port lives in
- * autoscaler/reproductions/faro/. Unlike the paper's solver (which relaxes ρ > ρ_max so its
+ * describe it, computed by the faithful port in autoscaler/reproductions/faro/. Unlike the paper's solver (which relaxes ρ > ρ_max so its
  * continuous optimiser sees a slope), a live queue at ρ ≥ 1 grows without bound: its latency is
  * Infinity here, and the controller must drop requests or add capacity.
  */
+import { mdcLatencyMs as faroMdcLatencyMs } from '../../reproductions/faro/latency';
+import { linearPenalty, relaxedUtility } from '../../reproductions/faro/utility';
 
-/** The k-th percentile latency (ms) of M/D/c with c = `replicas` servers of service time `serviceMs`, at `lambda` req/s. */
+/**
+ * The k-th percentile latency (ms) of M/D/c with c = `replicas` servers of service time `serviceMs`,
+ * at `lambda` req/s: Faro's model (autoscaler/reproductions/faro/latency.ts) without its relaxation
+ * above ρ_max — a live queue at ρ ≥ 1 has no finite latency.
+ */
 export function mdcLatencyMs(lambda: number, serviceMs: number, replicas: number, percentile: number): number {
   if (!(replicas >= 1) || !(serviceMs > 0)) return Infinity;
   if (!(lambda > 0)) return serviceMs;
-  const p = serviceMs / 1000;
-  const a = lambda * p;
-  const n = Math.floor(replicas);
-  const rho = a / n;
-  if (rho >= 1) return Infinity;
-  let term = 1;
-  let preSum = 0;
-  for (let k = 0; k < n; k++) {
-    preSum += term;
-    term *= a / (k + 1);
-  }
-  const p0 = 1 / (preSum + term / (1 - rho));
-  const pq = Math.max(0, 1 - preSum * p0);
-  if (pq <= 1e-12) return serviceMs;
-  const ewq = pq / (n / p - lambda);
-  const wk = Math.max(0, (ewq / pq) * Math.log(pq / Math.max(1e-9, 1 - percentile / 100)));
-  return (wk / 2 + p) * 1000;
+  if (lambda * serviceMs / 1000 / Math.floor(replicas) >= 1) return Infinity;
+  return faroMdcLatencyMs(lambda, Math.floor(replicas), serviceMs, percentile, Infinity);
 }
 
 /** The relaxed per-job utility of Faro (α = 1): min(SLO / latency, 1); 0 at infinite latency. */
 export function sloUtility(latencyMs: number, sloMs: number): number {
-  if (!Number.isFinite(latencyMs)) return 0;
-  return Math.min(sloMs / latencyMs, 1);
+  return Number.isFinite(latencyMs) ? relaxedUtility(latencyMs, sloMs) : 0;
 }
 
 /** Faro's drop penalty φ(d): piecewise linear through (0,0), (0.001,0), (0.03,0.25), (0.08,0.5), (1,1). */
 export function dropPenalty(dropped: number): number {
-  const pts: Array<[number, number]> = [[0, 0], [0.001, 0], [0.03, 0.25], [0.08, 0.5], [1, 1]];
-  const d = Math.min(Math.max(dropped, 0), 1);
-  for (let i = 1; i < pts.length; i++) {
-    const [x0, y0] = pts[i - 1];
-    const [x1, y1] = pts[i];
-    if (d <= x1) return y0 + ((y1 - y0) * (d - x0)) / (x1 - x0);
-  }
-  return 1;
+  return linearPenalty(Math.min(Math.max(dropped, 0), 1));
 }
 
 /** A job's shape for the model. */
