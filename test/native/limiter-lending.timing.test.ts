@@ -85,15 +85,23 @@ d('limiter: a GPU window lends idle time up to each limit (stub driver)', () => 
       const lo = launch('lo');
       await ctl.setQuota({ pid: hi.pid, device: 'gpu0', request: 0.5, limit: 1 });
       await ctl.setQuota({ pid: lo.pid, device: 'gpu0', request: 0.3, limit: 0.6 });
-      await sleep(1000);
-      const st = await ctl.stats(); // mid-run: once the SLO client exits, C = 1 − Σrequest of the rest = 1
-      const outs = await Promise.all([hi.done, lo.done]);
+      // C while the SLO client runs, sampled every 100 ms: it starts at 0.1 and recovers ×1.3 every 5th
+      // calm KLC, so on a busy host a single sample can already read 1 (CI saw that); the minimum cannot
+      let minC = Infinity;
+      let st = await ctl.stats();
+      for (let i = 0; i < 15; i++) {
+        st = await ctl.stats();
+        const ci = st.rckm?.find((r) => r.device === 'gpu0')?.c;
+        if (ci !== undefined) minC = Math.min(minC, ci);
+        await sleep(100);
+      }
+      const outs = await Promise.all([hi.done, lo.done]); // once the SLO client exits, C = 1 − Σrequest of the rest = 1
       for (const o of outs) expect(o.code).toBe(0);
       expect((await ctl.stats()).rckm?.find((r) => r.device === 'gpu0')?.c).toBe(1);
       const s = steadyShares([readTrace(path.join(t.dir, 'hi.trace')), readTrace(path.join(t.dir, 'lo.trace'))], KERNEL_NS, 300e6);
-      const c = st.rckm?.find((r) => r.device === 'gpu0')?.c;
+      const c = minC;
       console.log(`gpu0 --policy dilu: SLO client <0.5, 1> ${s.used[0].toFixed(3)}, best-effort <0.3, 0.6> ${s.used[1].toFixed(3)}; ` +
-        `C mid-run ${c}, KLCs ended ${st.rckm?.find((r) => r.device === 'gpu0')?.cycles}`);
+        `C lowest mid-run ${c}, KLCs ended ${st.rckm?.find((r) => r.device === 'gpu0')?.cycles}`);
       return { used: s.used, c, worst: Math.max(hostLost('hi', outs[0].json[0]), hostLost('lo', outs[1].json[0])) };
     });
     // the best-effort client gets C × 0.3 of each window while the SLO client runs: C ≤ 1, usually far less
