@@ -2,6 +2,7 @@ import { totalmem } from 'node:os';
 import { invalid } from '../errors';
 import { checkDnsLabel, DEFAULT_NAMESPACE } from '../lib/names';
 import { cpuQuantityCores, memoryQuantityBytes } from '../lib/quantity';
+import { ModelSource, parseModelSource } from './model-uri-spec';
 
 /** The body faas-cli sends to POST/PUT /system/functions (OpenFaaS `FunctionDeployment`). */
 export interface FunctionDeployment {
@@ -48,6 +49,8 @@ export interface MlSpec {
   gpus?: number;
   /** `mlfaas.gpu.sm_share`: SM share of its GPU, (0, 1] (MPS active thread percentage / 100). */
   gpuSmShare?: number;
+  /** `mlfaas.model.uri` + `mlfaas.model.sha256`: the model fetched by URI into the node's cache (model-uri-spec.ts). */
+  modelSource?: ModelSource;
 }
 
 /** A validated deployment plus the ML fields derived from it. */
@@ -326,6 +329,8 @@ export function parseMlSpec(labels: Record<string, string>, annotations: Record<
   const sm = get(ML_KEYS.gpuSmShare);
   const smShare = numField(sm.value, sm.field, 0, 1);
   if (smShare !== undefined) spec.gpuSmShare = smShare;
+  const source = parseModelSource(get);
+  if (source) spec.modelSource = source;
   return spec;
 }
 
