@@ -3,6 +3,7 @@ import { invalid } from '../errors';
 import { checkDnsLabel, DEFAULT_NAMESPACE } from '../lib/names';
 import { cpuQuantityCores, memoryQuantityBytes } from '../lib/quantity';
 import { ModelSource, parseModelSource } from './model-uri-spec';
+import { checkTimeoutsAndRetries } from './timeouts-spec';
 
 /** The body faas-cli sends to POST/PUT /system/functions (OpenFaaS `FunctionDeployment`). */
 export interface FunctionDeployment {
@@ -363,6 +364,7 @@ export function parseDeployment(body: unknown): FunctionSpec {
     annotations,
     ml: parseMlSpec(labels, annotations),
   };
+  checkTimeoutsAndRetries(spec.envVars, annotations); // read/write/exec_timeout, com.openfaas.retry.* (issue 25)
   if (body.envProcess !== undefined) spec.envProcess = body.envProcess as string;
   const constraints = stringList(body.constraints, 'constraints');
   if (constraints) spec.constraints = constraints;
