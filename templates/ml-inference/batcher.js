@@ -1,27 +1,35 @@
 // @ts-check
 'use strict';
 /**
- * Dynamic batching. Requests queue up; when the model is idle the queue's head becomes a batch of
- * at most `maxBatchSize` instances (after an optional `batchTimeoutMs` wait for it to fill), and
- * requests arriving while a batch runs form the next one. One token-gated ONNX run per batch.
+ * Dynamic batching (contract.md, issue 25). Requests queue up; when the model is idle the queue's
+ * head becomes a run, joined by queued requests with the same dims past axis 0 (same key) up to
+ * `maxBatchSize` rows of axis 0, after an optional `batchTimeoutMs` wait for it to fill. Requests
+ * are concatenated only where the model is batchable; otherwise each runs alone (split into
+ * `fixedBatch`-row runs where the model fixes axis 0). One token-gated ONNX run per batch.
  */
 const { performance } = require('node:perf_hooks');
 const { LatencyEstimator, round } = require('./stats');
+const { badInput, modelError } = require('./errors');
+const T = require('./tensors');
 
 /**
- * @typedef {import('./model').BatchOutputs} BatchOutputs
- * @typedef {{ outputs: BatchOutputs, batchSize: number, latencyMs: number, queueMs: number }} BatchResult
- * @typedef {{ instances: Float32Array[], enqueuedAt: number,
- *   resolve: (r: BatchResult) => void, reject: (e: unknown) => void }} Entry
+ * @typedef {import('./dtypes').Tensor} Tensor
+ * @typedef {{ outputs: Record<string, Tensor>, batchSize: number, batchLatencyMs: number, latencyMs: number, queueMs: number }} InferResult
+ * @typedef {{ inputs: Record<string, Tensor>, rows: number, key: string | null, enqueuedAt: number,
+ *   resolve: (r: InferResult) => void, reject: (e: unknown) => void }} Entry
+ * @typedef {Record<string, { dims: number[], rows: any[] }>} BatchOutputs  v1: per output, one row per instance
  */
+
+/** Queued entries scanned for ones that may join the head's run. */
+const SCAN_LIMIT = 256;
 
 class Batcher {
   /**
    * @param {object} deps
-   * @param {{ run(instances: Float32Array[]): Promise<BatchOutputs> }} deps.model
+   * @param {{ info: import('./model-info').ModelInfo, run(inputs: Record<string, Tensor>): Promise<Record<string, Tensor>> }} deps.model
    * @param {import('./gate').TokenGate} deps.gate
    * @param {import('./stats').Stats} deps.stats
-   * @param {number} deps.maxBatchSize
+   * @param {number} deps.maxBatchSize most rows of axis 0 in one run
    * @param {number} deps.batchTimeoutMs
    * @param {(size: number, latencyMs: number) => void} [deps.onBatch]
    * @param {(line: string) => void} [deps.log]
@@ -46,41 +54,114 @@ class Batcher {
   }
 
   /**
-   * Queue a request's instances. Requests larger than the batch limit are split into chunks of
-   * at most `maxBatchSize` and reassembled; the result reports the largest batch used.
-   * @param {Float32Array[]} instances
-   * @returns {Promise<BatchResult>}
+   * Validate a request's tensors against the model, run them (batched with others where the model
+   * allows), and answer every output (or those named in `opts.outputs`).
+   * @param {Record<string, Tensor>} inputs
+   * @param {{ outputs?: string[] }} [opts]
+   * @returns {Promise<InferResult>}
    */
-  async submit(instances) {
-    if (instances.length <= this.maxBatchSize) return this.enqueue(instances);
-    const chunks = [];
-    for (let i = 0; i < instances.length; i += this.maxBatchSize) {
-      chunks.push(this.enqueue(instances.slice(i, i + this.maxBatchSize)));
+  async infer(inputs, opts = {}) {
+    const { info } = this.model;
+    const wanted = opts.outputs;
+    if (wanted !== undefined) {
+      const names = info.outputs.map((o) => o.name);
+      if (!Array.isArray(wanted)) throw badInput('outputs: want an array of output names');
+      for (const w of wanted) if (!names.includes(w)) throw badInput(`output '${w}': the model has no such output (outputs: ${names.join(', ')})`);
     }
-    const parts = await Promise.all(chunks);
-    /** @type {BatchOutputs} */
+    const valid = T.validateInputs(info, inputs);
+    const tensors = Object.values(valid);
+    const axis0 = tensors.length > 0 && tensors[0].shape.length > 0 ? tensors[0].shape[0] : 0;
+    /** @type {Array<Promise<InferResult>>} */
+    const parts = [];
+    if (info.batchable) {
+      if (axis0 === 0) throw badInput(`input '${info.inputs[0].name}': axis 0 (the batch) is 0; send at least one row`);
+      const key = T.batchKey(valid);
+      for (let i = 0; i < axis0; i += this.maxBatchSize) {
+        const to = Math.min(axis0, i + this.maxBatchSize);
+        parts.push(this.enqueue(axis0 <= this.maxBatchSize ? valid : T.sliceAll(valid, i, to), to - i, key));
+      }
+    } else if (info.fixedBatch > 0) {
+      const f = info.fixedBatch;
+      for (const t of tensors) {
+        if (t.shape[0] !== axis0) throw badInput(`input '${info.inputs[0].name}': axis 0 is ${axis0}, but another input has ${t.shape[0]} there`);
+      }
+      for (let i = 0; i < axis0; i += f) parts.push(this.enqueue(axis0 === f ? valid : T.sliceAll(valid, i, i + f), f, null));
+    } else {
+      parts.push(this.enqueue(valid, 1, null));
+    }
+    const results = await Promise.all(parts);
+    /** @type {Record<string, Tensor>} */
     const outputs = {};
-    for (const name of Object.keys(parts[0].outputs)) {
-      outputs[name] = { dims: parts[0].outputs[name].dims, rows: parts.flatMap((p) => p.outputs[name].rows) };
+    for (const name of wanted || Object.keys(results[0].outputs)) {
+      outputs[name] = results.length === 1 ? results[0].outputs[name] : T.concatRows(results.map((r) => r.outputs[name]));
     }
+    const batchLatencyMs = Math.max(...results.map((r) => r.batchLatencyMs));
     return {
       outputs,
-      batchSize: Math.max(...parts.map((p) => p.batchSize)),
-      latencyMs: Math.max(...parts.map((p) => p.latencyMs)),
-      queueMs: Math.max(...parts.map((p) => p.queueMs)),
+      batchSize: Math.max(...results.map((r) => r.batchSize)),
+      batchLatencyMs,
+      latencyMs: batchLatencyMs,
+      queueMs: Math.max(...results.map((r) => r.queueMs)),
     };
   }
 
-  /** @param {Float32Array[]} instances @returns {Promise<BatchResult>} */
-  enqueue(instances) {
+  /**
+   * v1 path: instances from `model.toInstance` (Float32Arrays of a single-input float32 model, or
+   * per-instance tensors with a batch axis of 1) → per output, one row per instance.
+   * @param {Array<Float32Array | Record<string, Tensor>>} instances
+   * @returns {Promise<{ outputs: BatchOutputs, batchSize: number, latencyMs: number, queueMs: number }>}
+   */
+  async submit(instances) {
+    const { info } = this.model;
+    /** @type {InferResult[]} */
+    let results;
+    let perInstance = true;
+    if (instances.every((x) => x instanceof Float32Array)) {
+      const n = instances.length;
+      const size = info.instanceSize;
+      const data = new Float32Array(n * size);
+      instances.forEach((x, i) => data.set(/** @type {Float32Array} */ (x), i * size));
+      const r = await this.infer({ [info.inputName]: { datatype: 'FP32', shape: [n, ...info.instanceDims], data } });
+      results = [r];
+    } else {
+      perInstance = info.batchable || info.fixedBatch === 1;
+      results = await Promise.all(instances.map((x) => this.infer(/** @type {Record<string, Tensor>} */ (x))));
+    }
+    /** @type {BatchOutputs} */
+    const outputs = {};
+    for (const name of Object.keys(results[0].outputs)) {
+      const all = results.map((r) => r.outputs[name]);
+      const dims = perInstance ? all[0].shape.slice(1) : all[0].shape;
+      /** @type {any[]} */
+      const rows = [];
+      for (const t of all) {
+        if (!perInstance) rows.push(t.data);
+        else for (let i = 0; i < t.shape[0]; i++) rows.push(T.sliceRows(t, i, i + 1).data);
+      }
+      outputs[name] = { dims, rows };
+    }
+    return {
+      outputs,
+      batchSize: Math.max(...results.map((r) => r.batchSize)),
+      latencyMs: Math.max(...results.map((r) => r.batchLatencyMs)),
+      queueMs: Math.max(...results.map((r) => r.queueMs)),
+    };
+  }
+
+  /**
+   * @param {Record<string, Tensor>} inputs @param {number} rows axis-0 rows (1 for a model without a batch axis)
+   * @param {string | null} key requests with the same key may share a run; null runs alone
+   * @returns {Promise<InferResult>}
+   */
+  enqueue(inputs, rows, key) {
     return new Promise((resolve, reject) => {
-      this.queue.push({ instances, enqueuedAt: performance.now(), resolve, reject });
-      this.queuedInstances += instances.length;
+      this.queue.push({ inputs, rows, key, enqueuedAt: performance.now(), resolve, reject });
+      this.queuedInstances += rows;
       this.kick();
     });
   }
 
-  /** Instances waiting for a batch. */
+  /** Rows (instances) waiting for a batch. */
   get queueLength() {
     return this.queuedInstances;
   }
@@ -103,7 +184,7 @@ class Batcher {
   async loop() {
     try {
       while (this.queue.length > 0) {
-        if (this.batchTimeoutMs > 0 && this.queuedInstances < this.maxBatchSize) {
+        if (this.batchTimeoutMs > 0 && this.queue[0].key !== null && this.queuedInstances < this.maxBatchSize) {
           await new Promise((r) => setTimeout(r, this.batchTimeoutMs));
         }
         await this.runBatch(this.take());
@@ -115,17 +196,22 @@ class Batcher {
     }
   }
 
-  /** @returns {Entry[]} whole requests from the head of the queue, at most maxBatchSize instances */
+  /** @returns {Entry[]} the head, and queued entries with its key, at most maxBatchSize rows */
   take() {
-    /** @type {Entry[]} */
-    const batch = [];
-    let size = 0;
-    while (this.queue.length > 0) {
-      const next = this.queue[0];
-      if (batch.length > 0 && size + next.instances.length > this.maxBatchSize) break;
-      this.queue.shift();
-      batch.push(next);
-      size += next.instances.length;
+    const head = /** @type {Entry} */ (this.queue.shift());
+    const batch = [head];
+    let size = head.rows;
+    if (head.key !== null) {
+      for (let i = 0; i < this.queue.length && i < SCAN_LIMIT && size < this.maxBatchSize; ) {
+        const e = this.queue[i];
+        if (e.key === head.key && size + e.rows <= this.maxBatchSize) {
+          batch.push(e);
+          size += e.rows;
+          this.queue.splice(i, 1);
+        } else {
+          i += 1;
+        }
+      }
     }
     this.queuedInstances -= size;
     return batch;
@@ -133,8 +219,7 @@ class Batcher {
 
   /** @param {Entry[]} batch */
   async runBatch(batch) {
-    const instances = batch.flatMap((e) => e.instances);
-    const size = instances.length;
+    const size = batch.reduce((a, e) => a + e.rows, 0);
     this.inFlight = size;
     const estimatedMs = this.estimator.estimate(size);
     let acquired = false;
@@ -149,14 +234,16 @@ class Batcher {
       }
     }
     const started = performance.now();
-    /** @type {BatchOutputs | undefined} */
+    /** @type {Record<string, Tensor> | undefined} */
     let outputs;
     /** @type {unknown} */
     let failure;
     try {
-      outputs = await this.model.run(instances);
+      outputs = await this.model.run(T.concatAll(batch.map((e) => e.inputs)));
+      if (batch.length > 1) checkBatchAxis(outputs, size);
     } catch (err) {
       failure = err;
+      outputs = undefined;
     }
     const latencyMs = performance.now() - started;
     if (acquired) {
@@ -168,7 +255,12 @@ class Batcher {
     }
     this.inFlight = 0;
     if (!outputs) {
-      for (const e of batch) e.reject(failure);
+      // One request's values (an index past a table, say) must not fail the others: run each alone.
+      if (batch.length > 1) {
+        for (const e of batch) await this.runBatch([e]);
+        return;
+      }
+      batch[0].reject(failure);
       return;
     }
     this.estimator.observe(size, latencyMs);
@@ -176,13 +268,17 @@ class Batcher {
     this.onBatch(size, latencyMs);
     let offset = 0;
     for (const e of batch) {
-      const n = e.instances.length;
-      /** @type {BatchOutputs} */
-      const mine = {};
-      for (const [name, out] of Object.entries(outputs)) mine[name] = { dims: out.dims, rows: out.rows.slice(offset, offset + n) };
-      offset += n;
-      e.resolve({ outputs: mine, batchSize: size, latencyMs: round(latencyMs), queueMs: round(started - e.enqueuedAt) });
+      const mine = batch.length === 1 ? outputs : T.sliceAll(outputs, offset, offset + e.rows);
+      offset += e.rows;
+      e.resolve({ outputs: mine, batchSize: size, batchLatencyMs: round(latencyMs), latencyMs: round(latencyMs), queueMs: round(started - e.enqueuedAt) });
     }
+  }
+}
+
+/** @param {Record<string, Tensor>} outputs @param {number} rows */
+function checkBatchAxis(outputs, rows) {
+  for (const [name, t] of Object.entries(outputs)) {
+    if (t.shape[0] !== rows) throw modelError(`output '${name}' has axis 0 of ${t.shape[0]} for a batch of ${rows} rows; the model is not batchable`);
   }
 }
 

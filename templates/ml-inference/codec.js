@@ -7,13 +7,14 @@
 const fs = require('node:fs');
 const path = require('node:path');
 const { badInput } = require('./errors');
+const dtypes = require('./dtypes');
 
 /**
- * @typedef {Record<string, Float32Array[]>} Outputs per output name, one row per instance
+ * @typedef {Record<string, any[]>} Outputs per output name, one row per instance (a typed array of the output's datatype, or string[])
  * @typedef {object} CodecContext
  * @property {string[] | null} labels          contents of function/labels.json, if any
  * @property {Record<string, number[]>} outputDims per output name, dims of one instance's row
- * @property {import('./model').ModelInfo} model
+ * @property {import('./model-info').ModelInfo} model
  * @property {{ preprocess: Preprocess, postprocess: Postprocess }} defaults
  * @typedef {(body: Buffer, headers: import('node:http').IncomingHttpHeaders, ctx: CodecContext) => unknown[] | Promise<unknown[]>} Preprocess
  * @typedef {(outputs: Outputs, instances: unknown[], ctx: CodecContext) => unknown[] | Promise<unknown[]>} Postprocess
@@ -40,23 +41,31 @@ function defaultPreprocess(body) {
 
 /**
  * One output: with labels.json whose length matches the row, `{label, index, score}` by argmax;
- * otherwise the row as an array. Several outputs: `{outputName: row, ...}`.
+ * otherwise the row as an array (flat; JSON values per the output's datatype: 64-bit integers
+ * past 2^53 as strings, FP16 as numbers, BOOL as true/false, BYTES as strings). Several outputs:
+ * `{outputName: row, ...}`.
  * @type {Postprocess}
  */
 function defaultPostprocess(outputs, instances, ctx) {
   const names = Object.keys(outputs);
+  /** @type {Record<string, import('./dtypes').Datatype>} */
+  const types = {};
+  for (const o of (ctx.model && ctx.model.outputs) || []) types[o.name] = o.datatype;
+  /** @param {string} n @param {any} row */
+  const json = (n, row) => dtypes.toJson(types[n] || 'FP32', row);
   return instances.map((_, i) => {
     if (names.length === 1) {
       const row = outputs[names[0]][i];
-      if (ctx.labels && ctx.labels.length === row.length) {
-        const index = argmax(row);
-        return { label: ctx.labels[index], index, score: row[index] };
+      const values = json(names[0], row);
+      if (ctx.labels && ctx.labels.length === values.length && values.every((v) => typeof v === 'number')) {
+        const index = argmax(/** @type {number[]} */ (values));
+        return { label: ctx.labels[index], index, score: values[index] };
       }
-      return Array.from(row);
+      return values;
     }
-    /** @type {Record<string, number[]>} */
+    /** @type {Record<string, unknown[]>} */
     const o = {};
-    for (const n of names) o[n] = Array.from(outputs[n][i]);
+    for (const n of names) o[n] = json(n, outputs[n][i]);
     return o;
   });
 }

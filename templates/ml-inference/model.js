@@ -1,17 +1,23 @@
 // @ts-check
 'use strict';
 /**
- * The ONNX model: loading, the input's shape from the model metadata, and one run per batch.
- * Only single-input float32 models are served; the first dimension is the batch dimension.
+ * The ONNX model: loading, its inputs and outputs from the model metadata (contract.md, issue 25),
+ * and one ONNX Runtime run over named tensors of any datatype. No batching here (batcher.js).
  */
 const path = require('node:path');
 const { Worker } = require('node:worker_threads');
 const ort = require('onnxruntime-node');
 const { badInput, modelError } = require('./errors');
+const dtypes = require('./dtypes');
+const { describeModel } = require('./model-info');
+
+/** @typedef {import('./dtypes').Tensor} Tensor */
+/** @typedef {{ type: string, data: any, dims: number[] }} Feed  onnxruntime's view of a tensor, cloneable to a worker */
+/** @typedef {import('./model-info').ModelInfo} ModelInfo */
 
 /**
- * A session in a worker thread (see model-worker.js): same `run` contract as an
- * `ort.InferenceSession`, but the event loop stays free while it runs.
+ * A session in a worker thread (see model-worker.js): `run(feeds)` like an `ort.InferenceSession`,
+ * but the event loop stays free while it runs.
  */
 class WorkerSession {
   /** @param {Worker} worker @param {any} meta */
@@ -20,6 +26,7 @@ class WorkerSession {
     this.inputNames = meta.inputNames;
     this.outputNames = meta.outputNames;
     this.inputMetadata = meta.inputMetadata;
+    this.outputMetadata = meta.outputMetadata;
     this.nextId = 1;
     /** @type {Map<number, { resolve: (v: any) => void, reject: (e: Error) => void }>} */
     this.pending = new Map();
@@ -53,32 +60,22 @@ class WorkerSession {
   }
 
   /**
-   * @param {string} input
-   * @param {Float32Array} data
-   * @param {number[]} shape
-   * @returns {Promise<Record<string, { dims: number[], data: unknown }>>}
+   * Inputs are copied to the worker (the caller keeps its arrays); outputs come back transferred.
+   * @param {Record<string, Feed>} feeds
+   * @returns {Promise<Record<string, Feed>>}
    */
-  run(input, data, shape) {
+  run(feeds) {
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
-      this.worker.postMessage({ id, input, data, shape }, [/** @type {ArrayBuffer} */ (data.buffer)]);
+      this.worker.postMessage({ id, feeds });
     });
   }
+
+  close() {
+    return this.worker.terminate();
+  }
 }
-
-/**
- * @typedef {object} ModelInfo
- * @property {string} inputName
- * @property {number[]} instanceDims   input shape without the batch dimension
- * @property {number} instanceSize     product of instanceDims
- * @property {boolean} dynamicBatch    false when the model fixes its batch dimension
- * @property {number} fixedBatch       the fixed batch size when dynamicBatch is false
- * @property {string[]} outputNames
- */
-
-/** Per-output rows, one Float32Array per instance, and each row's dims. */
-/** @typedef {Record<string, { dims: number[], rows: Float32Array[] }>} BatchOutputs */
 
 class Model {
   /** @param {ort.InferenceSession | WorkerSession} session @param {ModelInfo} info */
@@ -88,7 +85,8 @@ class Model {
   }
 
   /**
-   * @param {string} modelPath
+   * @param {string} modelPath absolute, or relative to the working directory (config.js resolves
+   *   MODEL_PATH against function/, so an absolute path from the node's model cache stays as it is)
    * @param {{ intraOpThreads: number, allowSpinning?: boolean }} opts
    */
   static async load(modelPath, opts) {
@@ -96,119 +94,139 @@ class Model {
     /** @type {ort.InferenceSession.SessionOptions} */
     const so = { graphOptimizationLevel: 'all', extra: { session: { intra_op: { allow_spinning: spin }, inter_op: { allow_spinning: spin } } } };
     if (opts.intraOpThreads > 0) so.intraOpNumThreads = opts.intraOpThreads;
+    const file = path.resolve(modelPath);
     // ORT_IN_WORKER=0 runs the session on the main thread (it then blocks the loop per batch)
-    const session = process.env.ORT_IN_WORKER === '0' ? await ort.InferenceSession.create(modelPath, so) : await WorkerSession.create(modelPath, so);
-    return new Model(session, describe(/** @type {any} */ (session), modelPath));
+    const session = process.env.ORT_IN_WORKER === '0' ? await ort.InferenceSession.create(file, so) : await WorkerSession.create(file, so);
+    try {
+      return new Model(session, describeModel(/** @type {any} */ (session), file));
+    } catch (err) {
+      if (session instanceof WorkerSession) await session.close();
+      throw err;
+    }
   }
 
   /**
-   * Validate one instance against the input shape and flatten it.
-   * @param {unknown} instance a flat array of instanceSize numbers, a nested array of exactly
-   *   instanceDims, or a Float32Array of instanceSize values
-   * @param {number} index position in the request, for the error message
-   * @returns {Float32Array}
+   * One ONNX Runtime run. The tensors are taken as given (the batcher validates them against
+   * `info`); every output of the model comes back.
+   * @param {Record<string, Tensor>} inputs
+   * @returns {Promise<Record<string, Tensor>>}
    */
-  toInstance(instance, index) {
-    const { instanceSize, instanceDims, inputName } = this.info;
-    const want = `the model input '${inputName}' takes ${instanceSize} numbers (shape [${instanceDims.join(', ')}])`;
-    if (instance instanceof Float32Array) {
-      if (instance.length !== instanceSize) throw badInput(`instance ${index} has ${instance.length} values; ${want}`);
-      return instance;
+  async run(inputs) {
+    /** @type {Record<string, Feed>} */
+    const feeds = {};
+    for (const { name } of this.info.inputs) {
+      const t = inputs[name];
+      if (!t) throw badInput(`input '${name}' is missing`);
+      feeds[name] = { type: dtypes.toOrt(t.datatype), data: toOrtData(t), dims: t.shape };
     }
-    if (!Array.isArray(instance)) throw badInput(`instance ${index} is not an array; ${want}`);
-    const out = new Float32Array(instanceSize);
-    const nested = instance.length > 0 && Array.isArray(instance[0]);
-    if (!nested) {
-      if (instance.length !== instanceSize) throw badInput(`instance ${index} has ${instance.length} values; ${want}`);
-      for (let i = 0; i < instanceSize; i++) {
-        const v = instance[i];
-        if (typeof v !== 'number' || !Number.isFinite(v)) throw badInput(`instance ${index}, value ${i} is not a finite number`);
-        out[i] = v;
+    /** @type {Record<string, any>} */
+    let results;
+    try {
+      if (this.session instanceof WorkerSession) {
+        results = await this.session.run(feeds);
+      } else {
+        /** @type {Record<string, ort.Tensor>} */
+        const ortFeeds = {};
+        for (const [k, f] of Object.entries(feeds)) ortFeeds[k] = new ort.Tensor(/** @type {any} */ (f.type), f.data, f.dims);
+        results = await this.session.run(ortFeeds);
       }
-      return out;
+    } catch (err) {
+      const shapes = Object.entries(feeds).map(([k, f]) => `${k}[${f.dims.join(',')}]`).join(' ');
+      throw modelError(`onnxruntime failed on ${shapes}: ${err instanceof Error ? err.message : String(err)}`);
     }
-    let k = 0;
-    /** @param {unknown} a @param {number} depth */
-    const walk = (a, depth) => {
-      if (!Array.isArray(a) || a.length !== instanceDims[depth]) {
-        throw badInput(`instance ${index} is a nested array whose shape is not [${instanceDims.join(', ')}]; ${want}`);
-      }
-      for (const v of a) {
-        if (depth + 1 < instanceDims.length) walk(v, depth + 1);
-        else if (typeof v !== 'number' || !Number.isFinite(v)) throw badInput(`instance ${index}, value ${k} is not a finite number`);
-        else out[k++] = v;
-      }
-    };
-    walk(instance, 0);
+    /** @type {Record<string, Tensor>} */
+    const out = {};
+    for (const { name } of this.info.outputs) {
+      const t = results[name];
+      const datatype = t && dtypes.fromOrt(t.type);
+      if (!t || !datatype) throw modelError(`output '${name}' is missing or of a type the runtime cannot return (${t && t.type})`);
+      const data = t.data instanceof Array ? [...t.data] : t.data;
+      out[name] = { datatype, shape: [...t.dims].map(Number), data };
+    }
     return out;
   }
 
   /**
-   * One ONNX run over a batch of validated instances.
-   * @param {Float32Array[]} instances
-   * @returns {Promise<BatchOutputs>}
+   * All-zero inputs of `rows` rows (axis 0) where the model is batchable, else of its fixed batch
+   * (dynamic dims other than the batch axis are 1): the warm-up and the capability profile.
+   * @param {number} [rows]
+   * @returns {Record<string, Tensor>}
    */
-  async run(instances) {
-    const { inputName, instanceSize, instanceDims } = this.info;
-    const n = instances.length;
-    const data = new Float32Array(n * instanceSize);
-    for (let i = 0; i < n; i++) data.set(instances[i], i * instanceSize);
-    /** @type {Record<string, { dims: readonly number[], data: unknown }>} */
-    let results;
-    try {
-      results =
-        this.session instanceof WorkerSession
-          ? await this.session.run(inputName, data, [n, ...instanceDims])
-          : await this.session.run({ [inputName]: new ort.Tensor('float32', data, [n, ...instanceDims]) });
-    } catch (err) {
-      throw modelError(`onnxruntime failed on a batch of ${n}: ${err instanceof Error ? err.message : String(err)}`);
+  zeroInputs(rows = 1) {
+    /** @type {Record<string, Tensor>} */
+    const inputs = {};
+    for (const spec of this.info.inputs) {
+      const shape = spec.shape.map((d, i) => (i === 0 && this.info.batchable ? rows : d < 0 ? 1 : d));
+      inputs[spec.name] = { datatype: spec.datatype, shape, data: dtypes.arrayFor(spec.datatype, dtypes.elementCount(shape)) };
     }
-    /** @type {BatchOutputs} */
-    const outputs = {};
-    for (const name of this.info.outputNames) {
-      const t = results[name];
-      if (!t || !(t.data instanceof Float32Array) || t.dims[0] !== n) {
-        throw modelError(`output '${name}' is not a float32 tensor with batch dimension ${n}`);
-      }
-      const dims = t.dims.slice(1);
-      const size = dims.reduce((a, b) => a * b, 1);
-      const rows = [];
-      for (let i = 0; i < n; i++) rows.push(t.data.subarray(i * size, (i + 1) * size));
-      outputs[name] = { dims, rows };
-    }
-    return outputs;
+    return inputs;
+  }
+
+  /** One run of zero inputs, outside the stats and the gate. */
+  async warmup() {
+    await this.run(this.zeroInputs(1));
+  }
+
+  /**
+   * v1 (`{"instances": [...]}`): one instance to what the batcher takes. A Float32Array for a
+   * single-input float32 model whose non-batch dims are fixed (as before issue 25); otherwise the
+   * instance's tensors with a batch axis of 1 (see model-info.js toInstanceTensors).
+   * @param {unknown} instance
+   * @param {number} index position in the request, for the error message
+   * @returns {Float32Array | Record<string, Tensor>}
+   */
+  toInstance(instance, index) {
+    if (this.info.legacy) return legacyInstance(this.info, instance, index);
+    return require('./instances').toInstanceTensors(this.info, instance, index);
   }
 }
 
+/** @param {Tensor} t */
+function toOrtData(t) {
+  if (t.datatype === 'BYTES') return Array.from(/** @type {Array<string|Buffer>} */ (t.data), (s) => (typeof s === 'string' ? s : s.toString('utf8')));
+  return t.data;
+}
+
 /**
- * @param {{ inputNames: readonly string[], outputNames: readonly string[], inputMetadata: readonly any[] }} session
- * @param {string} modelPath
- * @returns {ModelInfo}
+ * @param {ModelInfo} info @param {unknown} instance @param {number} index
+ * @returns {Float32Array}
  */
-function describe(session, modelPath) {
-  if (session.inputNames.length !== 1) {
-    throw new Error(`${modelPath}: the runtime serves single-input models; this one has inputs ${session.inputNames.join(', ')}`);
+function legacyInstance(info, instance, index) {
+  const { instanceSize, instanceDims, inputName } = info;
+  const want = `the model input '${inputName}' takes ${instanceSize} numbers (shape [${instanceDims.join(', ')}])`;
+  if (instance instanceof Float32Array) {
+    if (instance.length !== instanceSize) throw badInput(`instance ${index} has ${instance.length} values; ${want}`);
+    return instance;
   }
-  const meta = session.inputMetadata[0];
-  if (!meta || !meta.isTensor) throw new Error(`${modelPath}: input '${session.inputNames[0]}' is not a tensor`);
-  if (meta.type !== 'float32') throw new Error(`${modelPath}: input '${meta.name}' is ${meta.type}; the runtime feeds float32`);
-  const [batchDim, ...rest] = meta.shape;
-  if (batchDim === undefined) throw new Error(`${modelPath}: input '${meta.name}' is a scalar; want [batch, ...]`);
-  const instanceDims = rest.map((d, i) => {
-    if (typeof d !== 'number' || d <= 0) {
-      throw new Error(`${modelPath}: input '${meta.name}' dimension ${i + 1} is '${d}'; only the batch dimension may be dynamic`);
+  if (instance && typeof instance === 'object' && !Array.isArray(instance) && inputName in instance) {
+    return legacyInstance(info, /** @type {any} */ (instance)[inputName], index);
+  }
+  if (!Array.isArray(instance)) throw badInput(`instance ${index} is not an array; ${want}`);
+  const out = new Float32Array(instanceSize);
+  const nested = instance.length > 0 && Array.isArray(instance[0]);
+  if (!nested) {
+    if (instance.length !== instanceSize) throw badInput(`instance ${index} has ${instance.length} values; ${want}`);
+    for (let i = 0; i < instanceSize; i++) {
+      const v = instance[i];
+      if (typeof v !== 'number' || !Number.isFinite(v)) throw badInput(`instance ${index}, value ${i} is not a finite number`);
+      out[i] = v;
     }
-    return d;
-  });
-  const dynamicBatch = typeof batchDim !== 'number' || batchDim <= 0;
-  return {
-    inputName: meta.name,
-    instanceDims,
-    instanceSize: instanceDims.reduce((a, b) => a * b, 1),
-    dynamicBatch,
-    fixedBatch: dynamicBatch ? 0 : Number(batchDim),
-    outputNames: [...session.outputNames],
+    return out;
+  }
+  let k = 0;
+  /** @param {unknown} a @param {number} depth */
+  const walk = (a, depth) => {
+    if (!Array.isArray(a) || a.length !== instanceDims[depth]) {
+      throw badInput(`instance ${index} is a nested array whose shape is not [${instanceDims.join(', ')}]; ${want}`);
+    }
+    for (const v of a) {
+      if (depth + 1 < instanceDims.length) walk(v, depth + 1);
+      else if (typeof v !== 'number' || !Number.isFinite(v)) throw badInput(`instance ${index}, value ${k} is not a finite number`);
+      else out[k++] = v;
+    }
   };
+  walk(instance, 0);
+  return out;
 }
 
 module.exports = { Model };
