@@ -89,12 +89,10 @@ async function main() {
   const { gate, kind } = loadTokenGate({ socketPath: config.tokendSocket, device: 'cpu' }, log);
   const loaded = await Model.load(config.modelPath, { intraOpThreads: config.intraOpThreads, allowSpinning: config.allowSpinning });
   let maxBatchSize = config.maxBatchSize;
-  if (!loaded.info.dynamicBatch) {
-    if (loaded.info.fixedBatch !== 1) {
-      throw new Error(`${config.modelPath}: batch dimension fixed at ${loaded.info.fixedBatch}; export with a dynamic batch axis`);
-    }
-    log('the model fixes its batch dimension at 1; batching disabled');
-    maxBatchSize = 1;
+  if (!loaded.info.batchable) {
+    // issue 25 (model.js / batcher.js): no shared dynamic axis 0, so each request runs alone
+    log(`the model has no dynamic batch axis shared by its inputs and outputs (axis 0 fixed at ${loaded.info.fixedBatch}); batching disabled`);
+    maxBatchSize = Math.max(1, loaded.info.fixedBatch);
   }
   codec = loadCodec(config.functionDir);
   const report = reporter(config.reportIntervalMs, stats, () => (batcher ? batcher.queueLength : 0));
@@ -102,7 +100,7 @@ async function main() {
 
   // Warm-up: one run of a zero instance, outside the stats and the gate.
   const started = Date.now();
-  await loaded.run([new Float32Array(loaded.info.instanceSize)]);
+  await loaded.warmup();
   model = loaded;
   state.ready = !state.draining;
   process.stdout.write(`${JSON.stringify({

@@ -92,7 +92,7 @@ async function profile(deps, req, res) {
   const seconds = Number(q.seconds ?? 1);
   if (!Number.isInteger(batch) || batch < 1 || batch > 1024) throw badInput(`batch: ${q.batch} must be an integer in [1, 1024]`);
   if (!(seconds > 0 && seconds <= 10)) throw badInput(`seconds: ${q.seconds} must be in (0, 10]`);
-  const zeros = Array.from({ length: batch }, () => new Float32Array(model.info.instanceSize));
+  const zeros = model.zeroInputs(batch); // issue 25: tensors for any model (model.js)
   /** @type {number[]} */
   const lat = [];
   const end = performance.now() + seconds * 1000;
@@ -100,7 +100,7 @@ async function profile(deps, req, res) {
   let instances = 0;
   while (performance.now() < end) {
     const t0 = performance.now();
-    await batcher.submit(zeros);
+    await batcher.infer(zeros);
     lat.push(performance.now() - t0);
     instances += batch;
   }
