@@ -171,6 +171,10 @@ export interface Config {
   };
   /** Directory of templates for `mlfaas build` (lang → templates/<lang>). */
   templatesDir: string;
+  /** `MLFAAS_MODEL_STORE`: the platform's model store, what `file:///<path>` model URIs name (default `<dataDir>/models`). */
+  modelStore: string;
+  /** `MLFAAS_MODEL_CACHE_BYTES`: size of each node's model cache (bytes or a quantity like 10Gi; default 10Gi): LRU eviction beyond it. */
+  modelCacheBytes: number;
   version: { release: string; sha: string };
 }
 
@@ -227,6 +231,14 @@ function clusterCapacity(raw: string): number | 'auto' {
   const n = Number(raw);
   if (!(n > 0 && n <= 100_000)) throw new Error(`config: MLFAAS_CLUSTER_CAPACITY="${raw}" must be a number of cores > 0, or auto`);
   return n;
+}
+
+/** `MLFAAS_MODEL_CACHE_BYTES`: bytes or a quantity (10Gi), at least 1Mi; default 10Gi. */
+function cacheBytes(raw: string | undefined): number {
+  if (raw === undefined || raw === '') return 10 * 1024 ** 3;
+  const b = /^\d+$/.test(raw) ? Number(raw) : memoryQuantityBytes(raw);
+  if (b === undefined || !(b >= 1024 ** 2)) throw new Error(`config: MLFAAS_MODEL_CACHE_BYTES="${raw}" must be bytes or a quantity like 10Gi, at least 1Mi`);
+  return b;
 }
 
 function bool(env: Env, key: string, def: boolean): boolean {
@@ -323,6 +335,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       callbackAllow: hostList(env, 'MLFAAS_CALLBACK_ALLOW'),
     },
     templatesDir: resolve(env.MLFAAS_TEMPLATES_DIR ?? join(REPO_ROOT, 'templates')),
+    modelStore: resolve(env.MLFAAS_MODEL_STORE || join(resolve(env.MLFAAS_DATA_DIR ?? join(REPO_ROOT, '.mlfaas')), 'models')),
+    modelCacheBytes: cacheBytes(env.MLFAAS_MODEL_CACHE_BYTES),
     version: { release: pkg.version, sha: env.MLFAAS_GIT_SHA ?? 'dev' },
   };
   return { ...cfg, ...overrides };

@@ -128,6 +128,7 @@ export async function startGateway(cfg: Config, redisTarget: string, opts: Gatew
       gpus: gpu.replicas,
       gpuQuota: control && gpu.replicas ? gpuQuotaPusher(control) : undefined,
       coldStart: (ref, cause) => metrics.coldStarts.inc({ function_name: `${ref.name}.${ref.namespace}`, cause }),
+      models: { storeDir: cfg.modelStore, cacheBytes: cfg.modelCacheBytes },
     });
     await agent.start();
   }

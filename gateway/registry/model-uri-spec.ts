@@ -41,7 +41,9 @@ function storePath(url: URL, field: string, raw: string): string {
   }
   if (decoded.includes('\0') || decoded.includes('\\')) throw invalid(field, `"${raw}": the path must not contain NUL or backslashes`);
   const segs = decoded.split('/').filter((s) => s !== '');
-  if (segs.some((s) => s === '.' || s === '..')) throw invalid(field, `"${raw}": the path must not contain "." or ".." segments (it must stay in the model store)`);
+  if (segs.some((s) => s === '.' || s === '..')) {
+    throw invalid(field, `"${raw}": the path must not contain "." or ".." segments (it must stay in the model store)`);
+  }
   if (!segs.length) throw invalid(field, `"${raw}": names no file in the model store`);
   return segs.join('/');
 }

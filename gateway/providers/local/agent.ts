@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { cpus } from 'node:os';
+import { join } from 'node:path';
 import { Lease } from '../../lib/lease';
 import type Redis from 'ioredis';
 import { FunctionRef, parseRefKey, refKey } from '../../lib/names';
@@ -10,6 +11,7 @@ import { CpuAllotment, CpuEnforcer } from '../../../node-runtime/cpu-enforcer';
 import { coresOfDevice } from '../../../node-runtime/cpu-values';
 import { cpuCores } from '../../../node-runtime/cgroups';
 import { GpuReplicas } from '../../../node-runtime/gpu-replica';
+import { MODEL_CACHE_DEFAULT_BYTES, ModelCache } from '../../../node-runtime/model-cache';
 import { ImageStore } from './image-store';
 import { LogSink } from './log-sink';
 import { batchGrid, CapabilityProfile, profileKey, profileReplica, readProfile } from '../../../node-runtime/profiler';
@@ -54,6 +56,11 @@ export interface AgentOptions {
   profiler?: CapabilityProfiler;
   /** A replica started cold for `cause` (`sm-share`: a replacement at a new SM share); metrics. */
   coldStart?(ref: FunctionRef, cause: 'sm-share'): void;
+  /**
+   * Models by URI (`mlfaas.model.uri`): the model store `file://` names (default `<dataDir>/models`)
+   * and the node cache's size (default 10 GiB); the cache lives in `<dataDir>/model-cache`.
+   */
+  models?: { storeDir?: string; cacheBytes?: number };
 }
 
 /**
@@ -150,6 +157,12 @@ export class LocalAgent {
         return coresOfDevice(placed?.gpu, this.nodeCores).length;
       },
       gpus: opts.gpus,
+      models: new ModelCache({
+        dir: join(opts.dataDir, 'model-cache'),
+        storeDir: opts.models?.storeDir ?? join(opts.dataDir, 'models'),
+        maxBytes: opts.models?.cacheBytes ?? MODEL_CACHE_DEFAULT_BYTES,
+        log: (line) => process.stderr.write(`[mlfaas] ${line}\n`),
+      }),
     };
   }
 

@@ -8,6 +8,7 @@ import { DefaultLimits, REPO_ROOT } from '../../config';
 import { functionBaseEnv, tiedToParent } from '../../lib/process';
 import { FunctionRef } from '../../lib/names';
 import { FunctionSpec } from '../../registry/function-spec';
+import { ModelSource, modelVersionOf } from '../../registry/model-uri-spec';
 import { ReplicaInfo, ReplicaState } from '../../registry/registry';
 import { KEPT_LINES, summarizeExit } from './exit-summary';
 import { freePort } from './free-port';
@@ -55,7 +56,19 @@ export interface ReplicaHost {
   cpuCores?(id: string): Promise<number>;
   /** Present on a GPU node: hands GPUs (with the limiter and MPS env) to replicas that ask. */
   gpus?: GpuReplicas;
+  /** The node's model cache (`node-runtime/model-cache.ts`): a function with `mlfaas.model.uri` gets its verified file from it. */
+  models?: ModelFiles;
 }
+
+/** What a replica needs of the node's model cache. */
+export interface ModelFiles {
+  /** The verified model file's absolute path (fetched first if the node lacks it), held by `holder` until `release`. */
+  acquire(source: ModelSource, holder: string): Promise<string>;
+  release(holder: string): void;
+}
+
+/** Where a sandboxed replica sees its model file fetched by URI (read-only; only its own). */
+export const MODEL_MOUNT = '/var/openfaas/model';
 
 /** How this host confines function processes. */
 export interface Isolation {
@@ -154,7 +167,10 @@ export class Replica {
       env.PORT = String(this.port);
       this.socket = undefined;
       this.functionPid = undefined;
-      if (this.stopping) return; // stopped while we awaited: never spawn an orphan
+      if (this.stopping) {
+        this.host.models?.release(this.id); // stop() ran while the model was fetched
+        return; // stopped while we awaited: never spawn an orphan
+      }
       this.spawn(env, sandbox);
     } catch (e) {
       this.host.log(this.id, `failed to start: ${(e as Error).message}`);
@@ -192,7 +208,9 @@ export class Replica {
     const nodePath = (iso ? platformPath : (p: string) => p)(join(REPO_ROOT, 'node_modules'));
     const env: Record<string, string> = { ...functionBaseEnv(!!iso, SANDBOX_PATH_ENV), NODE_PATH: nodePath, ...spec.envVars };
     if (spec.ml.maxBatchSize) platform.MAX_BATCH_SIZE = String(spec.ml.maxBatchSize);
-    if (spec.ml.model && !env.MODEL_PATH) env.MODEL = spec.ml.model;
+    if (spec.ml.model && !env.MODEL_PATH && !spec.ml.modelSource) env.MODEL = spec.ml.model;
+    const model = await this.modelFile(spec.ml.modelSource);
+    if (model) platform.MLFAAS_MODEL_VERSION = model.version;
     const fprocess = spec.envProcess || manifest.fprocess;
     if (manifest.mode === 'classic') {
       if (!fprocess) throw new Error('a classic-watchdog image needs fprocess (envProcess)');
@@ -216,6 +234,7 @@ export class Replica {
     const secretsDir = await this.host.writeSecrets(ref, spec.secrets ?? [], this.id, uid);
     if (!iso) {
       this.plannedSocket = join(run, 'replica.sock');
+      if (model) platform.MODEL_PATH = model.file;
       Object.assign(env, this.host.extraEnv, gpu?.env, platform, { MLFAAS_SOCKET: this.plannedSocket });
       if (secretsDir) env.MLFAAS_SECRETS_DIR = secretsDir;
       return { env };
@@ -224,6 +243,11 @@ export class Replica {
     const inside = join(SANDBOX_PATHS.run, 'replica.sock');
     const binds = [...imageBinds(manifest.dir)];
     if (secretsDir) binds.push({ src: secretsDir, dst: SANDBOX_PATHS.secrets, readOnly: true });
+    if (model) {
+      // the one cached file, read-only: the cache (other versions, other functions' models) stays out of sight
+      platform.MODEL_PATH = join(MODEL_MOUNT, basename(model.file));
+      binds.push({ src: model.file, dst: platform.MODEL_PATH, readOnly: true });
+    }
     if (manifest.dir) platform[IMAGE_DIR_ENV] = manifest.dir; // the store's collector sees the version in use
     const extra = { ...this.host.extraEnv };
     if (extra.MLFAAS_TOKEND_SOCKET) {
@@ -264,6 +288,20 @@ export class Replica {
       veth: iso.egress?.attach(this.id),
     };
     return { env, sandbox };
+  }
+
+  /**
+   * The function's model fetched by URI into the node's cache (verified), or undefined when its
+   * model is in its image. A fetch that fails (unreachable, checksum mismatch) fails the start:
+   * the replica crashes with the reason as its lastError, and an update to it stalls.
+   */
+  private async modelFile(source: ModelSource | undefined): Promise<{ file: string; version: string } | undefined> {
+    if (!source) return undefined;
+    if (!this.host.models) throw new Error(`the function's model is named by URI (${source.uri}) but this node has no model cache`);
+    const version = modelVersionOf(source.sha256);
+    this.host.log(this.id, `model ${version}: from ${source.uri}`);
+    const file = await this.host.models.acquire(source, this.id);
+    return { file, version };
   }
 
   private spawn(env: Record<string, string>, sandbox?: SandboxPlan): void {
@@ -362,6 +400,7 @@ export class Replica {
     }
     await this.host.unpublish(this.id);
     this.host.gpus?.release(this.id);
+    this.host.models?.release(this.id);
     this.host.isolation?.egress?.release(this.id);
     rmSync(this.runDir, { recursive: true, force: true });
     await this.host.isolation?.cgroups?.remove(this.id);
