@@ -5,6 +5,7 @@
  * `process.env` (except `index.js`, which hands the token daemon socket to the gate).
  */
 const path = require('node:path');
+const { parseDurationMs, DurationError } = require('./durations');
 
 /**
  * @typedef {object} RuntimeConfig
@@ -26,6 +27,13 @@ const path = require('node:path');
  *                                     one-core cpuset halve its throughput (mobilenet: 62.7 vs 124/s).
  * @property {boolean} watchParent     Exit when the parent process goes away.
  * @property {string | undefined} tokendSocket Token daemon socket, if any.
+ * @property {string} functionName    The function's name for the Open Inference Protocol's metadata (`MLFAAS_FUNCTION_NAME`;
+ *                                     '' when unset: the name in the request path is reported).
+ * @property {string} modelVersion    The model version reported on /v2 (`MLFAAS_MODEL_VERSION`, default '1').
+ * @property {number | null} readTimeoutMs  `read_timeout`: longest time to receive a whole request (408 past it), ms; 0: none;
+ *                                     null when unset (Node's defaults stay).
+ * @property {number} writeTimeoutMs   `write_timeout`: longest time to write an answer (the connection is closed past it), ms; 0: none.
+ * @property {number} execTimeoutMs    `exec_timeout`: longest time from a request's arrival to its answer (504 past it), ms; 0: none.
  */
 
 /** Thrown for a malformed setting; the message names the variable and the value. */
@@ -46,6 +54,27 @@ function intVar(env, name, def, min, max) {
     throw new ConfigError(`${name}=${JSON.stringify(raw)}: want an integer in [${min}, ${max}]`);
   }
   return n;
+}
+
+/**
+ * An OpenFaaS timeout variable: a Go duration (`10s`, `1m30s`, `500ms`, `0` = none), as of-watchdog reads them.
+ * @param {NodeJS.ProcessEnv} env
+ * @param {string} name
+ * @returns {number | null} ms; null when unset or empty
+ */
+function durationVar(env, name) {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return null;
+  let ms;
+  try {
+    ms = parseDurationMs(raw);
+  } catch (err) {
+    if (!(err instanceof DurationError)) throw err;
+    throw new ConfigError(`${name}=${JSON.stringify(raw)}: want a Go duration such as "10s", "1m30s", "500ms" or "0" (none); ${err.message}`);
+  }
+  if (ms < 0) throw new ConfigError(`${name}=${JSON.stringify(raw)}: a timeout cannot be negative`);
+  // Node's timers hold at most 2^31 - 1 ms (24.8 days); longer is as good as none
+  return ms > 2 ** 31 - 1 ? 0 : ms;
 }
 
 /**
@@ -72,6 +101,11 @@ function parseConfig(env, cwd) {
     allowSpinning: intVar(env, 'ORT_ALLOW_SPINNING', 0, 0, 1) === 1,
     watchParent: env.MLFAAS_WATCH_PARENT !== '0',
     tokendSocket: env.MLFAAS_TOKEND_SOCKET || undefined,
+    functionName: env.MLFAAS_FUNCTION_NAME || '',
+    modelVersion: env.MLFAAS_MODEL_VERSION || '1',
+    readTimeoutMs: durationVar(env, 'read_timeout'),
+    writeTimeoutMs: durationVar(env, 'write_timeout') ?? 0,
+    execTimeoutMs: durationVar(env, 'exec_timeout') ?? 0,
   };
 }
 
