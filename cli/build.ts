@@ -29,9 +29,12 @@ export function templateFprocess(f: StackFunction, stackFile: string, templatesD
 
 /**
  * An `ml-inference` image serves `function/$MODEL_PATH` (default `model.onnx`): without it every
- * replica would crash at start, so the build refuses, naming the file it expected.
+ * replica would crash at start, so the build refuses, naming the file it expected. A function whose
+ * stack.yml annotations name `mlfaas.model.uri` builds without one (docs/models.md).
  */
 function requireModel(f: StackFunction, work: string, handlerDir: string): void {
+  // a model by URI is fetched by the node at replica start: a new version is a deploy, not a build
+  if (f.annotations['mlfaas.model.uri'] !== undefined) return;
   const rel = f.environment.MODEL_PATH || 'model.onnx';
   if (existsSync(join(work, 'function', rel))) return;
   throw new Error(
