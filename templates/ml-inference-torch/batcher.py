@@ -47,6 +47,7 @@ class Batcher:
         self.running = False
         self.in_flight = 0
         self.gate_failures = 0
+        self.flushing = False  # draining: no more waiting for batches to fill
         threading.Thread(target=self._loop, name='batcher', daemon=True).start()
 
     @property
@@ -90,9 +91,12 @@ class Batcher:
         }
 
     def idle(self, timeout):
-        """Wait until nothing is queued or running; False on timeout."""
+        """Run what is queued without waiting for batches to fill, and wait until nothing is queued or
+        running; False on timeout."""
         end = time.monotonic() + timeout
         with self.cv:
+            self.flushing = True
+            self.cv.notify_all()
             while self.queue or self.running:
                 left = end - time.monotonic()
                 if left <= 0:
@@ -119,7 +123,7 @@ class Batcher:
                     self.cv.wait()
                 if self.batch_timeout > 0:
                     end = time.monotonic() + self.batch_timeout
-                    while sum(e.rows for e in self.queue) < self.max_batch and time.monotonic() < end:
+                    while not self.flushing and sum(e.rows for e in self.queue) < self.max_batch and time.monotonic() < end:
                         self.cv.wait(max(0.0, end - time.monotonic()))
                 if not self.queue:
                     continue
