@@ -97,6 +97,27 @@ function redis(pkgs = ['redis-server']) {
   spawnSync('sh', ['-c', 'service redis-server stop || true'], { stdio: 'ignore' });
 }
 
+/**
+ * PyTorch for the ml-inference-torch template (functions/resnet-torch): Debian's python3-torch and
+ * python3-torchvision for /usr/bin/python3 (templates/ml-inference-torch/start.sh's default), unless
+ * MLFAAS_PYTHON or the GPU machine's /opt/torch venv provides it. Root only; else says how.
+ */
+function torch() {
+  if (process.env.MLFAAS_PYTHON || existsSync('/opt/torch/.venv/bin/python3')) return;
+  const dist = '/usr/lib/python3/dist-packages';
+  const want = [['torch', 'python3-torch'], ['torchvision', 'python3-torchvision'], ['numpy', 'python3-numpy']]
+    .filter(([mod]) => !existsSync(join(dist, mod, '__init__.py')));
+  if (!want.length) return;
+  const pkgs = want.map(([, pkg]) => pkg).join(' ');
+  if (!(typeof process.getuid === 'function' && process.getuid() === 0)) {
+    log(`PyTorch for the ml-inference-torch functions is missing: sudo apt-get install -y ${pkgs} (or set MLFAAS_PYTHON)`);
+    return;
+  }
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  aptGet('update -q', env);
+  aptGet(`install -y -q --no-install-recommends ${pkgs}`, env);
+}
+
 function native() {
   if (!existsSync(join(root, 'native', 'Makefile'))) return;
   if (!has('make') || !has('cc')) {
@@ -108,4 +129,5 @@ function native() {
 
 nodeModules();
 packages();
+torch();
 native();
