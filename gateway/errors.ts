@@ -19,6 +19,8 @@ export enum ErrorCode {
   QueueFull = 'queue_full',
   NotImplemented = 'not_implemented',
   UpstreamTimeout = 'upstream_timeout',
+  /** The client did not send its request body within the function's `read_timeout` (issue 25): 408. */
+  RequestTimeout = 'request_timeout',
   UpstreamUnavailable = 'upstream_unavailable',
   NoReplicas = 'no_replicas',
   /** The platform's store (Redis) cannot be reached: 503 with Retry-After. */
@@ -48,6 +50,7 @@ const STATUS: Record<ErrorCode, number> = {
   [ErrorCode.Unavailable]: 503,
   [ErrorCode.StorageFull]: 503,
   [ErrorCode.UpstreamTimeout]: 504,
+  [ErrorCode.RequestTimeout]: 408,
 };
 
 export class PlatformError extends Error {

@@ -32,6 +32,7 @@ import { tokendBinaryPath } from '../node-runtime/tokend-process';
 import { TokendSupervisor } from '../node-runtime/tokend-supervisor';
 import { parseInvocationPath, Invoker, trainingNotInvocable } from './proxy/invoker';
 import { Admission } from './proxy/admission';
+import { V2Handler } from './proxy/v2-handler';
 import { readBody } from './proxy/read-body';
 import { slotNounOf } from './jobs/admission-answer';
 import { JobService } from './jobs/job-service';
@@ -145,6 +146,7 @@ export async function startGateway(cfg: Config, redisTarget: string, opts: Gatew
     upstreamTimeoutMs: cfg.upstreamTimeoutMs,
     scaleFromZeroTimeoutMs: cfg.scaleFromZeroTimeoutMs,
   });
+  const v2 = new V2Handler(invoker, router, redis, { version: cfg.version.release }); // the Open Inference Protocol (issue 25)
   const asyncInvocations = new AsyncInvocations(redis, invoker, router, cfg.async);
   asyncInvocations.startWorker();
   const jobStore = new JobStore(redis);
@@ -202,6 +204,7 @@ export async function startGateway(cfg: Config, redisTarget: string, opts: Gatew
     const url = req.url ?? '/';
     if (url.startsWith('/function/')) void invoker.handle(req, res);
     else if (url.startsWith('/async-function/')) void asyncHandler(req, res);
+    else if (url === '/v2' || url.startsWith('/v2/') || url.startsWith('/v2?')) void v2.handle(req, res);
     else app(req, res);
   });
   server.on('clientError', onClientError);

@@ -16,6 +16,10 @@ export class GatewayMetrics {
   readonly coldStarts: Counter<'function_name' | 'cause'>;
   /** Requests the fixed-cluster controller's accept rate dropped with a 429 (gateway/proxy/admission.ts). */
   readonly drops: Counter<'function_name'>;
+  /** Invocations that ran past a timeout (issue 25): `phase` read (the body, 408) or exec (the answer or the queue, 504). */
+  readonly timeouts: Counter<'function_name' | 'phase'>;
+  /** Async invocations retried because the function answered a retry code (com.openfaas.retry.codes). */
+  readonly asyncRetries: Counter<'function_name' | 'code'>;
   private router?: FunctionRouter;
 
   constructor() {
@@ -54,6 +58,18 @@ export class GatewayMetrics {
       name: 'mlfaas_function_dropped_total',
       help: 'Requests dropped with a 429 by the fixed-cluster controller\'s accept rate (the cluster cannot carry them all)',
       labelNames: ['function_name'],
+      registers: [this.registry],
+    });
+    this.timeouts = new Counter({
+      name: 'mlfaas_function_timeouts_total',
+      help: 'Invocations that ran past a timeout: phase read (request body, 408) or exec (queue wait or answer, 504)',
+      labelNames: ['function_name', 'phase'],
+      registers: [this.registry],
+    });
+    this.asyncRetries = new Counter({
+      name: 'mlfaas_async_retries_total',
+      help: 'Async invocations retried after the function answered one of its retry codes',
+      labelNames: ['function_name', 'code'],
       registers: [this.registry],
     });
     const each = (g: Gauge<string>, value: (s: ReturnType<FunctionRouter['all']> extends Iterable<infer T> ? T : never) => number) => {
@@ -122,6 +138,14 @@ export class GatewayMetrics {
     this.drops.inc({ function_name: functionName });
   }
 
+  /** Counts one invocation past its timeout. */
+  timedOut(functionName: string, phase: 'read' | 'exec'): void {
+    this.timeoutsSeen.add(functionName);
+    this.timeouts.inc({ function_name: functionName, phase });
+  }
+
+  private readonly timeoutsSeen = new Set<string>();
+
   attach(router: FunctionRouter): void {
     this.router = router;
   }
@@ -135,6 +159,11 @@ export class GatewayMetrics {
     if (!this.router) return;
     const live = new Set<string>();
     for (const s of this.router.all()) live.add(`${s.ref.name}.${s.ref.namespace}`);
+    for (const fn of this.timeoutsSeen) {
+      if (live.has(fn)) continue;
+      for (const phase of ['read', 'exec']) this.timeouts.remove({ function_name: fn, phase });
+      this.timeoutsSeen.delete(fn);
+    }
     for (const fn of this.dropsSeen) {
       if (live.has(fn)) continue;
       this.drops.remove({ function_name: fn });

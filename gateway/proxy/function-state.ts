@@ -1,6 +1,7 @@
 import { PlatformError, ErrorCode } from '../errors';
 import { FunctionRef } from '../lib/names';
 import { ReplicaInfo } from '../registry/registry';
+import type { FunctionTimeouts } from '../registry/timeouts-spec';
 import { pickUpstream, Upstream } from './balancer';
 
 interface Waiter {
@@ -18,6 +19,8 @@ export class FunctionState {
   desired = 0;
   private queue: Waiter[] = [];
   inflight = 0;
+  /** The function's own `read_timeout` / `write_timeout` / `exec_timeout` (env, issue 25); empty: the gateway's defaults. */
+  timeouts: FunctionTimeouts = {};
   /** `inference`, `classic` or `training` (from the image). */
   kind = 'inference';
   /** Prometheus `function_name` label: `name.namespace`. */

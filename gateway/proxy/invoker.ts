@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream';
 import { ErrorCode, functionNotFound, invalid, PlatformError, toHttp } from '../errors';
+import { invocationTimeoutMs } from '../registry/timeouts-spec';
 import { checkDnsLabel, FunctionRef, splitQualified } from '../lib/names';
 import type { GatewayMetrics } from '../metrics/gateway-metrics';
 import type { SecondWindow } from '../metrics/second-window';
@@ -19,6 +20,17 @@ export interface InvokerOptions {
   scaleFromZeroTimeoutMs: number;
   /** The fixed-cluster mode's accept rates (admission.ts); absent: every request is admitted. */
   admission?: Admission;
+}
+
+/** Maps any error to the answer a protocol gives it (`toHttp` for `/function/`, `v2Error` for `/v2/`). */
+export type ErrorFormat = (e: unknown) => { status: number; headers: Record<string, string>; body: unknown };
+
+/** How `Invoker.proxy` treats one request beyond the `/function/` defaults. */
+export interface ProxyOptions {
+  /** Checks the body before the request is queued; throws a PlatformError (a 4xx) to refuse it. */
+  check?: (body: Buffer, req: IncomingMessage) => void;
+  /** The gateway's own errors in this protocol's form. */
+  errors?: ErrorFormat;
 }
 
 /** A request to a function, independent of where it came from (HTTP or the async queue). */
@@ -95,18 +107,36 @@ export class Invoker {
 
   /** Handles `/function/*` on the raw HTTP server (no Express on the hot path). */
   async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    let target: { ref: FunctionRef; path: string };
+    try {
+      target = parseInvocationPath(req.url!, '/function/');
+    } catch (e) {
+      return this.fail(res, e, undefined, process.hrtime.bigint());
+    }
+    return this.proxy(req, res, target.ref, target.path);
+  }
+
+  /**
+   * Proxies one request to `ref`'s replicas at `path`: queued, balanced, woken from zero,
+   * admitted, metered, bounded by the function's own timeouts. `how` lets another protocol on
+   * the same path (the Open Inference Protocol, v2-handler.ts) check the body before it is
+   * queued and answer the gateway's own errors in its form; the replica's answers pass unchanged.
+   */
+  async proxy(req: IncomingMessage, res: ServerResponse, ref: FunctionRef, path: string, how: ProxyOptions = {}): Promise<void> {
     const started = Date.now();
     const startHr = process.hrtime.bigint();
     let state: FunctionState | undefined;
+    const format = how.errors ?? toHttp;
     try {
-      const { ref, path } = parseInvocationPath(req.url!, '/function/');
-      const body = await readBody(req, this.opts.maxBodyBytes);
-      const callId = (req.headers['x-call-id'] as string) || randomUUID();
-      const inv: Invocation = { ref, method: req.method!, path, headers: req.headers, body, callId };
       const s = await this.stateOf(ref);
       state = s;
-      const drop = s.kind === 'training' ? undefined : this.opts.admission?.check(s.label);
-      if (drop) return this.dropped(res, s, drop, startHr);
+      if (s.kind === 'training') throw trainingNotInvocable(s.label);
+      const body = await readBody(req, this.opts.maxBodyBytes, s.timeouts.readMs);
+      how.check?.(body, req);
+      const callId = (req.headers['x-call-id'] as string) || randomUUID();
+      const inv: Invocation = { ref, method: req.method!, path, headers: req.headers, body, callId };
+      const drop = this.opts.admission?.check(s.label);
+      if (drop) return this.dropped(res, s, drop, startHr, format);
       const { upstream, response } = await this.send(s, inv, started);
       const secs = Number(process.hrtime.bigint() - startHr) / 1e9;
       const headers: Record<string, string | string[]> = {};
@@ -124,7 +154,7 @@ export class Invoker {
       res.writeHead(response.statusCode, headers);
       pipeline(response.body, res, (err) => this.finish(s, upstream, err ? (res.destroyed ? 499 : 502) : response.statusCode, startHr));
     } catch (e) {
-      this.fail(res, e, state, startHr);
+      this.fail(res, e, state, startHr, format);
     }
   }
 
@@ -142,7 +172,9 @@ export class Invoker {
     if (s.kind === 'training') throw trainingNotInvocable(s.label);
     this.window.arrival(s.ref);
     if (s.upstreams.length === 0 && s.desired === 0) await this.wake(s);
-    const wait = s.upstreams.length === 0 ? this.opts.scaleFromZeroTimeoutMs : this.opts.upstreamTimeoutMs;
+    // the function's exec_timeout (+ grace) where it set one, else MLFAAS_UPSTREAM_TIMEOUT_MS
+    const limitMs = invocationTimeoutMs(s.timeouts, this.opts.upstreamTimeoutMs);
+    const wait = s.upstreams.length === 0 ? this.opts.scaleFromZeroTimeoutMs : limitMs;
     for (let attempt = 1; ; attempt++) {
       let upstream: Upstream;
       try {
@@ -152,7 +184,7 @@ export class Invoker {
         throw e;
       }
       try {
-        const response = await this.forward(upstream, inv, started);
+        const response = await this.forward(upstream, inv, started, limitMs);
         return { upstream, response };
       } catch (e) {
         s.release(upstream);
@@ -175,11 +207,11 @@ export class Invoker {
     return p;
   }
 
-  private forward(u: Upstream, inv: Invocation, started: number): Promise<UpstreamResponse> {
+  private forward(u: Upstream, inv: Invocation, started: number, timeoutMs: number): Promise<UpstreamResponse> {
     const headers = forwardHeaders(inv.headers);
     headers['x-call-id'] = inv.callId;
     headers['x-start-time'] = startTime(started);
-    return this.client.send(u, inv.method, inv.path, headers, inv.body);
+    return this.client.send(u, inv.method, inv.path, headers, inv.body, timeoutMs);
   }
 
   finish(s: FunctionState, u: Upstream, code: number, startHr: bigint): void {
@@ -193,22 +225,27 @@ export class Invoker {
    * A request the fixed-cluster controller's accept rate drops: counted as an arrival (demand the
    * controller must see) and a drop, answered 429 at once with `Retry-After` and why.
    */
-  private dropped(res: ServerResponse, s: FunctionState, e: AcceptEntry, startHr: bigint): void {
+  private dropped(res: ServerResponse, s: FunctionState, e: AcceptEntry, startHr: bigint, format: ErrorFormat): void {
     this.window.arrival(s.ref);
     this.window.dropped(s.ref);
     this.metrics.dropped(s.label);
     this.metrics.record(s.label, 429, Number(process.hrtime.bigint() - startHr) / 1e9);
     const pct = Math.round(e.rate * 1000) / 10;
     const message = `request dropped: the cluster is full and ${s.label} admits ${pct}% of its requests now (fixed-cluster controller: ${e.reason})`;
+    const h = format(new PlatformError(ErrorCode.QueueFull, message));
+    const body = format === toHttp ? { error: { code: 'dropped', message } } : { ...(h.body as object), code: 'dropped' };
     res.writeHead(429, { 'content-type': 'application/json', 'retry-after': String(e.retryAfterS) });
-    res.end(JSON.stringify({ error: { code: 'dropped', message }, acceptRate: e.rate, retryAfterS: e.retryAfterS }));
+    res.end(JSON.stringify({ ...body, acceptRate: e.rate, retryAfterS: e.retryAfterS }));
   }
 
-  private fail(res: ServerResponse, e: unknown, s: FunctionState | undefined, startHr: bigint): void {
-    const h = toHttp(e);
+  private fail(res: ServerResponse, e: unknown, s: FunctionState | undefined, startHr: bigint, format: ErrorFormat = toHttp): void {
+    const h = format(e);
     if (s) {
       const secs = Number(process.hrtime.bigint() - startHr) / 1e9;
       this.metrics.record(s.label, h.status, secs);
+      if (e instanceof PlatformError && (e.code === ErrorCode.UpstreamTimeout || e.code === ErrorCode.RequestTimeout)) {
+        this.metrics.timedOut(s.label, e.code === ErrorCode.RequestTimeout ? 'read' : 'exec');
+      }
       // the autoscaler must see gateway-side failures (timeouts, 502s, queue waits) too
       this.window.completion(s.ref, secs * 1000, false);
     }

@@ -2,6 +2,7 @@ import { functionNotFound } from '../errors';
 import { FunctionRef, refKey } from '../lib/names';
 import { FunctionProvider, FunctionStatus } from '../providers/function-provider';
 import { parseMlSpec } from '../registry/function-spec';
+import { FunctionTimeouts, parseFunctionTimeouts } from '../registry/timeouts-spec';
 import { FunctionState } from './function-state';
 
 export interface RouterOptions {
@@ -21,6 +22,15 @@ export function maxInflightOf(s: FunctionStatus, def: number): number {
   }
   const env = Number(s.envVars?.max_inflight);
   return Number.isInteger(env) && env > 0 ? env : def;
+}
+
+/** The function's own timeouts from its env (validated at deploy; a stored spec that no longer parses gets none). */
+export function timeoutsOf(s: FunctionStatus): FunctionTimeouts {
+  try {
+    return parseFunctionTimeouts(s.envVars);
+  } catch {
+    return {};
+  }
 }
 
 /**
@@ -71,6 +81,7 @@ export class FunctionRouter {
     if (!s) {
       s = new FunctionState(ref, maxInflightOf(status, this.opts.replicaConcurrency), this.opts.queueDepth);
       s.kind = status.kind;
+      s.timeouts = timeoutsOf(status);
       s.setReplicas(eps, status.replicas);
       this.fns.set(key, s);
     }
@@ -89,6 +100,7 @@ export class FunctionRouter {
     }
     s.maxInflight = maxInflightOf(status, this.opts.replicaConcurrency);
     s.kind = status.kind;
+    s.timeouts = timeoutsOf(status);
     const eps = await this.provider.endpoints(s.ref).catch(() => null);
     if (eps) s.setReplicas(eps, status.replicas);
   }

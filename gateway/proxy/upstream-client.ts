@@ -54,21 +54,22 @@ export class UpstreamClient {
     return p;
   }
 
-  async send(u: Upstream, method: string, path: string, headers: IncomingHttpHeaders, body: Buffer): Promise<UpstreamResponse> {
+  /** Sends one request; `timeoutMs` (the function's own bound, issue 25) replaces the client's default. */
+  async send(u: Upstream, method: string, path: string, headers: IncomingHttpHeaders, body: Buffer, timeoutMs = this.timeoutMs): Promise<UpstreamResponse> {
     try {
       const r = await this.pool(u).request({
         method: method as 'GET',
         path,
         headers: headers as Record<string, string>,
         body: body.length > 0 || (method !== 'GET' && method !== 'HEAD') ? body : null,
-        headersTimeout: this.timeoutMs,
-        bodyTimeout: this.timeoutMs,
+        headersTimeout: timeoutMs,
+        bodyTimeout: timeoutMs,
       });
       return { statusCode: r.statusCode, headers: r.headers as IncomingHttpHeaders, body: r.body };
     } catch (e) {
       const code = (e as { code?: string }).code ?? '';
       if (TIMEOUT_CODES.has(code)) {
-        throw new PlatformError(ErrorCode.UpstreamTimeout, `function did not answer within ${this.timeoutMs} ms`);
+        throw new PlatformError(ErrorCode.UpstreamTimeout, `function did not answer within ${timeoutMs} ms`);
       }
       const retryable = NOT_DELIVERED_CODES.has(code) || (IDEMPOTENT.has(method) && RESET_CODES.has(code));
       const Err = retryable ? NotDelivered : PlatformError;
