@@ -38,7 +38,7 @@ it('mlfaas up: builds and deploys stack.yml, serves real predictions, and Ctrl-C
     const auth = { authorization: 'Basic ' + Buffer.from(`admin:${password}`).toString('base64') };
     const list = (await (await fetch(`${base}/system/functions`,
       { headers: auth })).json()) as Array<{ name: string; replicas: number; availableReplicas: number }>;
-    expect(list.map((f) => f.name).sort()).toEqual(['digits-classify', 'digits-train', 'image-classify']);
+    expect(list.map((f) => f.name).sort()).toEqual(['digits-classify', 'digits-train', 'image-classify', 'resnet-torch']);
     expect(list.find((f) => f.name === 'digits-classify')).toEqual(expect.objectContaining({ replicas: 1, availableReplicas: 1 }));
     expect(list.find((f) => f.name === 'image-classify')!.replicas).toBe(0);
     // curl -d @functions/digits-classify/digit.json .../function/digits-classify
@@ -52,6 +52,15 @@ it('mlfaas up: builds and deploys stack.yml, serves real predictions, and Ctrl-C
     const img = await fetch(`${base}/function/image-classify`, { method: 'POST', body: '{"random":2}' });
     expect(img.status).toBe(200);
     expect(((await img.json()) as { predictions: unknown[] }).predictions).toHaveLength(2);
+    // the PyTorch example (ml-inference-torch) wakes from zero and answers both protocols
+    const pixels = new Array(3 * 224 * 224).fill(0.1);
+    const torchV1 = await fetch(`${base}/function/resnet-torch`, { method: 'POST', body: JSON.stringify({ instances: [pixels] }) });
+    expect(torchV1.status).toBe(200);
+    expect(((await torchV1.json()) as { predictions: Array<{ label: string }> }).predictions[0].label).toEqual(expect.any(String));
+    const torchV2 = await fetch(`${base}/v2/models/resnet-torch/infer`,
+      { method: 'POST', body: JSON.stringify({ inputs: [{ name: 'image', shape: [1, 3, 224, 224], datatype: 'FP32', data: pixels }] }) });
+    expect(torchV2.status).toBe(200);
+    expect(((await torchV2.json()) as { outputs: Array<{ shape: number[] }> }).outputs[0].shape).toEqual([1, 1000]);
     // a training function does not serve invocations
     expect((await fetch(`${base}/function/digits-train`, { method: 'POST', body: '{}' })).status).toBe(400);
     const redis = connectRedis(join(dataDir, 'redis', 'redis.sock'));
@@ -61,7 +70,7 @@ it('mlfaas up: builds and deploys stack.yml, serves real predictions, and Ctrl-C
     }
     redis.disconnect();
     expect(pids.length).toBeGreaterThanOrEqual(3);
-    expect(readdirSync(join(dataDir, 'images')).length).toBe(3);
+    expect(readdirSync(join(dataDir, 'images')).length).toBe(4);
     // Ctrl-C
     child.kill('SIGINT');
     const code = await new Promise<number | null>((r) => child.once('exit', r));
