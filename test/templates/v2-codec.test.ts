@@ -51,7 +51,10 @@ describe('parseInferRequest: JSON', () => {
   test("the protocol document's example: UINT32 [2,2] and BOOL, outputs selected, id", () => {
     const r = v2.parseInferRequest(json({
       id: '42',
-      inputs: [{ name: 'input0', shape: [2, 2], datatype: 'UINT32', data: [1, 2, 3, 4] }, { name: 'input1', shape: [3], datatype: 'BOOL', data: [true, false, true] }],
+      inputs: [
+        { name: 'input0', shape: [2, 2], datatype: 'UINT32', data: [1, 2, 3, 4] },
+        { name: 'input1', shape: [3], datatype: 'BOOL', data: [true, false, true] },
+      ],
       outputs: [{ name: 'output0' }],
     }), {});
     expect(r.id).toBe('42');
