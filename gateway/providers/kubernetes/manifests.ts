@@ -19,6 +19,7 @@
 import type { FunctionSpec } from '../../registry/function-spec';
 import type { FunctionStatus } from '../function-provider';
 import { mpsPercent } from '../../../node-runtime/gpu-replica';
+import { modelPodParts } from './model-init';
 
 export const FN_LABEL = 'faas_function';
 export const SPEC_ANNOTATION = 'mlfaas.io/spec';
@@ -92,9 +93,18 @@ export function podTemplate(spec: FunctionSpec, o: TemplateOptions = {}): Obj {
     { name: 'PORT', value: String(WATCHDOG_PORT) },
   );
   if (spec.ml.maxBatchSize) env.push({ name: 'MAX_BATCH_SIZE', value: String(spec.ml.maxBatchSize) });
-  if (spec.ml.model && !spec.envVars.MODEL_PATH) env.push({ name: 'MODEL', value: spec.ml.model });
+  if (spec.ml.model && !spec.envVars.MODEL_PATH && !spec.ml.modelSource) env.push({ name: 'MODEL', value: spec.ml.model });
   const volumes: Obj[] = [];
   const mounts: Obj[] = [];
+  // a model by URI (model-init.ts): fetched into the node's cache by an init container, mounted read-only
+  const model = spec.ml.modelSource ? modelPodParts(spec.ml.modelSource) : undefined;
+  if (model) {
+    const own = env.findIndex((e) => e.name === 'MODEL_PATH');
+    if (own >= 0) env.splice(own, 1);
+    env.push(...model.env);
+    volumes.push(...model.volumes);
+    mounts.push(...model.mounts);
+  }
   if (spec.secrets?.length) {
     volumes.push({ name: `${name}-projected-secrets`, projected: { sources: spec.secrets.map((s) => ({ secret: { name: s } })) } });
     mounts.push({ name: `${name}-projected-secrets`, mountPath: SECRETS_MOUNT, readOnly: true });
@@ -138,6 +148,7 @@ export function podTemplate(spec: FunctionSpec, o: TemplateOptions = {}): Obj {
         ...(mounts.length ? { volumeMounts: mounts } : {}),
       },
     ],
+    ...(model ? { initContainers: model.initContainers } : {}),
     enableServiceLinks: false,
     automountServiceAccountToken: false, // function code gets no credentials to the API server
     ...(volumes.length ? { volumes } : {}),
