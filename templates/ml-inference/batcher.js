@@ -117,12 +117,10 @@ class Batcher {
     let results;
     let perInstance = true;
     if (instances.every((x) => x instanceof Float32Array)) {
-      const n = instances.length;
-      const size = info.instanceSize;
-      const data = new Float32Array(n * size);
-      instances.forEach((x, i) => data.set(/** @type {Float32Array} */ (x), i * size));
-      const r = await this.infer({ [info.inputName]: { datatype: 'FP32', shape: [n, ...info.instanceDims], data } });
-      results = [r];
+      if (!info.legacy) throw badInput(`the model takes named tensors (inputs: ${info.inputs.map((s) => s.name).join(', ')}), not float32 instances`);
+      const data = new Float32Array(instances.length * info.instanceSize);
+      instances.forEach((x, i) => data.set(/** @type {Float32Array} */ (x), i * info.instanceSize));
+      results = [await this.infer({ [info.inputName]: { datatype: 'FP32', shape: [instances.length, ...info.instanceDims], data } })];
     } else {
       perInstance = info.batchable || info.fixedBatch === 1;
       results = await Promise.all(instances.map((x) => this.infer(/** @type {Record<string, Tensor>} */ (x))));

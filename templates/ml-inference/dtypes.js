@@ -63,7 +63,8 @@ function bytesPerElement(datatype) {
 /** @param {Datatype} datatype @param {unknown} data @returns {boolean} data is the array kind this datatype is held in */
 function isArrayFor(datatype, data) {
   if (datatype === 'BYTES') return Array.isArray(data) && data.every((s) => typeof s === 'string' || Buffer.isBuffer(s));
-  return data instanceof TABLE[datatype].ctor; // a Buffer is a Uint8Array: fine for BOOL / UINT8
+  // by tag, not instanceof: arrays from another realm (a worker, a vm context) count too; a Buffer is a Uint8Array
+  return ArrayBuffer.isView(data) && Object.prototype.toString.call(data) === `[object ${TABLE[datatype].ctor.name}]`;
 }
 
 /** @param {number[]} shape */

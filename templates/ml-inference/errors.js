@@ -19,7 +19,13 @@ class RuntimeError extends Error {
 const badInput = (message) => new RuntimeError('bad_input', 400, message);
 /** @param {string} message */
 const modelError = (message) => new RuntimeError('model_error', 500, message);
+/**
+ * ONNX Runtime failed on one request's own validated tensors (an index past a table, say): the
+ * request's values are at fault, not the runtime (issue 25). 400, code `model_rejected_input`.
+ * @param {string} message
+ */
+const modelRejected = (message) => new RuntimeError('model_rejected_input', 400, message);
 /** @param {string} message */
 const notReady = (message) => new RuntimeError('not_ready', 503, message);
 
-module.exports = { RuntimeError, badInput, modelError, notReady };
+module.exports = { RuntimeError, badInput, modelError, modelRejected, notReady };

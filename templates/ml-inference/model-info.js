@@ -19,7 +19,7 @@ const dtypes = require('./dtypes');
  * @property {TensorSpec[]} inputs
  * @property {TensorSpec[]} outputs
  * @property {boolean} batchable  axis 0 of every input and output is dynamic (one shared symbol if named)
- * @property {number} fixedBatch  axis 0's fixed size when not batchable and every input fixes it alike, else 0
+ * @property {number} fixedBatch  axis 0's fixed size when not batchable, every input fixes it alike and every output has it; else 0
  * @property {'onnxruntime_onnx'} platform
  * @property {boolean} legacy     one float32 input whose non-batch dims are fixed, batched or fixed at 1: v1 instances are Float32Arrays
  * @property {string} inputName   the first input (v1 description, `GET /`)
@@ -43,8 +43,11 @@ function describeModel(session, modelPath) {
   const axis0 = all.map((t) => (t.shape.length > 0 ? t.shape[0] : null));
   const named = new Set(all.map((t) => t.symbols[0]).filter((s) => s));
   const batchable = axis0.every((d) => d === -1) && named.size <= 1;
-  const fixed = inputs.map((t) => (t.shape.length > 0 ? t.shape[0] : 0));
-  const fixedBatch = !batchable && fixed.every((d) => d > 0 && d === fixed[0]) ? fixed[0] : 0;
+  // a fixed batch: every input fixes axis 0 alike, each output has it (fixed alike or dynamic), and
+  // every tensor has a dim past it (a plain vector [3] has no batch axis: its requests are not split)
+  const fixed = inputs.map((t) => (t.shape.length > 1 ? t.shape[0] : 0));
+  const outputsAlike = outputs.every((t) => t.shape.length > 1 && (t.shape[0] === fixed[0] || t.shape[0] === -1));
+  const fixedBatch = !batchable && outputsAlike && fixed.every((d) => d > 0 && d === fixed[0]) ? fixed[0] : 0;
   const first = inputs[0];
   const perInstance = batchable || fixedBatch === 1;
   const instanceDims = perInstance ? first.shape.slice(1) : [...first.shape];

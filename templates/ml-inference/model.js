@@ -7,7 +7,7 @@
 const path = require('node:path');
 const { Worker } = require('node:worker_threads');
 const ort = require('onnxruntime-node');
-const { badInput, modelError } = require('./errors');
+const { badInput, modelError, modelRejected } = require('./errors');
 const dtypes = require('./dtypes');
 const { describeModel } = require('./model-info');
 
@@ -38,7 +38,8 @@ class WorkerSession {
       else p.resolve(m.out);
     });
     const failAll = (/** @type {Error} */ e) => {
-      for (const p of this.pending.values()) p.reject(e);
+      const gone = Object.assign(new Error(e.message), { workerGone: true });
+      for (const p of this.pending.values()) p.reject(gone);
       this.pending.clear();
     };
     worker.on('error', failAll);
@@ -108,10 +109,12 @@ class Model {
   /**
    * One ONNX Runtime run. The tensors are taken as given (the batcher validates them against
    * `info`); every output of the model comes back.
-   * @param {Record<string, Tensor>} inputs
+   * An array of Float32Arrays (v1 instances of a legacy model) is run as one [n, ...instanceDims] batch.
+   * @param {Record<string, Tensor> | Float32Array[]} inputs
    * @returns {Promise<Record<string, Tensor>>}
    */
   async run(inputs) {
+    if (Array.isArray(inputs)) return this.run(this.stack(inputs));
     /** @type {Record<string, Feed>} */
     const feeds = {};
     for (const { name } of this.info.inputs) {
@@ -132,7 +135,9 @@ class Model {
       }
     } catch (err) {
       const shapes = Object.entries(feeds).map(([k, f]) => `${k}[${f.dims.join(',')}]`).join(' ');
-      throw modelError(`onnxruntime failed on ${shapes}: ${err instanceof Error ? err.message : String(err)}`);
+      const message = `onnxruntime failed on ${shapes}: ${err instanceof Error ? err.message : String(err)}`;
+      // the session itself is gone: the runtime's fault; else the run refused these (validated) tensors
+      throw /** @type {any} */ (err).workerGone ? modelError(message) : modelRejected(message);
     }
     /** @type {Record<string, Tensor>} */
     const out = {};
@@ -160,6 +165,19 @@ class Model {
       inputs[spec.name] = { datatype: spec.datatype, shape, data: dtypes.arrayFor(spec.datatype, dtypes.elementCount(shape)) };
     }
     return inputs;
+  }
+
+  /**
+   * v1 instances of a legacy model (one float32 input) as one [n, ...instanceDims] tensor.
+   * @param {Float32Array[]} instances
+   * @returns {Record<string, Tensor>}
+   */
+  stack(instances) {
+    const { instanceSize, instanceDims, inputName, legacy } = this.info;
+    if (!legacy) throw badInput(`the model takes named tensors (inputs: ${this.info.inputs.map((s) => s.name).join(', ')}), not float32 instances`);
+    const data = new Float32Array(instances.length * instanceSize);
+    instances.forEach((x, i) => data.set(x, i * instanceSize));
+    return { [inputName]: { datatype: 'FP32', shape: [instances.length, ...instanceDims], data } };
   }
 
   /** One run of zero inputs, outside the stats and the gate. */
