@@ -256,6 +256,11 @@ elif in_budget mps; then
   unset CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY
 fi
 
+# ---- the PyTorch runtime on cuda under the limiter (native/test/gpu/torch-runtime.sh; issue 25): reported, not a target ----
+if [ -n "$TORCH" ] && in_budget "torch runtime"; then
+  say "$(GPU_CHECK_PYTHON="$PY" timeout 300 bash "$HELP/torch-runtime.sh" 2>&1 | tail -n 1)"
+fi
+
 # ---- summary ----
 SHARE_ERR=$(max_of "${SHARE_ERRS[@]}")
 UNSWAPPED=0
