@@ -317,7 +317,8 @@ export class LocalAgent {
       const placed = (await this.placements.read(ref))[r.id];
       const cores = coresOfDevice(placed?.gpu, this.nodeCores).slice(0, 1);
       const device = r.gpu !== undefined ? 'gpu' : 'cpu';
-      const model = this.profileMode === 'predicted' && device === 'cpu' && quotas.length > 1 ? modelFile(r.plan.manifest.dir, rec.spec.envVars) : undefined;
+      const model = this.profileMode === 'predicted' && device === 'cpu' && quotas.length > 1
+        ? (r.modelPath ?? modelFile(r.plan.manifest.dir, rec.spec.envVars)) : undefined;
       await profiler.profile(
         {
           measure: (batches, qs) =>

@@ -111,6 +111,8 @@ export class Replica {
   smShare?: number;
   /** The uid its function process runs as (sandboxed); undefined: the platform's. */
   runUid?: number;
+  /** Its model file on the host when fetched by URI (the node's cache); undefined: the model is in its image. */
+  modelPath?: string;
   private child?: ChildProcess;
   private port = 0;
   private restarts = 0;
@@ -301,6 +303,7 @@ export class Replica {
     const version = modelVersionOf(source.sha256);
     this.host.log(this.id, `model ${version}: from ${source.uri}`);
     const file = await this.host.models.acquire(source, this.id);
+    this.modelPath = file;
     return { file, version };
   }
 
