@@ -11,6 +11,7 @@ const { parseDurationMs, DurationError } = require('./durations');
  * @typedef {object} RuntimeConfig
  * @property {number} port             TCP port of the HTTP server.
  * @property {string} host             Bind address.
+ * @property {string} socketPath       Also serve on this unix socket (`MLFAAS_SOCKET`); '' for none.
  * @property {string} functionDir      Absolute path of the handler folder (`function/`).
  * @property {string} modelPath        Absolute path of the ONNX model.
  * @property {number} maxBatchSize     Most instances in one ONNX run.

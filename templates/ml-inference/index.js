@@ -5,7 +5,7 @@
  * token gate per batch. Run as `node index.js` in a directory laid out as the image: these files
  * at the root and the handler folder in `function/`. See README.md for the contract.
  */
-const { parseConfig } = require('./config');
+const { parseConfig, ConfigError } = require('./config');
 const { Model } = require('./model');
 const { Batcher } = require('./batcher');
 const { Stats, round } = require('./stats');
@@ -30,6 +30,9 @@ async function main() {
   const deps = {
     state, stats, log, maxBodyBytes: config.maxBodyBytes,
     model: () => model, batcher: () => batcher, codec: () => codec,
+    functionName: config.functionName, modelVersion: config.modelVersion,
+    readTimeoutMs: config.readTimeoutMs, writeTimeoutMs: config.writeTimeoutMs, execTimeoutMs: config.execTimeoutMs,
+    counters: { timeouts: 0 },
   };
   const { server, activeRequests: tcpActive } = createServer(deps);
   await new Promise((resolve, reject) => {
@@ -154,6 +157,7 @@ function watchParent(onGone) {
 }
 
 main().catch((err) => {
-  log(`fatal: ${err instanceof Error ? err.stack : err}`);
+  // a bad setting is the operator's to fix: its message names the variable; no stack
+  log(`fatal: ${err instanceof ConfigError ? `bad configuration: ${err.message}` : err instanceof Error ? err.stack : err}`);
   process.exit(1);
 });

@@ -1,11 +1,17 @@
 // @ts-check
 'use strict';
 /**
- * The HTTP surface: `GET /_/health`, `GET /_/ready`, `GET /_/stats`, `GET /` (model description)
- * and inference on POST/PUT to any other path (the gateway forwards `/function/<name>/...`).
+ * The HTTP surface: `GET /_/health`, `GET /_/ready`, `GET /_/stats`, `GET /` (model description),
+ * the Open Inference Protocol under `/v2` (server-v2.js) and v1 inference on POST/PUT to any other
+ * path (the gateway forwards `/function/<name>/...`). The function's timeouts (of-watchdog's
+ * `read_timeout`, `write_timeout`, `exec_timeout`) bound every request here.
  */
 const http = require('node:http');
+const { performance } = require('node:perf_hooks');
 const { RuntimeError, badInput, notReady } = require('./errors');
+const { readBody, sendJson: sendJsonTimed } = require('./http-io');
+const { matchV2, errorBody } = require('./v2');
+const { serveV2 } = require('./server-v2');
 
 /**
  * @typedef {object} ServerDeps
@@ -16,18 +22,58 @@ const { RuntimeError, badInput, notReady } = require('./errors');
  * @property {import('./stats').Stats} stats
  * @property {number} maxBodyBytes
  * @property {(line: string) => void} log
+ * @property {string} functionName   reported on /v2 ('' : the name in the path)
+ * @property {string} modelVersion   the one version /v2 serves
+ * @property {number | null} readTimeoutMs  whole request received within (408 past it); 0: none; null: Node's defaults
+ * @property {number} writeTimeoutMs answer written within (connection closed past it); 0: none
+ * @property {number} execTimeoutMs  an inference answered within this of its arrival (504 past it); 0: none
+ * @property {{ timeouts: number }} counters shared by the TCP and unix-socket servers
  */
 
-/** @param {ServerDeps} deps */
+/**
+ * @param {ServerDeps} deps
+ */
 function createServer(deps) {
   let active = 0;
-  const server = http.createServer((req, res) => {
+  const rt = deps.readTimeoutMs;
+  // Node checks request deadlines every connectionsCheckingInterval (30 s by default): tighter for short read_timeouts
+  const opts = rt ? { connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(rt / 4))) } : {};
+  const server = http.createServer(opts, (req, res) => {
     active += 1;
     res.on('close', () => { active -= 1; });
-    route(deps, req, res).catch((err) => sendError(res, err, deps));
+    const path = (req.url || '/').split('?')[0];
+    const v2 = matchV2(path) !== null;
+    const stop = execDeadline(deps, req, res, path, v2);
+    route(deps, req, res).catch((err) => sendError(res, err, deps, v2)).finally(stop);
   });
   server.keepAliveTimeout = 5000;
+  if (rt !== null) {
+    server.requestTimeout = rt;
+    if (rt > 0) server.headersTimeout = Math.min(server.headersTimeout, rt);
+  }
   return { server, activeRequests: () => active };
+}
+
+/**
+ * `exec_timeout`: an inference request (v1 POST/PUT, v2 infer) not answered this long after it
+ * arrived, queued or running, gets 504 and is counted; its batch, if already running, finishes unseen.
+ * @param {ServerDeps} deps @param {http.IncomingMessage} req @param {http.ServerResponse} res
+ * @param {string} path @param {boolean} v2
+ * @returns {() => void} clears the deadline
+ */
+function execDeadline(deps, req, res, path, v2) {
+  const ms = deps.execTimeoutMs;
+  const inference = v2 ? req.method === 'POST' && path.endsWith('/infer') : !path.startsWith('/_/') && (req.method === 'POST' || req.method === 'PUT');
+  if (!(ms > 0) || !inference) return () => undefined;
+  const arrived = performance.now();
+  const t = setTimeout(() => {
+    if (res.headersSent) return;
+    deps.counters.timeouts += 1;
+    const message = `exec_timeout: no answer ${Math.round(performance.now() - arrived)} ms after the request arrived (limit ${ms} ms)`;
+    if (!req.complete) res.setHeader('Connection', 'close'); // the rest of the body is not read
+    sendJsonTimed(res, 504, v2 ? { error: message } : { error: { code: 'timeout', message } }, deps.writeTimeoutMs);
+  }, ms);
+  return () => clearTimeout(t);
 }
 
 /**
@@ -48,11 +94,14 @@ async function route(deps, req, res) {
     const b = deps.batcher();
     return sendJson(res, 200, {
       ...deps.stats.snapshot({ queueLength: b ? b.queueLength : 0, inFlight: b ? b.inFlight : 0 }),
+      timeouts: deps.counters.timeouts,
       ready: state.ready,
       draining: state.draining,
     });
   }
   if (url === '/_/profile' && req.method === 'POST') return profile(deps, req, res);
+  const v2 = matchV2(url);
+  if (v2) return serveV2(deps, v2, req, res);
   if (req.method === 'GET' || req.method === 'HEAD') {
     const m = deps.model();
     return sendJson(res, 200, {
@@ -163,53 +212,31 @@ async function infer(deps, req, res) {
   res.setHeader('X-Batch-Size', String(result.batchSize));
   res.setHeader('X-Batch-Latency-Ms', String(result.latencyMs));
   res.setHeader('X-Queue-Ms', String(result.queueMs));
-  sendJson(res, 200, { predictions });
-}
-
-/**
- * @param {http.IncomingMessage} req
- * @param {number} limit bytes
- * @returns {Promise<Buffer>}
- */
-function readBody(req, limit) {
-  return new Promise((resolve, reject) => {
-    /** @type {Buffer[]} */
-    const chunks = [];
-    let size = 0;
-    let failed = false;
-    req.on('data', (c) => {
-      if (failed) return;
-      size += c.length;
-      if (size > limit) {
-        failed = true;
-        reject(new RuntimeError('payload_too_large', 413, `request body exceeds ${limit} bytes (MAX_BODY_BYTES)`));
-        req.resume();
-        return;
-      }
-      chunks.push(c);
-    });
-    req.on('end', () => { if (!failed) resolve(Buffer.concat(chunks)); });
-    req.on('error', reject);
-  });
+  sendJsonTimed(res, 200, { predictions }, deps.writeTimeoutMs);
 }
 
 /** @param {http.ServerResponse} res @param {number} status @param {unknown} doc */
 function sendJson(res, status, doc) {
-  if (res.headersSent) return;
-  const text = JSON.stringify(doc);
-  res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });
-  res.end(text);
+  sendJsonTimed(res, status, doc, 0);
 }
 
-/** @param {http.ServerResponse} res @param {unknown} err @param {ServerDeps} deps */
-function sendError(res, err, deps) {
-  if (err instanceof RuntimeError) {
-    if (err.status >= 500) deps.stats.errors += 1;
-    return sendJson(res, err.status, { error: { code: err.code, message: err.message } });
+/**
+ * @param {http.ServerResponse} res @param {unknown} err @param {ServerDeps} deps
+ * @param {boolean} v2 the Open Inference Protocol's form `{"error": "..."}`, else `{"error": {code, message}}`
+ */
+function sendError(res, err, deps, v2) {
+  if (res.headersSent || res.destroyed) return; // answered already (a 504 from exec_timeout)
+  const known = err instanceof RuntimeError;
+  if (!known || err.status >= 500) deps.stats.errors += 1;
+  if (!known) deps.log(`internal error: ${err instanceof Error ? err.stack : err}`);
+  if (v2) {
+    const { status, body } = errorBody(err);
+    return sendJsonTimed(res, status, body, deps.writeTimeoutMs);
   }
-  deps.stats.errors += 1;
-  deps.log(`internal error: ${err instanceof Error ? err.stack : err}`);
-  sendJson(res, 500, { error: { code: 'internal', message: err instanceof Error ? err.message : String(err) } });
+  const doc = known
+    ? { error: { code: err.code, message: err.message } }
+    : { error: { code: 'internal', message: err instanceof Error ? err.message : String(err) } };
+  sendJsonTimed(res, known ? err.status : 500, doc, deps.writeTimeoutMs);
 }
 
 module.exports = { createServer };

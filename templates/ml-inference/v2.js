@@ -272,6 +272,7 @@ function toBinary(datatype, data) {
  * @returns {{ body: Buffer, headers: Record<string, string> }}
  */
 function encodeInferResponse(a) {
+  /** @type {Buffer[]} */
   const chunks = [];
   const outputs = Object.entries(a.outputs).map(([name, t]) => {
     const asked = a.requested ? a.requested.find((r) => r.name === name) : undefined;
