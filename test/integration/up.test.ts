@@ -38,7 +38,7 @@ it('mlfaas up: builds and deploys stack.yml, serves real predictions, and Ctrl-C
     const auth = { authorization: 'Basic ' + Buffer.from(`admin:${password}`).toString('base64') };
     const list = (await (await fetch(`${base}/system/functions`,
       { headers: auth })).json()) as Array<{ name: string; replicas: number; availableReplicas: number }>;
-    expect(list.map((f) => f.name).sort()).toEqual(['digits-classify', 'digits-train', 'image-classify', 'resnet-torch']);
+    expect(list.map((f) => f.name).sort()).toEqual(['digits-classify', 'digits-train', 'image-classify', 'resnet-torch', 'text-encoder']);
     expect(list.find((f) => f.name === 'digits-classify')).toEqual(expect.objectContaining({ replicas: 1, availableReplicas: 1 }));
     expect(list.find((f) => f.name === 'image-classify')!.replicas).toBe(0);
     // curl -d @functions/digits-classify/digit.json .../function/digits-classify
@@ -61,6 +61,10 @@ it('mlfaas up: builds and deploys stack.yml, serves real predictions, and Ctrl-C
       { method: 'POST', body: JSON.stringify({ inputs: [{ name: 'image', shape: [1, 3, 224, 224], datatype: 'FP32', data: pixels }] }) });
     expect(torchV2.status).toBe(200);
     expect(((await torchV2.json()) as { outputs: Array<{ shape: number[] }> }).outputs[0].shape).toEqual([1, 1000]);
+    // any ONNX model (issue 25): the int64 [batch, seq] text encoder wakes from zero; its handler tokenizes
+    const text = await fetch(`${base}/function/text-encoder`, { method: 'POST', body: '{"text":"the movie was not good"}' });
+    expect(text.status).toBe(200);
+    expect(((await text.json()) as { predictions: Array<{ label: string }> }).predictions[0].label).toBe('negative');
     // a training function does not serve invocations
     expect((await fetch(`${base}/function/digits-train`, { method: 'POST', body: '{}' })).status).toBe(400);
     const redis = connectRedis(join(dataDir, 'redis', 'redis.sock'));
@@ -70,7 +74,7 @@ it('mlfaas up: builds and deploys stack.yml, serves real predictions, and Ctrl-C
     }
     redis.disconnect();
     expect(pids.length).toBeGreaterThanOrEqual(3);
-    expect(readdirSync(join(dataDir, 'images')).length).toBe(4);
+    expect(readdirSync(join(dataDir, 'images')).length).toBe(5);
     // Ctrl-C
     child.kill('SIGINT');
     const code = await new Promise<number | null>((r) => child.once('exit', r));
