@@ -45,7 +45,7 @@ describe('ml-inference-torch lifecycle', () => {
     }
   }, 90_000);
 
-  test.each([
+  test.each<{ name: string; env: Record<string, string> }>([
     { name: 'exec_timeout', env: { exec_timeout: '300ms' } },
     { name: 'write_timeout', env: { write_timeout: '0.3s' } },
   ])('$name: a request past it answers 504 (v1 and v2), is counted, and a queued one is dropped', async ({ env }) => {
@@ -163,7 +163,7 @@ print(json.dumps(m(x).tolist()))
     expect(v1.body.predictions[0].score).toBeCloseTo(Math.max(...want[0]), 6);
   }, 120_000);
 
-  test.each([
+  test.each<{ name: string; files: Record<string, string | Buffer>; zip: boolean; want: RegExp }>([
     {
       name: 'a torch.export program on torch < 2.1 is refused with the reason',
       files: { 'model.pt2': Buffer.from('PK\u0005\u0006' + '\u0000'.repeat(18), 'binary') },

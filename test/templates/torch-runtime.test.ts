@@ -8,13 +8,12 @@ import { getJson } from './image-layout';
 import { TINY_HANDLER, TorchFunction, layoutTorchImage, send, startTorch, tinyExpected } from './torch-helpers';
 
 const X = [[0.5, -1, 2, 0.25], [-3, 0, 1, 1]];
+const xIn = { name: 'x', shape: [2, 4], datatype: 'FP32', data: X.flat() as unknown[] };
 const K = [[2, 3], [-1, 4]];
-const v2Body = (extra: object = {}) => ({
+const kIn = { name: 'k', shape: [2, 2], datatype: 'INT64', data: K as unknown[] };
+const v2Body = (extra: object = {}): { inputs: any[]; [k: string]: unknown } => ({
   id: 'req-1',
-  inputs: [
-    { name: 'x', shape: [2, 4], datatype: 'FP32', data: X.flat() },
-    { name: 'k', shape: [2, 2], datatype: 'INT64', data: K },
-  ],
+  inputs: [xIn, kIn],
   ...extra,
 });
 
@@ -38,7 +37,8 @@ describe('ml-inference-torch: endpoints and protocols', () => {
     expect(await getJson(`${t.base}/_/health`)).toEqual({ status: 'ok' });
     expect(await getJson(`${t.base}/_/ready`)).toEqual({ status: 'ready' });
     const stats = await getJson(`${t.base}/_/stats`);
-    for (const k of ['requests', 'instances', 'batches', 'errors', 'meanBatchSize', 'lastBatchSize', 'batchLatencyMs', 'queueLength', 'inFlightBatch', 'ready', 'draining']) {
+    const fields = ['requests', 'instances', 'batches', 'errors', 'meanBatchSize', 'lastBatchSize', 'batchLatencyMs', 'queueLength', 'inFlightBatch'];
+    for (const k of [...fields, 'ready', 'draining']) {
       expect(stats).toHaveProperty(k);
     }
     const d = await getJson(t.base);
@@ -62,12 +62,14 @@ describe('ml-inference-torch: endpoints and protocols', () => {
     expect(meta).toEqual({
       name: 'tiny', versions: ['1'], platform: 'pytorch_torchscript',
       inputs: [{ name: 'x', datatype: 'FP32', shape: [-1, 4] }, { name: 'k', datatype: 'INT64', shape: [-1, 2] }],
-      outputs: [{ name: 'y', datatype: 'FP32', shape: [-1, 4] }, { name: 'positive', datatype: 'BOOL', shape: [-1] }, { name: 'ksum', datatype: 'INT64', shape: [-1] }],
+      outputs: [
+        { name: 'y', datatype: 'FP32', shape: [-1, 4] }, { name: 'positive', datatype: 'BOOL', shape: [-1] }, { name: 'ksum', datatype: 'INT64', shape: [-1] },
+      ],
     });
     expect(await getJson(`${t.base}/v2/models/tiny/versions/1/ready`)).toEqual({ name: 'tiny', ready: true });
     const r = await fetch(`${t.base}/v2/models/tiny/versions/7`);
     expect(r.status).toBe(404);
-    expect((await r.json()).error).toMatch(/version '7'/);
+    expect(((await r.json()) as { error: string }).error).toMatch(/version '7'/);
   });
 
   test('v2 infer (JSON): outputs, datatypes, shapes and the id, equal to the model\'s own answer', async () => {
@@ -138,14 +140,14 @@ describe('ml-inference-torch: endpoints and protocols', () => {
     { name: 'invalid JSON', body: '{"inputs": [', want: /not valid JSON/ },
     { name: 'no inputs', body: {}, want: /^inputs: want a non-empty array/ },
     { name: 'unknown input name', body: { inputs: [{ name: 'z', shape: [1], datatype: 'FP32', data: [1] }] }, want: /inputs\[0\]\.name: 'z' is not an input/ },
-    { name: 'a missing input', body: { inputs: [v2Body().inputs[0]] }, want: /input 'k' is missing/ },
-    { name: 'a wrong datatype', body: { inputs: [{ ...v2Body().inputs[0], datatype: 'FP64' }, v2Body().inputs[1]] }, want: /input 'x': datatype FP64 does not match the model's FP32/ },
-    { name: 'an unknown datatype', body: { inputs: [{ ...v2Body().inputs[0], datatype: 'FLOAT' }, v2Body().inputs[1]] }, want: /input 'x': datatype 'FLOAT' is not one of/ },
-    { name: 'a wrong shape', body: { inputs: [{ ...v2Body().inputs[0], shape: [2, 5] }, v2Body().inputs[1]] }, want: /input 'x': shape \[2, 5\] does not match/ },
-    { name: 'data shorter than the shape', body: { inputs: [{ ...v2Body().inputs[0], data: [1, 2] }, v2Body().inputs[1]] }, want: /input 'x': data has 2 values; shape \[2, 4\] needs 8/ },
-    { name: 'a string in FP32 data', body: { inputs: [{ ...v2Body().inputs[0], data: [1, 2, 3, 'x', 5, 6, 7, 8] }, v2Body().inputs[1]] }, want: /input 'x': value 3/ },
-    { name: 'a fraction in INT64 data', body: { inputs: [v2Body().inputs[0], { ...v2Body().inputs[1], data: [1, 2.5, 3, 4] }] }, want: /input 'k': INT64 data must be integers/ },
-    { name: 'batch sizes that disagree', body: { inputs: [v2Body().inputs[0], { ...v2Body().inputs[1], shape: [1, 2], data: [1, 2] }] }, want: /batch size/ },
+    { name: 'a missing input', body: { inputs: [xIn] }, want: /input 'k' is missing/ },
+    { name: 'a wrong datatype', body: { inputs: [{ ...xIn, datatype: 'FP64' }, kIn] }, want: /input 'x': datatype FP64 does not match the model's FP32/ },
+    { name: 'an unknown datatype', body: { inputs: [{ ...xIn, datatype: 'FLOAT' }, kIn] }, want: /input 'x': datatype 'FLOAT' is not one of/ },
+    { name: 'a wrong shape', body: { inputs: [{ ...xIn, shape: [2, 5] }, kIn] }, want: /input 'x': shape \[2, 5\] does not match/ },
+    { name: 'data shorter than the shape', body: { inputs: [{ ...xIn, data: [1, 2] }, kIn] }, want: /input 'x': data has 2 values; shape \[2, 4\] needs 8/ },
+    { name: 'a string in FP32 data', body: { inputs: [{ ...xIn, data: [1, 2, 3, 'x', 5, 6, 7, 8] }, kIn] }, want: /input 'x': value 3/ },
+    { name: 'a fraction in INT64 data', body: { inputs: [xIn, { ...kIn, data: [1, 2.5, 3, 4] }] }, want: /input 'k': INT64 data must be integers/ },
+    { name: 'batch sizes that disagree', body: { inputs: [xIn, { ...kIn, shape: [1, 2], data: [1, 2] }] }, want: /batch size/ },
     { name: 'an unknown output', body: v2Body({ outputs: [{ name: 'nope' }] }), want: /outputs: 'nope' is not an output/ },
     { name: 'a non-string id', body: v2Body({ id: 5 }), want: /^id: want a string/ },
   ])('v2 400 for $name, naming the field', async ({ body, want }) => {
@@ -157,7 +159,8 @@ describe('ml-inference-torch: endpoints and protocols', () => {
 
   test('v2: a binary_data_size past the body is 400, not a hang', async () => {
     const header = Buffer.from(JSON.stringify({ inputs: [{ name: 'x', shape: [1, 4], datatype: 'FP32', parameters: { binary_data_size: 64 } }] }));
-    const r = await send(`${t.base}/v2/models/tiny/infer`, Buffer.concat([header, Buffer.alloc(16)]), { 'Inference-Header-Content-Length': String(header.length) });
+    const body = Buffer.concat([header, Buffer.alloc(16)]);
+    const r = await send(`${t.base}/v2/models/tiny/infer`, body, { 'Inference-Header-Content-Length': String(header.length) });
     expect(r.status).toBe(400);
     expect(r.body.error).toMatch(/input 'x': parameters.binary_data_size 64/);
   });
