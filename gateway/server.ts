@@ -147,7 +147,7 @@ export async function startGateway(cfg: Config, redisTarget: string, opts: Gatew
     scaleFromZeroTimeoutMs: cfg.scaleFromZeroTimeoutMs,
   });
   const v2 = new V2Handler(invoker, router, redis, { version: cfg.version.release }); // the Open Inference Protocol (issue 25)
-  const asyncInvocations = new AsyncInvocations(redis, invoker, router, cfg.async);
+  const asyncInvocations = new AsyncInvocations(redis, invoker, router, { ...cfg.async, metrics });
   asyncInvocations.startWorker();
   const jobStore = new JobStore(redis);
   const kubeTraining = local ? undefined : await startKubeTraining(cfg, redis, provider);
@@ -189,7 +189,7 @@ export async function startGateway(cfg: Config, redisTarget: string, opts: Gatew
       if (!fn) throw functionNotFound(ref.name, ref.namespace);
       if (fn.kind === 'training') throw trainingNotInvocable(`${ref.name}.${ref.namespace}`);
       const callId = (req.headers['x-call-id'] as string) || randomUUID();
-      await asyncInvocations.enqueue(ref, req.method!, path, req.headers, body, callId);
+      await asyncInvocations.enqueue(ref, req.method!, path, req.headers, body, callId, fn.annotations);
       res.writeHead(202, { 'x-call-id': callId }).end();
     } catch (e) {
       const h = toHttp(e);

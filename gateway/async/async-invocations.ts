@@ -12,6 +12,9 @@ import { FunctionRouter } from '../proxy/router';
 import { deliverCallback, ResolveAll } from './callback-delivery';
 import { checkCallbackUrl } from './callback-policy';
 import { CallbackRefused } from './callback-refused';
+import { FunctionRetry } from './function-retry';
+import { DEFAULT_RETRY_CODES, parseRetryPolicy, retryDelayMs, RetryPolicy } from '../registry/timeouts-spec';
+import type { GatewayMetrics } from '../metrics/gateway-metrics';
 
 /** What is stored in Redis for one accepted async invocation. */
 export interface AsyncJob {
@@ -23,8 +26,13 @@ export interface AsyncJob {
   body: string;
   callId: string;
   callbackUrl?: string;
+  /**
+   * The function's retry policy at enqueue (com.openfaas.retry.*): its answers with one of
+   * `codes` are retried after `retryDelayMs`. Absent on jobs queued before issue 25: not retried.
+   */
+  retry?: Omit<RetryPolicy, 'attempts'>;
   /** Set once the function answered, so a retried callback does not invoke it again. */
-  result?: { status: number; contentType?: string; body: string; /** the invocation's duration, s */ durationS?: number };
+  result?: { status: number; contentType?: string; body: string; /** the invocation's duration, s */ durationS?: number; retryAfterS?: number };
 }
 
 export interface AsyncOptions {
@@ -36,6 +44,31 @@ export interface AsyncOptions {
   callbackAllow: string[];
   /** Resolves callback host names at delivery; the system resolver when absent (tests map names). */
   lookup?: ResolveAll;
+  /** Wait before the first retry of a function's retry code, ms (OpenFaaS Pro's initialRetryWait: 10 s). */
+  retryMinWaitMs?: number;
+  /** Longest wait between retries, ms (OpenFaaS Pro's maxRetryWait: 120 s). */
+  retryMaxWaitMs?: number;
+  /** Counts retries of functions' answers (mlfaas_async_retries_total). */
+  metrics?: GatewayMetrics;
+}
+
+/** Back-off of gateway-side failures (no replica, queue full, callback not delivered): 500 ms doubled per retry. */
+const GATEWAY_BACKOFF_MS = 500;
+
+/**
+ * BullMQ's custom back-off: a function's retry code waits its own policy's delay (min_wait
+ * doubled per retry up to max_wait, or its Retry-After within them); anything else the
+ * gateway's 500 ms exponential. Pure.
+ */
+export function asyncBackoffMs(retry: number, err: Error | undefined, job: Pick<AsyncJob, 'retry'> | undefined): number {
+  if (err instanceof FunctionRetry && job?.retry) return retryDelayMs(job.retry, retry, err.retryAfterS);
+  return Math.round(GATEWAY_BACKOFF_MS * 2 ** Math.max(0, retry - 1));
+}
+
+/** A `Retry-After` in delay-seconds form, else undefined (HTTP dates are not read). */
+function retryAfterSeconds(v: string | string[] | undefined): number | undefined {
+  const s = Array.isArray(v) ? v[0] : v;
+  return s !== undefined && /^\s*\d{1,9}\s*$/.test(s) ? Number(s) : undefined;
 }
 
 /** Request headers carried to the function (the rest are the async caller's transport). */
@@ -89,17 +122,32 @@ export class AsyncInvocations {
     return cb;
   }
 
-  async enqueue(ref: FunctionRef, method: string, path: string, headers: IncomingHttpHeaders, body: Buffer, callId: string): Promise<void> {
+  /** The function's retry policy: its `com.openfaas.retry.*` annotations over the gateway's defaults. */
+  policyOf(annotations: Record<string, string> | undefined): RetryPolicy {
+    const maxWaitMs = this.opts.retryMaxWaitMs ?? 120_000;
+    const minWaitMs = Math.min(this.opts.retryMinWaitMs ?? 10_000, maxWaitMs);
+    const defaults = { attempts: this.opts.attempts, codes: DEFAULT_RETRY_CODES, minWaitMs, maxWaitMs };
+    try {
+      return parseRetryPolicy(annotations, defaults);
+    } catch {
+      return defaults; // validated at deploy: a stored spec that no longer parses gets the defaults
+    }
+  }
+
+  /** `annotations`: the function's, for its retry policy (com.openfaas.retry.*). */
+  async enqueue(ref: FunctionRef, method: string, path: string, headers: IncomingHttpHeaders, body: Buffer, callId: string,
+    annotations?: Record<string, string>): Promise<void> {
     const kept: Record<string, string> = {};
     for (const [k, v] of Object.entries(headers)) if (KEEP.test(k) && typeof v === 'string') kept[k] = v;
-    const job: AsyncJob = { ref, method, path, headers: kept, body: body.toString('base64'), callId };
+    const { attempts, ...retry } = this.policyOf(annotations);
+    const job: AsyncJob = { ref, method, path, headers: kept, body: body.toString('base64'), callId, retry };
     const cb = this.callbackUrlOf(headers);
     if (cb) job.callbackUrl = cb;
     // X-Call-Id is a tracing id, not an idempotency key (and BullMQ rejects numeric or ':' ids)
     await this.queue.add('invoke', job, {
       jobId: randomUUID(),
-      attempts: this.opts.attempts,
-      backoff: { type: 'exponential', delay: 500 },
+      attempts,
+      backoff: { type: 'custom' },
       removeOnComplete: { age: 3600, count: 1000 },
       removeOnFail: { age: 24 * 3600 },
     });
@@ -115,6 +163,9 @@ export class AsyncInvocations {
       lockDuration: this.opts.lockMs,
       stalledInterval: this.opts.lockMs,
       maxStalledCount: 10,
+      settings: {
+        backoffStrategy: (n: number, _type?: string, err?: Error, job?: { data: unknown }) => asyncBackoffMs(n, err, job?.data as AsyncJob | undefined),
+      },
     });
     this.worker.on('error', () => undefined);
   }
@@ -124,7 +175,14 @@ export class AsyncInvocations {
     if (job.id && this.delivered.has(job.id)) return { status: d.result?.status ?? 200 };
     let result = d.result;
     if (!result) {
-      result = await this.invoke(d, job.attemptsMade + 1 >= this.opts.attempts);
+      const lastAttempt = job.attemptsMade + 1 >= (job.opts.attempts ?? this.opts.attempts);
+      result = await this.invoke(d, lastAttempt);
+      // the function's own retry code, attempts left: BullMQ keeps the job and runs it again after
+      // the back-off; the last attempt's answer, whatever it is, goes to the callback
+      if (!lastAttempt && d.retry?.codes.includes(result.status)) {
+        this.opts.metrics?.asyncRetries.inc({ function_name: `${d.ref.name}.${d.ref.namespace}`, code: String(result.status) });
+        throw new FunctionRetry(result.status, result.retryAfterS);
+      }
       if (d.callbackUrl) await job.updateData({ ...d, result }); // a retried callback must not re-invoke
     }
     if (d.callbackUrl) {
@@ -165,7 +223,9 @@ export class AsyncInvocations {
       }
       if (status === 502 && response.statusCode !== 502) throw new PlatformError(ErrorCode.UpstreamUnavailable, 'replica failed mid-response');
       const ct = response.headers['content-type'];
-      return { status, body: Buffer.concat(chunks).toString('base64'), durationS: secondsSince(startHr), ...(ct ? { contentType: ct } : {}) };
+      const after = retryAfterSeconds(response.headers['retry-after']);
+      return { status, body: Buffer.concat(chunks).toString('base64'), durationS: secondsSince(startHr), ...(ct ? { contentType: ct } : {}),
+        ...(after !== undefined ? { retryAfterS: after } : {}) };
     } catch (e) {
       if (e instanceof PlatformError && RETRY.has(e.code) && !lastAttempt) throw e;
       const h = toHttp(e);

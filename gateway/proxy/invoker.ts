@@ -253,7 +253,13 @@ export class Invoker {
       res.destroy();
       return;
     }
-    res.writeHead(h.status, { 'content-type': 'application/json', ...h.headers });
+    const headers: Record<string, string> = { 'content-type': 'application/json', ...h.headers };
+    if (e instanceof PlatformError && e.code === ErrorCode.RequestTimeout) {
+      // the rest of a body that stopped arriving is not worth waiting for
+      res.shouldKeepAlive = false;
+      headers.connection = 'close';
+    }
+    res.writeHead(h.status, headers);
     res.end(JSON.stringify(h.body));
   }
 
