@@ -57,6 +57,7 @@ function validateInputs(info, inputs) {
     let data = t.data;
     if (!dtypes.isArrayFor(spec.datatype, data)) {
       if (!Array.isArray(data)) throw badInput(`${where}: data must be an array of ${n} ${spec.datatype} values`);
+      if (data.length !== n) throw badInput(`${where}: ${data.length} values for shape [${shape.join(', ')}] (want ${n})`);
       try {
         data = dtypes.fromJson(spec.datatype, data);
       } catch (err) {
