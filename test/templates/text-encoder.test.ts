@@ -5,6 +5,7 @@
  * sentiment task, functions/text-encoder/export.py).
  */
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { FunctionProcess, freePort, getJson, layoutImage, post, removeImage, repoRoot, startFunction, waitFor200 } from './image-layout';
 
@@ -92,5 +93,26 @@ describe('text-encoder on ml-inference', () => {
   test('ids past the vocabulary and sequences past 64 are answered (the model clamps them)', async () => {
     const r = await post(base, { instances: [{ input_ids: Array.from({ length: 100 }, (_, i) => i * 1000) }] });
     expect(r.status).toBe(200);
+  });
+});
+
+describe('text-encoder with an absolute MODEL_PATH (a model outside function/, as from the node model cache)', () => {
+  test('loads and answers', async () => {
+    const dir = layoutImage('ml-inference', 'functions/text-encoder', ['model.onnx']);
+    const cache = fs.mkdtempSync(path.join(os.tmpdir(), 'mlfaas-model-cache-'));
+    fs.copyFileSync(path.join(dirOf, 'model.onnx'), path.join(cache, 'v1.onnx'));
+    const port = await freePort();
+    const fn = startFunction(dir, { PORT: String(port), MODEL_PATH: path.join(cache, 'v1.onnx'), ORT_INTRA_OP_THREADS: '1' });
+    try {
+      expect(fs.existsSync(path.join(dir, 'function', 'model.onnx'))).toBe(false);
+      await waitFor200(`http://127.0.0.1:${port}/_/ready`, 30_000);
+      const r = await post(`http://127.0.0.1:${port}`, { text: 'great' });
+      expect(r.status).toBe(200);
+      expect(r.body.predictions[0].label).toBe('positive');
+    } finally {
+      fn.kill();
+      removeImage(dir);
+      fs.rmSync(cache, { recursive: true, force: true });
+    }
   });
 });
