@@ -82,8 +82,8 @@ class Batcher {
       }
     } else if (info.fixedBatch > 0) {
       const f = info.fixedBatch;
-      for (const t of tensors) {
-        if (t.shape[0] !== axis0) throw badInput(`input '${info.inputs[0].name}': axis 0 is ${axis0}, but another input has ${t.shape[0]} there`);
+      for (const [name, t] of Object.entries(valid)) {
+        if (t.shape[0] !== axis0) throw badInput(`input '${name}': axis 0 is ${t.shape[0]}, but input '${info.inputs[0].name}' has ${axis0} there`);
       }
       for (let i = 0; i < axis0; i += f) parts.push(this.enqueue(axis0 === f ? valid : T.sliceAll(valid, i, i + f), f, null));
     } else {

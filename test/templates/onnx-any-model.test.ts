@@ -8,7 +8,7 @@
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { fixedOneModel, gatherModel, identityAll, noBatchModel, reduceAllModel, seqModel, tmpDir } from './onnx-models';
+import { fixedOneModel, fixedTwoModel, gatherModel, identityAll, noBatchModel, reduceAllModel, seqModel, tmpDir } from './onnx-models';
 
 const T = path.join(__dirname, '..', '..', 'templates', 'ml-inference');
 /* eslint-disable @typescript-eslint/no-require-imports */
@@ -167,6 +167,20 @@ describe('ml-inference: any ONNX model', () => {
     expect(r.outputs.y.shape).toEqual([3, 4]);
     expect(Array.from(r.outputs.y.data, (v: number) => v + 0)).toEqual(Array.from({ length: 12 }, (_, i) => (i === 0 ? 0 : -i)));
     await expect(b.infer({ x: { datatype: 'FP32', shape: [2, 3], data: [1, 2, 3, 4, 5, 6] } })).rejects.toMatchObject({ status: 400 });
+  });
+
+  test('a model that fixes axis 0 at 2 takes multiples of 2 rows, alike on every input', async () => {
+    const m = await load(fixedTwoModel(dir));
+    expect(m.info).toMatchObject({ batchable: false, fixedBatch: 2, legacy: false });
+    const rec = recording(m);
+    const b = batcher(rec.model, { acquire: async () => undefined, release: () => undefined });
+    const rows = (n: number, v: number) => ({ datatype: 'FP32', shape: [n, 3], data: Array(n * 3).fill(v) });
+    const r = await b.infer({ a: rows(4, 1), b: rows(4, 2) });
+    expect(rec.runs).toEqual([{ a: [2, 3], b: [2, 3] }, { a: [2, 3], b: [2, 3] }]);
+    expect(r.outputs.c.shape).toEqual([4, 3]);
+    expect(Array.from(r.outputs.c.data)).toEqual(Array(12).fill(3));
+    await expect(b.infer({ a: rows(4, 1), b: rows(2, 2) })).rejects.toMatchObject({ status: 400, message: expect.stringMatching(/input 'b': axis 0 is 2/) });
+    await expect(b.infer({ a: rows(3, 1), b: rows(3, 2) })).rejects.toMatchObject({ status: 400, message: expect.stringMatching(/input 'a'.*dim 0 is 2/) });
   });
 
   test('an output without the batch axis makes the model not batchable', async () => {

@@ -90,3 +90,12 @@ export function reduceAllModel(dir: string): string {
     node: [node('ReduceSum', ['x'], ['total'], [{ name: 'keepdims', i: 0, type: 2 }])],
   });
 }
+
+/** a, b: FP32 [2, 3] → c = a + b [2, 3]: two inputs, axis 0 fixed at 2. */
+export function fixedTwoModel(dir: string): string {
+  return write(dir, 'fixed2.onnx', {
+    input: [valueInfo('a', ELEM.FP32, [2, 3]), valueInfo('b', ELEM.FP32, [2, 3])],
+    output: [valueInfo('c', ELEM.FP32, [2, 3])],
+    node: [node('Add', ['a', 'b'], ['c'])],
+  });
+}
