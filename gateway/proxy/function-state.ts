@@ -21,6 +21,8 @@ export class FunctionState {
   inflight = 0;
   /** The function's own `read_timeout` / `write_timeout` / `exec_timeout` (env, issue 25); empty: the gateway's defaults. */
   timeouts: FunctionTimeouts = {};
+  /** The model version its replicas serve (v2 `versions`): `mlfaas.model.sha256`'s first 12 hex, else '1'. */
+  modelVersion = '1';
   /** `inference`, `classic` or `training` (from the image). */
   kind = 'inference';
   /** Prometheus `function_name` label: `name.namespace`. */

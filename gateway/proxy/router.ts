@@ -2,6 +2,7 @@ import { functionNotFound } from '../errors';
 import { FunctionRef, refKey } from '../lib/names';
 import { FunctionProvider, FunctionStatus } from '../providers/function-provider';
 import { parseMlSpec } from '../registry/function-spec';
+import { modelVersionOf } from '../registry/model-uri-spec';
 import { FunctionTimeouts, parseFunctionTimeouts } from '../registry/timeouts-spec';
 import { FunctionState } from './function-state';
 
@@ -22,6 +23,16 @@ export function maxInflightOf(s: FunctionStatus, def: number): number {
   }
   const env = Number(s.envVars?.max_inflight);
   return Number.isInteger(env) && env > 0 ? env : def;
+}
+
+/** The model version a function's replicas report on /v2: MLFAAS_MODEL_VERSION as the agent sets it (from the model URI's sha256), else the function's own, else '1'. */
+export function servedModelVersion(s: FunctionStatus): string {
+  try {
+    const sha = parseMlSpec(s.labels ?? {}, s.annotations ?? {}).modelSource?.sha256;
+    return sha ? modelVersionOf(sha) : s.envVars?.MLFAAS_MODEL_VERSION || '1';
+  } catch {
+    return s.envVars?.MLFAAS_MODEL_VERSION || '1';
+  }
 }
 
 /** The function's own timeouts from its env (validated at deploy; a stored spec that no longer parses gets none). */
@@ -82,6 +93,7 @@ export class FunctionRouter {
       s = new FunctionState(ref, maxInflightOf(status, this.opts.replicaConcurrency), this.opts.queueDepth);
       s.kind = status.kind;
       s.timeouts = timeoutsOf(status);
+      s.modelVersion = servedModelVersion(status);
       s.setReplicas(eps, status.replicas);
       this.fns.set(key, s);
     }
@@ -101,6 +113,7 @@ export class FunctionRouter {
     s.maxInflight = maxInflightOf(status, this.opts.replicaConcurrency);
     s.kind = status.kind;
     s.timeouts = timeoutsOf(status);
+    s.modelVersion = servedModelVersion(status);
     const eps = await this.provider.endpoints(s.ref).catch(() => null);
     if (eps) s.setReplicas(eps, status.replicas);
   }

@@ -82,7 +82,11 @@ export class V2Handler {
         case 'infer':
           return await this.invoker.proxy(req, res, route.ref, route.path, {
             errors: v2Error,
-            check: (body, r) => void checkInferRequest(body, r.headers['inference-header-content-length']),
+            check: (body, r) => {
+              // a compressed body (Content-Encoding: gzip, as Triton's client may send) is the runtime's to decode and judge
+              const enc = r.headers['content-encoding'];
+              if (enc === undefined || enc === 'identity') checkInferRequest(body, r.headers['inference-header-content-length']);
+            },
           });
       }
     } catch (e) {
@@ -103,6 +107,10 @@ export class V2Handler {
     const name = ref.name;
     if (s.kind === 'training') {
       return json(res, 400, { error: `${s.label} is a training function: it serves no model`, code: ErrorCode.Validation, field: 'name' });
+    }
+    if (route.version !== undefined && route.version !== s.modelVersion) {
+      return json(res, 404, { error: `model ${name} has no version ${route.version} (it serves version ${s.modelVersion})`, code: ErrorCode.NotFound,
+        field: 'version' });
     }
     const why = notReadyReason(s);
     if (why) return json(res, 400, { error: `model ${name} is not ready: ${why}`, code: 'model_not_ready' });
