@@ -25,7 +25,10 @@ export function maxInflightOf(s: FunctionStatus, def: number): number {
   return Number.isInteger(env) && env > 0 ? env : def;
 }
 
-/** The model version a function's replicas report on /v2: MLFAAS_MODEL_VERSION as the agent sets it (from the model URI's sha256), else the function's own, else '1'. */
+/**
+ * The model version a function's replicas report on /v2: MLFAAS_MODEL_VERSION as the agent sets
+ * it (from the model URI's sha256), else the function's own, else '1'.
+ */
 export function servedModelVersion(s: FunctionStatus): string {
   try {
     const sha = parseMlSpec(s.labels ?? {}, s.annotations ?? {}).modelSource?.sha256;
