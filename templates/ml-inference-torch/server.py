@@ -8,6 +8,7 @@ import socket
 import socketserver
 import threading
 import time
+import zlib
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlsplit
 
@@ -138,7 +139,7 @@ class Handler(BaseHTTPRequestHandler):
         finally:
             if read_ms:
                 self.connection.settimeout(self.timeout)
-        return b''.join(chunks)
+        return decode_body(b''.join(chunks), self.headers.get('Content-Encoding', ''), limit)
 
     def _route(self, path, body, deadline):
         app = self.app
@@ -177,6 +178,24 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         if self.command != 'HEAD':
             self.wfile.write(text + (tail or b''))
+
+
+def decode_body(body, encoding, limit):
+    """Content-Encoding gzip / deflate (Triton's client compresses with request_compression_algorithm),
+    inflated to at most `limit` bytes."""
+    enc = encoding.strip().lower()
+    if enc in ('', 'identity'):
+        return body
+    if enc not in ('gzip', 'deflate'):
+        raise RuntimeFault('unsupported_media_type', 415, f'Content-Encoding: {encoding!r} is not served (gzip, deflate or none)')
+    d = zlib.decompressobj(16 + zlib.MAX_WBITS if enc == 'gzip' else zlib.MAX_WBITS)
+    try:
+        out = d.decompress(body, limit + 1)
+    except zlib.error as err:
+        raise bad_input(f'Content-Encoding: the body is not valid {enc}: {err}') from None
+    if len(out) > limit:
+        raise RuntimeFault('payload_too_large', 413, f'the inflated request body exceeds {limit} bytes (MAX_BODY_BYTES)')
+    return out
 
 
 def describe(app):

@@ -81,23 +81,13 @@ def decode_inputs(doc, tail, model):
         if not isinstance(name, str):
             raise bad_input(f'inputs[{k}].name: want a string')
         where = f'input {name!r}'
-        if name not in specs:
-            raise bad_input(f'inputs[{k}].name: {name!r} is not an input of the model ({", ".join(specs)})')
-        if name in out:
-            raise bad_input(f'{where}: given twice')
-        spec = specs[name]
+        # the tensor's own form first (a server for any model says the same), then against the model
         dt = t.get('datatype')
         if dt not in dtypes.DATATYPES:
             raise bad_input(f'{where}: datatype {dt!r} is not one of {", ".join(dtypes.DATATYPES)}')
-        if dt != spec['datatype']:
-            raise bad_input(f'{where}: datatype {dt} does not match the model\'s {spec["datatype"]}')
         shape = t.get('shape')
         if not isinstance(shape, list) or any(isinstance(d, bool) or not isinstance(d, int) or d < 0 for d in shape):
             raise bad_input(f'{where}: shape must be an array of non-negative integers')
-        want = spec['shape']
-        if want is not None:
-            if len(shape) != len(want) or any(w != -1 and w != d for w, d in zip(want, shape)):
-                raise bad_input(f'{where}: shape {shape} does not match the model\'s {want} (-1: any)')
         params = t.get('parameters') or {}
         if not isinstance(params, dict):
             raise bad_input(f'{where}: parameters must be an object')
@@ -112,9 +102,23 @@ def decode_inputs(doc, tail, model):
                 arr = dtypes.from_json(t['data'], dt, shape, where)
             else:
                 raise bad_input(f'{where}: no data (want "data" or parameters.binary_data_size)')
-            out[name] = list(arr.reshape(-1)) if dt == 'BYTES' else dtypes.to_tensor(arr, dt)
         except ValueError as err:
             raise bad_input(str(err)) from None
+        if name not in specs:
+            raise bad_input(f'inputs[{k}].name: {name!r} is not an input of the model ({", ".join(specs)})')
+        if name in out:
+            raise bad_input(f'{where}: given twice')
+        spec = specs[name]
+        if dt != spec['datatype']:
+            raise bad_input(f'{where}: datatype {dt} does not match the model\'s {spec["datatype"]}')
+        want = spec['shape']
+        if want is not None:
+            if len(shape) != len(want) or any(w != -1 and w != d for w, d in zip(want, shape)):
+                raise bad_input(f'{where}: shape {shape} does not match the model\'s {want} (-1: any)')
+        try:
+            out[name] = list(arr.reshape(-1)) if dt == 'BYTES' else dtypes.to_tensor(arr, dt)
+        except ValueError as err:
+            raise bad_input(f'{where}: {err}') from None
         if not shape:
             raise bad_input(f'{where}: shape [] has no batch axis; the model takes {want or "a batch axis first"}')
         if dt == 'BYTES' and len(shape) != 1:
