@@ -13,6 +13,8 @@ import { boundsCases } from './bad-input/cases-bounds';
 import { functionCases } from './bad-input/cases-functions';
 import { invokeCases } from './bad-input/cases-invoke';
 import { systemCases } from './bad-input/cases-system';
+import { modelUriCases } from './bad-input/cases-model-uri';
+import { timeoutCases } from './bad-input/cases-timeouts';
 
 const good = aFunction('good').minScale(0).build();
 
@@ -42,7 +44,7 @@ const HAND: Case[] = [
   { name: 'update: unknown function', method: 'PUT', path: '/system/functions', body: { ...good, service: 'ghost' }, ...notFound },
 ];
 
-const CASES: Case[] = [...HAND, ...functionCases(), ...systemCases(), ...invokeCases(), ...boundsCases()];
+const CASES: Case[] = [...HAND, ...functionCases(), ...systemCases(), ...invokeCases(), ...boundsCases(), ...modelUriCases(), ...timeoutCases()];
 
 /** Every endpoint of the README's HTTP API table, as method + path pattern. */
 const ENDPOINTS: Array<[string, RegExp]> = [
