@@ -146,6 +146,34 @@ class Batcher:
         size = sum(e.rows for e in batch)
         self.in_flight = size
         inputs = {k: _cat([e.inputs[k] for e in batch]) for k in batch[0].inputs}
+        try:
+            outputs, latency_ms, started = self._gated_run(inputs, size)
+        except RuntimeFault:
+            if len(batch) == 1:
+                raise
+            # one request's tensors may be what the model refuses: each alone, so the others get answers
+            for e in batch:
+                try:
+                    self._run([e])
+                except Exception as err:  # noqa: BLE001
+                    e.error = err
+                    e.done.set()
+            return
+        self.estimator.observe(size, latency_ms)
+        self.stats.record_batch(size, latency_ms)
+        self.on_batch(size, latency_ms)
+        offset = 0
+        for e in batch:
+            mine = {}
+            for k, v in outputs.items():
+                mine[k] = v[offset:offset + e.rows] if _batched(v, size) else v
+            offset += e.rows
+            e.result = {'outputs': mine, 'batchSize': size, 'batchLatencyMs': r3(latency_ms), 'queueMs': r3((started - e.enqueued) * 1000)}
+            e.done.set()
+
+    def _gated_run(self, inputs, size):
+        """acquire, one forward pass, release -> (outputs, latency ms, start time). The model refusing
+        the input is a 400; running out of device memory a 503."""
         acquired = False
         try:
             self.gate.acquire(self.estimator.estimate(size))
@@ -156,25 +184,22 @@ class Batcher:
                 self.log(f'token gate acquire failed ({self.gate_failures} so far), running ungated: {err}')
         started = time.monotonic()
         try:
-            outputs = self.model.run(inputs)
+            return self.model.run(inputs), (time.monotonic() - started) * 1000, started
         except (RuntimeError, ValueError, TypeError, IndexError) as err:
-            raise bad_input(f'the model rejected the input: {str(err).splitlines()[0] if str(err) else type(err).__name__}') from None
+            first = str(err).splitlines()[0] if str(err) else type(err).__name__
+            if 'out of memory' in first.lower():
+                raise RuntimeFault('out_of_memory', 503, f'the model ran out of memory for a batch of {size}: {first}') from None
+            raise bad_input(f'the model rejected the input: {first}') from None
         finally:
-            latency_ms = (time.monotonic() - started) * 1000
             if acquired:
                 try:
-                    self.gate.release(latency_ms)
+                    self.gate.release((time.monotonic() - started) * 1000)
                 except Exception as err:  # noqa: BLE001
                     self.log(f'token gate release failed: {err}')
-        self.estimator.observe(size, latency_ms)
-        self.stats.record_batch(size, latency_ms)
-        self.on_batch(size, latency_ms)
-        offset = 0
-        for e in batch:
-            mine = {}
-            for k, v in outputs.items():
-                batched = _rows(v) == size if isinstance(v, (torch.Tensor, list)) and (not isinstance(v, torch.Tensor) or v.dim() > 0) else False
-                mine[k] = v[offset:offset + e.rows] if batched else v
-            offset += e.rows
-            e.result = {'outputs': mine, 'batchSize': size, 'batchLatencyMs': r3(latency_ms), 'queueMs': r3((started - e.enqueued) * 1000)}
-            e.done.set()
+
+
+def _batched(v, size):
+    """An output with one row per instance (split among the batch's requests), not a per-batch value."""
+    if isinstance(v, torch.Tensor):
+        return v.dim() > 0 and v.shape[0] == size
+    return isinstance(v, list) and len(v) == size

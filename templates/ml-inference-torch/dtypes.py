@@ -2,6 +2,8 @@
 
 torch 1.13 has no uint16/32/64: those arrive in numpy's type and are widened for the model
 (UINT16 -> int32, UINT32 -> int64; UINT64 -> int64, values over 2^63-1 refused)."""
+import math
+
 import numpy as np
 import torch
 
@@ -39,7 +41,7 @@ def to_tensor(arr, datatype):
 
 def from_json(values, datatype, shape, where):
     """JSON data (flat or nested, row-major) -> numpy array of `shape`. Raises ValueError naming `where`."""
-    n = int(np.prod(shape)) if shape else 1
+    n = math.prod(shape)
     flat = _flatten(values, where)
     if len(flat) != n:
         raise ValueError(f'{where}: data has {len(flat)} values; shape {list(shape)} needs {n}')
@@ -65,7 +67,7 @@ def from_json(values, datatype, shape, where):
 
 def from_bytes(raw, datatype, shape, where):
     """The binary tensor extension's raw bytes -> numpy array (BYTES: 4-byte LE length + bytes each)."""
-    n = int(np.prod(shape)) if shape else 1
+    n = math.prod(shape)
     if datatype == 'BYTES':
         out, pos = [], 0
         while pos < len(raw):

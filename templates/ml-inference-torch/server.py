@@ -246,7 +246,7 @@ def profile(app, body):
     token gate for s seconds (<= 10): the capability point, as ml-inference's /_/profile."""
     try:
         q = json.loads(body.decode() or '{}')
-    except (UnicodeDecodeError, ValueError):
+    except (UnicodeDecodeError, ValueError, RecursionError):
         raise bad_input('profile body must be JSON {"batch": n, "seconds": s}') from None
     if not isinstance(q, dict):
         raise bad_input('profile body must be JSON {"batch": n, "seconds": s}')

@@ -14,7 +14,7 @@ from errors import bad_input
 def parse_json(body):
     try:
         return json.loads(body.decode('utf-8'))
-    except (UnicodeDecodeError, ValueError) as err:
+    except (UnicodeDecodeError, ValueError, RecursionError) as err:
         raise bad_input(f'request body is not valid JSON: {err}') from None
 
 

@@ -61,7 +61,7 @@ def parse_request(headers, body):
         head, tail = body, b''
     try:
         doc = json.loads(head.decode('utf-8'))
-    except (UnicodeDecodeError, ValueError) as err:
+    except (UnicodeDecodeError, ValueError, RecursionError) as err:
         raise bad_input(f'request body is not valid JSON: {err}') from None
     if not isinstance(doc, dict):
         raise bad_input('want a JSON object {"inputs": [...]}')

@@ -11,7 +11,7 @@ import { FunctionProcess, repoRoot } from './image-layout';
 
 export const TORCH_PYTHON = process.env.MLFAAS_PYTHON || (fs.existsSync('/opt/torch/.venv/bin/python3') ? '/opt/torch/.venv/bin/python3' : '/usr/bin/python3');
 
-/** A fast model with two inputs and three outputs of other datatypes; SLOW_MS makes forward() sleep. */
+/** A fast model with two inputs and three outputs of other datatypes; SLOW_MS makes forward() sleep; an x of 13 makes it raise. */
 export const TINY_HANDLER = `
 import os, time, torch
 inputs = [{'name': 'x', 'datatype': 'FP32', 'shape': [-1, 4]}, {'name': 'k', 'datatype': 'INT64', 'shape': [-1, 2]}]
@@ -21,6 +21,8 @@ class M(torch.nn.Module):
     def forward(self, x, k):
         if SLOW:
             time.sleep(SLOW)
+        if bool((x == 13).any()):
+            raise ValueError('13 is unlucky')
         w = torch.arange(1, 5, dtype=torch.float32)
         return {'y': x * w + k.sum(1, keepdim=True).float(), 'positive': x.sum(1) > 0, 'ksum': k.sum(1)}
 def load():

@@ -131,6 +131,15 @@ describe('ml-inference-torch: endpoints and protocols', () => {
       }
       const stats = await getJson(`${b.base}/_/stats`);
       expect(stats).toMatchObject({ batches: 1, instances: 2, lastBatchSize: 2 });
+      // a batch the model refuses because of one request is rerun request by request: the other is answered
+      const bad = send(`${b.base}/v2/models/tiny/infer`, {
+        inputs: [{ name: 'x', shape: [1, 4], datatype: 'FP32', data: [13, 0, 0, 0] }, { name: 'k', shape: [1, 2], datatype: 'INT64', data: [1, 1] }],
+      });
+      const [good, refused] = await Promise.all([one(0), bad]);
+      expect(good.status).toBe(200);
+      expect(good.body.outputs[2].data).toEqual([tinyExpected(X[0], K[0]).ksum]);
+      expect(refused.status).toBe(400);
+      expect(refused.body.error).toMatch(/the model rejected the input: 13 is unlucky/);
     } finally {
       b.stop();
     }
@@ -138,6 +147,8 @@ describe('ml-inference-torch: endpoints and protocols', () => {
 
   test.each([
     { name: 'invalid JSON', body: '{"inputs": [', want: /not valid JSON/ },
+    { name: 'JSON nested 100000 deep', body: '{"inputs": ' + '['.repeat(100_000), want: /not valid JSON/ },
+    { name: 'a shape whose product overflows int64', body: { inputs: [{ ...xIn, shape: [2 ** 40, 2 ** 40] }, kIn] }, want: /input 'x': data has 8 values/ },
     { name: 'no inputs', body: {}, want: /^inputs: want a non-empty array/ },
     { name: 'unknown input name', body: { inputs: [{ name: 'z', shape: [1], datatype: 'FP32', data: [1] }] }, want: /inputs\[0\]\.name: 'z' is not an input/ },
     { name: 'a missing input', body: { inputs: [xIn] }, want: /input 'k' is missing/ },
@@ -167,6 +178,7 @@ describe('ml-inference-torch: endpoints and protocols', () => {
 
   test.each([
     { name: 'invalid JSON', body: '{"instances": [', want: /not valid JSON/ },
+    { name: 'JSON nested 100000 deep', body: '['.repeat(100_000), want: /not valid JSON/ },
     { name: 'no instances', body: { foo: 1 }, want: /want a JSON body/ },
     { name: 'empty instances', body: { instances: [] }, want: /empty/ },
     { name: 'an instance without an input', body: { instances: [{ x: X[0] }] }, want: /instance 0: input 'k' is missing/ },
