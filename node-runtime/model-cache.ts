@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, utimesSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { extname, join } from 'node:path';
+import { readCacheDir, sweepCacheDir, touchVersion } from './model-cache-dir';
+import type { CacheEntry } from './model-cache-policy';
 import { DEFAULT_LIMITS, DownloadLimits, fetchModel, ModelFetchError, ModelOrigin } from './model-download';
 
 /** A model version to cache: where it comes from and the SHA-256 it must have. */
@@ -20,32 +22,9 @@ export interface ModelCacheOptions {
   log?(line: string): void;
 }
 
-/** One cached version as the eviction policy sees it. */
-export interface CacheEntry {
-  sha256: string;
-  bytes: number;
-  /** ms since the epoch: the version directory's mtime, touched at every acquire and release. */
-  lastUsed: number;
-  inUse: boolean;
-}
-
 export const MODEL_CACHE_DEFAULT_BYTES = 10 * 1024 ** 3;
 
-/**
- * Which versions to evict so the cache fits in `maxBytes`: least recently used first, never one in
- * use, never `keep` (the version just added). Pure.
- */
-export function chooseEvictions(entries: CacheEntry[], maxBytes: number, keep?: string): string[] {
-  let total = entries.reduce((s, e) => s + e.bytes, 0);
-  const out: string[] = [];
-  for (const e of [...entries].sort((a, b) => a.lastUsed - b.lastUsed)) {
-    if (total <= maxBytes) break;
-    if (e.inUse || e.sha256 === keep) continue;
-    out.push(e.sha256);
-    total -= e.bytes;
-  }
-  return out;
-}
+export type { CacheEntry } from './model-cache-policy';
 
 /** The model file's name in its version directory: `model` + the URI's extension (`.onnx` when it has none). */
 export function modelFileName(uri: string): string {
@@ -133,13 +112,7 @@ export class ModelCache {
   }
 
   private touch(sha: string): void {
-    const d = this.versionDir(sha);
-    const now = new Date();
-    try {
-      utimesSync(d, now, now);
-    } catch {
-      // evicted meanwhile: nothing to order
-    }
+    touchVersion(this.opts.dir, sha);
   }
 
   private async fetch(want: ModelWanted, sha: string, file: string): Promise<void> {
@@ -162,34 +135,19 @@ export class ModelCache {
     }
   }
 
-  /** Every cached version with its size, last use and whether a holder holds it. */
-  entries(): CacheEntry[] {
-    const out: CacheEntry[] = [];
-    for (const n of readdirSync(this.opts.dir)) {
-      if (!/^[0-9a-f]{64}$/.test(n)) continue;
-      const d = this.versionDir(n);
-      try {
-        const bytes = readdirSync(d).reduce((s, f) => s + statSync(join(d, f)).size, 0);
-        out.push({ sha256: n, bytes, lastUsed: statSync(d).mtimeMs, inUse: this.inUse(n) || [...this.fetching.keys()].some((k) => k.startsWith(d)) });
-      } catch {
-        // removed meanwhile
-      }
-    }
-    return out;
+  /** Held by a replica, or a fetch into it is in flight. */
+  private busy(sha: string): boolean {
+    const d = `${this.versionDir(sha)}/`;
+    return this.inUse(sha) || [...this.fetching.keys()].some((k) => k.startsWith(d));
   }
 
-  /** Evicts least recently used versions not in use until the cache fits (never `keep`). */
+  /** Every cached version with its size, last use and whether it is busy (held, or being fetched). */
+  entries(): CacheEntry[] {
+    return readCacheDir(this.opts.dir, (sha) => this.busy(sha));
+  }
+
+  /** Evicts least recently used versions not in use until the cache fits (never `keep`): the shared policy over this node's holders. */
   evict(keep?: string): string[] {
-    const entries = this.entries();
-    const gone = chooseEvictions(entries, this.opts.maxBytes, keep);
-    for (const sha of gone) {
-      rmSync(this.versionDir(sha), { recursive: true, force: true });
-      this.opts.log?.(`model ${sha.slice(0, 12)}: evicted from the node's model cache (least recently used, not in use)`);
-    }
-    const left = entries.filter((e) => !gone.includes(e.sha256)).reduce((s, e) => s + e.bytes, 0);
-    if (left > this.opts.maxBytes) {
-      this.opts.log?.(`model cache holds ${left} bytes, above its limit ${this.opts.maxBytes}: the rest is in use by running replicas`);
-    }
-    return gone;
+    return sweepCacheDir(this.opts.dir, this.opts.maxBytes, (sha) => this.busy(sha), { keep: keep ? [keep] : [] }, this.opts.log).evict;
   }
 }

@@ -9,7 +9,7 @@ import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { createServer, Server } from 'node:http';
 import { AddressInfo } from 'node:net';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { kubeConfig } from '../../gateway/providers/kubernetes/kube-config';
@@ -101,7 +101,10 @@ describe('the init container script', () => {
     expect(r).toEqual({ code: 0, out: expect.stringMatching(/fetched 12 bytes .* sha256 verified/) });
     expect(readFileSync(join(dir, 'model', 'model.onnx'))).toEqual(content);
     expect(statSync(join(dir, 'model', 'model.onnx')).mode & 0o777).toBe(0o444);
+    const old = new Date(Date.now() - 3600_000);
+    utimesSync(join(dir, 'model'), old, old);
     expect((await run({ MODEL_URI: `${base}/m.onnx`, MODEL_SHA256: sha(content) })).out).toMatch(/in the node's cache/);
+    expect(statSync(join(dir, 'model')).mtimeMs).toBeGreaterThan(old.getTime() + 1000); // a hit is a use: the node agent's LRU sees it
     expect(hits.get('/m.onnx')).toBe(1);
     expect(leftovers()).toEqual([]);
   });

@@ -9,7 +9,8 @@ import { AddressInfo } from 'node:net';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chooseEvictions, ModelCache, modelFileName } from '../../node-runtime/model-cache';
+import { ModelCache, modelFileName } from '../../node-runtime/model-cache';
+import { planEvictions } from '../../node-runtime/model-cache-policy';
 import { ModelFetchError } from '../../node-runtime/model-download';
 
 const sha = (b: Buffer | string) => createHash('sha256').update(b).digest('hex');
@@ -130,11 +131,17 @@ describe('ModelCache', () => {
     expect(cache.entries().reduce((s, e) => s + e.bytes, 0)).toBeLessThanOrEqual(2500);
   });
 
-  test('chooseEvictions: oldest idle first, in-use and the kept version never', () => {
+  test('planEvictions (the policy both cache edges use): oldest idle first; in use, kept and recently used never', () => {
     const e = (s: string, lastUsed: number, inUse = false) => ({ sha256: s, bytes: 10, lastUsed, inUse });
-    expect(chooseEvictions([e('a', 1, true), e('b', 2), e('c', 3), e('d', 4)], 20, 'd')).toEqual(['b', 'c']);
-    expect(chooseEvictions([e('a', 1, true), e('b', 2, true)], 5)).toEqual([]);
-    expect(chooseEvictions([e('a', 1), e('b', 2)], 20)).toEqual([]);
+    const evict = (...a: Parameters<typeof planEvictions>) => planEvictions(...a).evict;
+    expect(evict([e('a', 1, true), e('b', 2), e('c', 3), e('d', 4)], 20, { keep: ['d'] })).toEqual(['b', 'c']);
+    expect(evict([e('d', 4), e('c', 3), e('b', 2), e('a', 1, true)], 20, { keep: ['d'] })).toEqual(['b', 'c']); // order of the entries does not matter
+    expect(evict([e('y', 5), e('x', 5), e('z', 9)], 10)).toEqual(['x', 'y']); // ties by sha256
+    expect(planEvictions([e('a', 1, true), e('b', 2, true)], 5)).toEqual({ evict: [], totalBytes: 20, keptBytes: 20, overBytes: 15 });
+    expect(evict([e('a', 1), e('b', 2)], 20)).toEqual([]);
+    // used within minIdleMs of now: kept; the next oldest goes instead
+    expect(evict([e('a', 950), e('b', 100), e('c', 200)], 20, { now: 1000, minIdleMs: 100 })).toEqual(['b']);
+    expect(planEvictions([e('a', 950), e('b', 960)], 0, { now: 1000, minIdleMs: 100 })).toMatchObject({ evict: [], overBytes: 20 });
   });
 
   test('downloads are bounded: endless body, oversized Content-Length, idle server, redirect loop, 404', async () => {

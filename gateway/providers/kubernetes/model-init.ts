@@ -4,9 +4,13 @@
  * local agent's cache does it (node-runtime/model-cache.ts): to a temp file, bounded in size and
  * time, its SHA-256 compared, then renamed. Pods of the version on that node find it there and
  * skip the fetch. The function's container sees only its version's directory, read-only.
+ * A hit touches the version directory (its last use for the node agent's LRU eviction, which never
+ * takes a version a pod on the node mounts: modelVersionsMounted).
  * A failed fetch fails the init container (its message in the pod status), so the Deployment's
  * rolling update (maxUnavailable 0) stalls with the old pods serving. Pure: objects out.
  */
+import type { V1Pod } from '@kubernetes/client-node';
+import { posix } from 'node:path';
 import type { ModelSource } from '../../registry/model-uri-spec';
 import { modelVersionOf } from '../../registry/model-uri-spec';
 import { modelFileName } from '../../../node-runtime/model-cache';
@@ -34,7 +38,7 @@ export const DEFAULT_FETCH_LIMITS: ModelFetchLimits = { maxBytes: 10 * 1024 ** 3
  */
 export const MODEL_FETCH_SCRIPT = `set -eu
 f="$MODEL_DIR/$MODEL_FILE"
-if [ -f "$f" ]; then echo "model $MODEL_SHA256: in the node's cache"; exit 0; fi
+if [ -f "$f" ]; then touch "$MODEL_DIR" 2>/dev/null || true; echo "model $MODEL_SHA256: in the node's cache"; exit 0; fi
 t="$MODEL_DIR/.tmp-\${HOSTNAME:-pod}-$$"
 trap 'rm -f "$t" "$t.rc"' EXIT
 fail() { echo "$MODEL_URI: $*" >&2; exit 1; }
@@ -106,4 +110,25 @@ export function modelPodParts(source: ModelSource, limits: ModelFetchLimits = DE
       { name: 'MLFAAS_MODEL_VERSION', value: modelVersionOf(source.sha256) },
     ],
   };
+}
+
+/**
+ * The model versions the pods on a node mount from its cache (hostPath `<cacheDir>/<sha256>`):
+ * the ones its node agent must not evict. Pods that have finished (Succeeded, Failed) mount
+ * nothing; every other pod counts, Pending ones (their init container may be fetching) and
+ * terminating ones included.
+ */
+export function modelVersionsMounted(pods: readonly V1Pod[], cacheDir = NODE_MODEL_CACHE_DIR): Set<string> {
+  const out = new Set<string>();
+  const root = posix.normalize(cacheDir).replace(/\/+$/, '');
+  for (const p of pods) {
+    if (p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed') continue;
+    for (const v of p.spec?.volumes ?? []) {
+      const path = v.hostPath?.path;
+      if (!path) continue;
+      const n = posix.normalize(path).replace(/\/+$/, '');
+      if (posix.dirname(n) === root && /^[0-9a-f]{64}$/.test(posix.basename(n))) out.add(posix.basename(n));
+    }
+  }
+  return out;
 }

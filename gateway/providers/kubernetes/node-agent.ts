@@ -10,6 +10,7 @@
  *   (Kubernetes < 1.33) this write is the enforcement. Fractional-GPU pods' processes get the same
  *   quota on tokend's GPU window (the limiter gates their kernel launches on it).
  * - Usage: each pod's CPU time from its cgroup, in `/metrics`.
+ * - Models by URI: keeps the node's model cache within its size (node-model-cache.ts).
  * The pod cgroup is found as the kubelet makes it: `pod<uid>` (cgroupfs driver) or
  * `*-pod<uid_with_underscores>.slice` (systemd driver) under the kubepods hierarchy.
  */
@@ -27,6 +28,7 @@ import { CPU_BASE_ANNOTATION, FN_LABEL, GPU_DEVICE_ANNOTATION, GPU_SHARE_ANNOTAT
 /** The GPU a fractional-GPU pod's quota is on (tokend's `gpuN`; default 0): the placement writes it (manifests.ts). */
 export { GPU_DEVICE_ANNOTATION } from './manifests';
 import { QUOTA_ANNOTATION } from './pods';
+import { NodeModelCache, type NodeModelCacheOptions } from './node-model-cache';
 
 export interface NodeAgentOptions {
   nodeName: string;
@@ -44,6 +46,8 @@ export interface NodeAgentOptions {
   environOf?: (pid: number) => Record<string, string>;
   /** The limiter library to install, and where pods mount it from. */
   limiter?: { from: string; to: string };
+  /** The node's model cache (hostPath): LRU eviction within its size, never a version a pod on this node mounts. */
+  modelCache?: NodeModelCacheOptions;
   port?: number;
   log?: (line: string) => void;
 }
@@ -94,6 +98,8 @@ export class NodeAgent {
   private informer?: ReturnType<typeof makeInformer<V1Pod>>;
   private server?: Server;
   private stopped = false;
+  /** Present with `opts.modelCache`. */
+  modelCache?: NodeModelCache;
   url = '';
 
   constructor(
@@ -130,12 +136,17 @@ export class NodeAgent {
       this.applied.delete(p.metadata!.uid!);
       for (const k of [...this.groups.keys()]) if (k.endsWith(`|${p.metadata!.uid}`)) this.groups.delete(k);
       this.quotaGauge.remove({ namespace: p.metadata!.namespace!, pod: p.metadata!.name!, function: p.metadata!.labels![FN_LABEL] });
+      this.modelCache?.sweepSoon();
     });
     inf.on('error', () => {
       if (!this.stopped) setTimeout(() => void (this.stopped || inf.start().catch(() => undefined)), 1000).unref();
     });
     this.informer = inf;
     await inf.start();
+    if (this.opts.modelCache) {
+      this.modelCache = new NodeModelCache(this.core, this.opts.nodeName, this.opts.modelCache, this.metrics, this.opts.log);
+      this.modelCache.start();
+    }
     this.server = createServer((req, res) => void this.serve(req.url ?? '/', res));
     await new Promise<void>((r) => this.server!.listen(this.opts.port ?? 0, '0.0.0.0', r));
     this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
@@ -235,6 +246,7 @@ export class NodeAgent {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    await this.modelCache?.stop();
     await this.informer?.stop().catch(() => undefined);
     await new Promise((r) => (this.server ? this.server.close(r) : r(undefined)));
   }

@@ -77,6 +77,7 @@ export async function startNodeAgent(cfg: Config, nodeName: string, port: number
   const { NodeAgent } = load<typeof import('./node-agent')>('./node-agent');
   const { NODE_LIB_DIR, NODE_MPS_DIR, NODE_TOKEND_DIR } = load<typeof import('./manifests')>('./manifests');
   const { startNodeGpu } = load<typeof import('./node-gpu')>('./node-gpu');
+  const { NODE_MODEL_CACHE_DIR } = load<typeof import('./model-init')>('./model-init');
   const v1 = existsSync('/sys/fs/cgroup/cpu/cpu.cfs_quota_us');
   const gpus = discoverGpus(cfg.gpus);
   const run = process.env.MLFAAS_NODE_RUN_DIR;
@@ -98,6 +99,7 @@ export async function startNodeAgent(cfg: Config, nodeName: string, port: number
     gpuQuota: gpu?.gpuQuota,
     mps: gpu?.mps,
     limiter: { from: join(REPO_ROOT, 'native', 'build', 'liblimiter.so'), to: NODE_LIB_DIR },
+    modelCache: { dir: NODE_MODEL_CACHE_DIR, maxBytes: cfg.modelCacheBytes },
     port,
     log,
   });
