@@ -12,6 +12,7 @@ const { RuntimeError, badInput, notReady } = require('./errors');
 const { readBody, sendJson: sendJsonTimed } = require('./http-io');
 const { matchV2, errorBody } = require('./v2');
 const { serveV2 } = require('./server-v2');
+const { parseDurationMs } = require('./durations');
 
 /**
  * @typedef {object} ServerDeps
@@ -62,9 +63,9 @@ function createServer(deps) {
  * @returns {() => void} clears the deadline
  */
 function execDeadline(deps, req, res, path, v2) {
-  const ms = deps.execTimeoutMs;
   const inference = v2 ? req.method === 'POST' && path.endsWith('/infer') : !path.startsWith('/_/') && (req.method === 'POST' || req.method === 'PUT');
-  if (!(ms > 0) || !inference) return () => undefined;
+  if (!(deps.execTimeoutMs > 0) || !inference) return () => undefined;
+  const ms = requestTimeout(deps.execTimeoutMs, req.headers['x-timeout']);
   const arrived = performance.now();
   const t = setTimeout(() => {
     if (res.headersSent) return;
@@ -115,6 +116,22 @@ async function route(deps, req, res) {
     throw new RuntimeError('method_not_allowed', 405, `${req.method} is not served; POST a request body`);
   }
   await infer(deps, req, res);
+}
+
+/**
+ * of-watchdog's `X-Timeout` header: a Go duration that shortens exec_timeout for one request (one
+ * longer than exec_timeout, or not a duration, is ignored, as the watchdog does).
+ * @param {number} execMs @param {string | string[] | undefined} header @returns {number} ms
+ */
+function requestTimeout(execMs, header) {
+  const text = Array.isArray(header) ? header[0] : header;
+  if (!text) return execMs;
+  try {
+    const ms = parseDurationMs(text);
+    return ms > 0 && ms <= execMs ? ms : execMs;
+  } catch {
+    return execMs;
+  }
 }
 
 /**
