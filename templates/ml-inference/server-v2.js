@@ -19,8 +19,9 @@ const EXTENSIONS = ['binary_tensor_data'];
  * @param {import('./v2').V2Route} r
  * @param {import('node:http').IncomingMessage} req
  * @param {import('node:http').ServerResponse} res
+ * @param {AbortSignal} [signal] aborted when exec_timeout passes
  */
-async function serveV2(deps, r, req, res) {
+async function serveV2(deps, r, req, res, signal) {
   const wt = deps.writeTimeoutMs;
   const method = req.method || 'GET';
   const wantMethod = r.kind === 'infer' ? 'POST' : 'GET';
@@ -57,7 +58,9 @@ async function serveV2(deps, r, req, res) {
   if (!ready || !model || !batcher) throw notReady(`${why}; retry after GET /v2/health/ready answers 200`);
   const request = v2.parseInferRequest(body, req.headers);
   deps.stats.requests += 1;
+  /** @type {{ outputs?: string[], signal?: AbortSignal }} */
   const opts = request.outputs ? { outputs: request.outputs.map((o) => o.name) } : {};
+  if (signal) opts.signal = signal;
   const result = await batcher.infer(request.inputs, opts);
   const answer = v2.encodeInferResponse({
     modelName: name, modelVersion: deps.modelVersion, id: request.id, outputs: result.outputs, requested: request.outputs, binaryOutput: request.binaryOutput,

@@ -44,8 +44,8 @@ function createServer(deps) {
     res.on('close', () => { active -= 1; });
     const path = (req.url || '/').split('?')[0];
     const v2 = matchV2(path) !== null;
-    const stop = execDeadline(deps, req, res, path, v2);
-    route(deps, req, res).catch((err) => sendError(res, err, deps, v2)).finally(stop);
+    const deadline = execDeadline(deps, req, res, path, v2);
+    route(deps, req, res, deadline.signal).catch((err) => sendError(res, err, deps, v2)).finally(deadline.stop);
   });
   server.keepAliveTimeout = 5000;
   if (rt !== null) {
@@ -60,29 +60,33 @@ function createServer(deps) {
  * arrived, queued or running, gets 504 and is counted; its batch, if already running, finishes unseen.
  * @param {ServerDeps} deps @param {http.IncomingMessage} req @param {http.ServerResponse} res
  * @param {string} path @param {boolean} v2
- * @returns {() => void} clears the deadline
+ * @returns {{ stop: () => void, signal: AbortSignal | undefined }} stop clears the deadline; signal aborts when it passes
+ *   (handed to batcher.infer: a batcher that honours it drops the request if still queued)
  */
 function execDeadline(deps, req, res, path, v2) {
   const inference = v2 ? req.method === 'POST' && path.endsWith('/infer') : !path.startsWith('/_/') && (req.method === 'POST' || req.method === 'PUT');
-  if (!(deps.execTimeoutMs > 0) || !inference) return () => undefined;
+  if (!(deps.execTimeoutMs > 0) || !inference) return { stop: () => undefined, signal: undefined };
   const ms = requestTimeout(deps.execTimeoutMs, req.headers['x-timeout']);
   const arrived = performance.now();
+  const abort = new AbortController();
   const t = setTimeout(() => {
+    abort.abort(new RuntimeError('timeout', 504, 'exec_timeout passed'));
     if (res.headersSent) return;
     deps.counters.timeouts += 1;
     const message = `exec_timeout: no answer ${Math.round(performance.now() - arrived)} ms after the request arrived (limit ${ms} ms)`;
     if (!req.complete) res.setHeader('Connection', 'close'); // the rest of the body is not read
     sendJsonTimed(res, 504, v2 ? { error: message } : { error: { code: 'timeout', message } }, deps.writeTimeoutMs);
   }, ms);
-  return () => clearTimeout(t);
+  return { stop: () => clearTimeout(t), signal: abort.signal };
 }
 
 /**
  * @param {ServerDeps} deps
  * @param {http.IncomingMessage} req
  * @param {http.ServerResponse} res
+ * @param {AbortSignal | undefined} signal exec_timeout's
  */
-async function route(deps, req, res) {
+async function route(deps, req, res, signal) {
   const url = (req.url || '/').split('?')[0];
   const { state } = deps;
   if (url === '/_/health') return sendJson(res, 200, { status: 'ok' });
@@ -102,7 +106,7 @@ async function route(deps, req, res) {
   }
   if (url === '/_/profile' && req.method === 'POST') return profile(deps, req, res);
   const v2 = matchV2(url);
-  if (v2) return serveV2(deps, v2, req, res);
+  if (v2) return serveV2(deps, v2, req, res, signal);
   if (req.method === 'GET' || req.method === 'HEAD') {
     const m = deps.model();
     return sendJson(res, 200, {
