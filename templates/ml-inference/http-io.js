@@ -29,8 +29,16 @@ function readBody(req, limit) {
       }
       chunks.push(c);
     });
-    req.on('end', () => { if (!failed) resolve(Buffer.concat(chunks)); });
+    let ended = false;
+    req.on('end', () => {
+      ended = true;
+      if (!failed) resolve(Buffer.concat(chunks));
+    });
     req.on('error', reject);
+    // a connection that closes mid-body (the client gave up, or exec_timeout answered and closed it) settles the read
+    req.on('close', () => {
+      if (!ended && !failed) reject(new RuntimeError('client_closed', 400, 'the connection closed before the whole body arrived'));
+    });
   });
 }
 
