@@ -27,6 +27,16 @@ const NS = 'openfaas-fn';
 /** MLFAAS_ISOLATION=off runs the suite with plain child processes (MODEL_PATH is then the cache file's host path). */
 const sandboxed = !sandboxUnavailable() && process.env.MLFAAS_ISOLATION !== 'off';
 const sha = (b: Buffer | string) => createHash('sha256').update(b).digest('hex');
+/** Replicas of the function under the rolling update. */
+const REPLICAS = 2;
+/** A replica's model version: its MLFAAS_MODEL_VERSION. */
+const versionOf = (pid?: number) => {
+  try {
+    return readFileSync(`/proc/${pid}/environ`, 'latin1').split('\0').find((l) => l.startsWith('MLFAAS_MODEL_VERSION='))?.slice(21);
+  } catch {
+    return undefined; // gone meanwhile
+  }
+};
 
 /** The digits model with fc2.bias[cls] raised by 1000: it answers `cls` for every input. */
 function variant(cls: number): Buffer {
@@ -52,7 +62,7 @@ describe('models by URI through the local provider', () => {
   const fn = (name: string, uri: string, sha256: string) => ({
     service: name,
     image: 'test/digits-uri:1',
-    labels: { 'com.openfaas.scale.min': '1', 'com.openfaas.scale.max': '1' },
+    labels: { 'com.openfaas.scale.min': String(REPLICAS), 'com.openfaas.scale.max': String(REPLICAS) },
     annotations: { 'mlfaas.model.uri': uri, 'mlfaas.model.sha256': sha256 },
   });
   const invoke = async (name: string): Promise<{ status: number; label?: string }> => {
@@ -62,11 +72,17 @@ describe('models by URI through the local provider', () => {
     const doc = JSON.parse(text) as { predictions: Array<{ label: string }> };
     return { status: 200, label: doc.predictions[0].label };
   };
-  const available = (name: string) =>
+  const available = (name: string, n = 1) =>
     eventually(async () => {
       const f = (await (await p.get(`/system/function/${name}`)).json()) as { availableReplicas?: number };
-      return (f.availableReplicas ?? 0) >= 1;
+      return (f.availableReplicas ?? 0) >= n;
     }, 90_000, 200);
+  /** `versions` of GET /v2/models/digits through the gateway. */
+  const metadataVersions = async () => {
+    const res = await fetch(`${p.gw.url}/v2/models/digits`);
+    const body = (await res.json()) as { versions?: string[]; error?: string };
+    return res.status === 200 ? body.versions : [`HTTP ${res.status}: ${body.error}`];
+  };
   const logs = async (name: string) => (await p.get(`/system/logs?name=${name}&tail=200`)).text();
 
   beforeAll(async () => {
@@ -108,48 +124,69 @@ describe('models by URI through the local provider', () => {
   test('deploy v1 by URI, roll to v2 under load with 0 failed requests; a wrong sha256 stalls the update and v2 keeps serving', async () => {
     const v1 = fn('digits', `${base}/v1/model.onnx`, sha(models['/v1/model.onnx']));
     expect((await p.json('POST', '/system/functions', v1)).status).toBe(202);
-    expect(await available('digits')).toBe(true);
+    expect(await available('digits', REPLICAS)).toBe(true);
     expect(await invoke('digits')).toEqual({ status: 200, label: '1' });
     const [ep] = await p.gw.provider.endpoints({ name: 'digits', namespace: NS });
     const env = readFileSync(`/proc/${ep.pid}/environ`, 'latin1').split('\0');
-    expect(env).toContain(`MLFAAS_MODEL_VERSION=${sha(models['/v1/model.onnx']).slice(0, 12)}`);
+    const v1Version = sha(models['/v1/model.onnx']).slice(0, 12);
+    expect(env).toContain(`MLFAAS_MODEL_VERSION=${v1Version}`);
     const modelPath = !sandboxed ? /model-cache\/[0-9a-f]{64}\/model\.onnx$/ : /^MODEL_PATH=\/var\/openfaas\/model\/model\.onnx$/;
     expect(env.find((l) => l.startsWith('MODEL_PATH='))).toMatch(modelPath);
 
-    // a bounded load: 3 workers, at most 4000 requests in all and 180 s
+    // the v2 metadata through the gateway names the version: the sha256's first 12 hex
+    expect(await metadataVersions()).toEqual([v1Version]);
+
+    // a bounded load (3 workers, at most 6000 requests and 300 s; a 4th asks the metadata, at most 2000 times) that overlaps
+    // the whole update: it starts before the deploy of v2 and goes on until every replica runs v2 and is ready, then 60 more requests
     const results: Array<{ status: number; label?: string; at: number }> = [];
     let stop = false;
-    const deadline = Date.now() + 180_000;
+    const deadline = Date.now() + 300_000;
     const worker = async () => {
-      while (!stop && results.length < 4000 && Date.now() < deadline) {
+      while (!stop && results.length < 6000 && Date.now() < deadline) {
         const r = await invoke('digits').catch((e: Error) => ({ status: 0, label: e.message }));
         results.push({ ...r, at: Date.now() });
       }
     };
-    const load = Promise.all([worker(), worker(), worker()]);
+    // and the model's metadata asked all along: every answer names one version, v1's or v2's
+    const seen: string[] = [];
+    const asker = async () => {
+      while (!stop && seen.length < 2000 && Date.now() < deadline) seen.push(JSON.stringify(await metadataVersions().catch((e: Error) => e.message)));
+    };
+    const load = Promise.all([worker(), worker(), worker(), asker()]);
     expect(await eventually(() => results.length >= 20, 30_000)).toBe(true);
     const v2 = fn('digits', `${base}/v2/model.onnx`, sha(models['/v2/model.onnx']));
+    const deployedAt = Date.now();
     expect((await p.json('PUT', '/system/functions', v2)).status).toBe(202);
-    // switched: the old replica is gone and the last answers are all v2's
-    const switched = await eventually(async () => {
+    const v2Version = sha(models['/v2/model.onnx']).slice(0, 12);
+    // done: every replica (old ones draining included) is a v2 one and ready, as many as the function wants
+    const updated = await eventually(async () => {
       const eps = await p.gw.provider.endpoints({ name: 'digits', namespace: NS });
-      const last = results.slice(-15);
-      return eps.length === 1 && eps[0].state === 'ready' && last.length === 15 && last.every((r) => r.label === '2');
-    }, 120_000, 200);
-    // the load goes on a while on v2 alone: every answer from here is v2's
+      return eps.length === REPLICAS && eps.every((e) => e.state === 'ready' && versionOf(e.pid) === v2Version);
+    }, 180_000, 200);
+    const updatedAt = Date.now();
     const cut = results.length;
-    await eventually(() => results.length >= cut + 60, 60_000);
+    await eventually(() => results.length >= cut + 60 || Date.now() > deadline, 60_000);
     stop = true;
     await load;
-    expect(results.slice(cut).filter((r) => r.label !== '2').slice(0, 5)).toEqual([]);
+    const during = results.filter((r) => r.at >= deployedAt && r.at <= updatedAt).length;
     const failed = results.filter((r) => r.status !== 200);
-    expect({ switched, failed: failed.slice(0, 5), nFailed: failed.length }).toEqual({ switched: true, failed: [], nFailed: 0 });
-    expect(results.some((r) => r.label === '1')).toBe(true);
+    expect({ updated, failed: failed.slice(0, 5), nFailed: failed.length }).toEqual({ updated: true, failed: [], nFailed: 0 });
+    // the load covered the update: requests before the deploy, during it, and 60 after it was done
+    expect(results.filter((r) => r.at < deployedAt).length).toBeGreaterThanOrEqual(20);
+    expect(results.length - cut).toBeGreaterThanOrEqual(60);
+    expect(during).toBeGreaterThan(0);
+    // every answer once the update was done is v2's; before, v1's
+    expect(results.slice(cut).filter((r) => r.label !== '2').slice(0, 5)).toEqual([]);
+    expect(results.filter((r) => r.at < deployedAt).every((r) => r.label === '1')).toBe(true);
     const firstV2 = results.findIndex((r) => r.label === '2');
     expect(firstV2).toBeGreaterThan(0);
     expect(hits.get('/v1/model.onnx')).toBe(1);
     expect(hits.get('/v2/model.onnx')).toBe(1);
-    process.stdout.write(`model-uri rollout: ${results.length} requests, ${failed.length} failed, first v2 answer at #${firstV2}\n`);
+    expect(await metadataVersions()).toEqual([v2Version]);
+    expect([...new Set(seen)].sort()).toEqual([JSON.stringify([v1Version]), JSON.stringify([v2Version])].sort());
+    process.stdout.write(`model-uri rollout (${REPLICAS} replicas, ${sandboxed ? 'sandboxed' : 'unsandboxed'}): ${results.length} requests, ` +
+      `${failed.length} failed; update took ${updatedAt - deployedAt} ms with ${during} requests answered during it; first v2 answer at #${firstV2}; ` +
+      `${seen.length} metadata requests\n`);
 
     // a wrong checksum (v1's bytes under v3's URI, v2's sha256 claimed for them)
     const bad = fn('digits', `${base}/v3/model.onnx`, sha(models['/v2/model.onnx']).replace(/^./, (c) => (c === 'a' ? 'b' : 'a')));
@@ -159,9 +196,10 @@ describe('models by URI through the local provider', () => {
       return eps.find((e) => e.state === 'crashed' && /checksum mismatch/.test(e.lastError ?? ''));
     }, 60_000, 200);
     expect(crashed?.lastError).toMatch(/failed to start: .*\/v3\/model\.onnx: checksum mismatch: mlfaas\.model\.sha256 is [0-9a-f]{64}/);
-    expect(await eventually(async () => /rolling update stalled: .*checksum mismatch.*1 old replica\(s\) keep serving/.test(await logs('digits')), 30_000, 200))
-      .toBe(true);
+    const stalled = /rolling update stalled: .*checksum mismatch.*\d old replica\(s\) keep serving/;
+    expect(await eventually(async () => stalled.test(await logs('digits')), 30_000, 200)).toBe(true);
     for (let i = 0; i < 20; i++) expect(await invoke('digits')).toEqual({ status: 200, label: '2' });
+    expect(await metadataVersions()).toEqual([v2Version]); // the stalled version is served by no replica
     expect(hits.get('/v2/model.onnx')).toBe(1);
     // fixed: the right sha256 for v3 (v1's bytes) completes the update, from the cache (v1 is the same version)
     const fixed = fn('digits', `${base}/v3/model.onnx`, sha(models['/v1/model.onnx']));
