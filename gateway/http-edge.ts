@@ -83,9 +83,15 @@ export function onConnect(_req: IncomingMessage, socket: Duplex): void {
   socket.end(rawResponse({ status: 405, body }));
 }
 
-/** Writes a JSON error on `res` and closes the connection (its request body is left unread). */
-export function answerAndClose(res: ServerResponse, e: unknown): void {
-  const h = toHttp(e);
+/** Maps an error to an answer: `toHttp`, or a protocol's form of it. */
+type ErrorFormat = (e: unknown) => Pick<HttpError, 'status' | 'headers'> & { body: unknown };
+
+/**
+ * Writes a JSON error on `res` (in `format`'s form: the Open Inference Protocol's on /v2) and
+ * closes the connection (its request body is left unread).
+ */
+export function answerAndClose(res: ServerResponse, e: unknown, format: ErrorFormat = toHttp): void {
+  const h = format(e);
   res.shouldKeepAlive = false;
   res.writeHead(h.status, { 'content-type': 'application/json', connection: 'close', ...h.headers });
   res.end(JSON.stringify(h.body));

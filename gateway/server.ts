@@ -33,6 +33,7 @@ import { TokendSupervisor } from '../node-runtime/tokend-supervisor';
 import { parseInvocationPath, Invoker, trainingNotInvocable } from './proxy/invoker';
 import { Admission } from './proxy/admission';
 import { V2Handler } from './proxy/v2-handler';
+import { v2Error } from './proxy/v2-paths';
 import { readBody } from './proxy/read-body';
 import { slotNounOf } from './jobs/admission-answer';
 import { JobService } from './jobs/job-service';
@@ -199,12 +200,13 @@ export async function startGateway(cfg: Config, redisTarget: string, opts: Gatew
 
   // Node's own Host check answers an empty 400; refuseEarly answers it in JSON instead
   const server: Server = createServer({ requireHostHeader: false }, (req, res) => {
-    const early = refuseEarly(req, cfg.maxBodyBytes);
-    if (early) return answerAndClose(res, early);
     const url = req.url ?? '/';
+    const v2Path = url === '/v2' || url.startsWith('/v2/') || url.startsWith('/v2?');
+    const early = refuseEarly(req, cfg.maxBodyBytes);
+    if (early) return answerAndClose(res, early, v2Path ? v2Error : undefined);
     if (url.startsWith('/function/')) void invoker.handle(req, res);
     else if (url.startsWith('/async-function/')) void asyncHandler(req, res);
-    else if (url === '/v2' || url.startsWith('/v2/') || url.startsWith('/v2?')) void v2.handle(req, res);
+    else if (v2Path) void v2.handle(req, res);
     else app(req, res);
   });
   server.on('clientError', onClientError);

@@ -106,7 +106,7 @@ export class V2Handler {
     if (!(s instanceof FunctionState)) throw functionNotFound(ref.name, ref.namespace);
     const name = ref.name;
     if (s.kind === 'training') {
-      return json(res, 400, { error: `${s.label} is a training function: it serves no model`, code: ErrorCode.Validation, field: 'name' });
+      return json(res, 400, { error: `${s.label} is a training function: it serves no model`, code: ErrorCode.Validation, field: 'function' });
     }
     if (route.version !== undefined && route.version !== s.modelVersion) {
       return json(res, 404, { error: `model ${name} has no version ${route.version} (it serves version ${s.modelVersion})`, code: ErrorCode.NotFound,

@@ -77,9 +77,14 @@ function checkInput(t: unknown, f: string, names: Set<string>, binary: Buffer, o
   if (typeof t.datatype !== 'string') throw invalid(`${f}.datatype`, 'must be a string');
   const width = V2_DATATYPES[t.datatype];
   if (width === undefined) throw invalid(`${f}.datatype`, `"${t.datatype}" is not one of ${Object.keys(V2_DATATYPES).join(', ')}`);
-  const elements = checkShape(t.shape, `${f}.shape`, bodyBytes);
+  const elements = checkShape(t.shape, `${f}.shape`);
   if (t.parameters !== undefined && !isObject(t.parameters)) throw invalid(`${f}.parameters`, 'must be an object');
   const size = t.parameters?.binary_data_size;
+  if (size === undefined && t.data === undefined) throw invalid(`${f}.data`, 'is required (or parameters.binary_data_size with the binary extension)');
+  // every element takes at least one byte of the body (a digit, or a bit of the binary region)
+  if (elements > bodyBytes) {
+    throw invalid(`${f}.shape`, `${JSON.stringify(t.shape)} has ${elements} elements, more than a ${bodyBytes}-byte body can carry`);
+  }
   if (size !== undefined) {
     const sf = `${f}.parameters.binary_data_size`;
     if (typeof size !== 'number' || !Number.isInteger(size) || size < 0) throw invalid(sf, 'must be a non-negative integer');
@@ -91,14 +96,13 @@ function checkInput(t: unknown, f: string, names: Set<string>, binary: Buffer, o
     if (width === 0) checkBinaryBytes(binary.subarray(offset, offset + size), elements, sf);
     return size;
   }
-  if (t.data === undefined) throw invalid(`${f}.data`, 'is required (or parameters.binary_data_size with the binary extension)');
   const n = checkData(t.data, t.datatype, `${f}.data`, elements);
   if (n !== elements) throw invalid(`${f}.data`, `shape ${JSON.stringify(t.shape)} has ${elements} elements, data has ${n}`);
   return 0;
 }
 
-/** A shape: non-negative integers; returns the element count, refusing counts no body this size could carry. */
-function checkShape(shape: unknown, f: string, bodyBytes: number): number {
+/** A shape: non-negative integers; returns the element count. */
+function checkShape(shape: unknown, f: string): number {
   if (!Array.isArray(shape)) throw invalid(f, 'must be an array of non-negative integers');
   if (shape.length > V2_BOUNDS.rank) throw invalid(f, `rank ${shape.length} exceeds ${V2_BOUNDS.rank}`);
   let n = 1;
@@ -106,8 +110,6 @@ function checkShape(shape: unknown, f: string, bodyBytes: number): number {
     if (typeof d !== 'number' || !Number.isInteger(d) || d < 0) throw invalid(f, `${JSON.stringify(d)} is not a non-negative integer`);
     n *= d;
   }
-  // every element takes at least one byte of the body (a digit, or a bit of the binary region)
-  if (n > bodyBytes) throw invalid(f, `${JSON.stringify(shape)} has ${n} elements, more than a ${bodyBytes}-byte body can carry`);
   return n;
 }
 
