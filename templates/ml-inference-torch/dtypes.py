@@ -42,27 +42,50 @@ def to_tensor(arr, datatype):
 def from_json(values, datatype, shape, where):
     """JSON data (flat or nested, row-major) -> numpy array of `shape`. Raises ValueError naming `where`."""
     n = math.prod(shape)
+    if not isinstance(values, list):
+        raise ValueError(f'{where}: data must be an array')
+    if datatype != 'BYTES':
+        try:  # the common case in one C pass: numbers, flat or nested in equal rows
+            arr = np.array(values)
+        except (ValueError, OverflowError):
+            arr = None
+        if arr is not None and arr.dtype.kind in 'biuf' and arr.size == n and (n > 0 or arr.ndim > 0):
+            return _typed(arr.reshape(-1), datatype, shape, where)
     flat = _flatten(values, where)
     if len(flat) != n:
         raise ValueError(f'{where}: data has {len(flat)} values; shape {list(shape)} needs {n}')
     if datatype == 'BYTES':
         return np.array([v.encode() if isinstance(v, str) else bytes(v) for v in flat], dtype=object).reshape(shape)
-    if datatype == 'BOOL':
-        if any(not isinstance(v, bool) and v not in (0, 1) for v in flat):
-            raise ValueError(f'{where}: BOOL data must be true/false')
-    elif any(isinstance(v, (bool, str)) or not isinstance(v, (int, float)) for v in flat):
-        bad = next(i for i, v in enumerate(flat) if isinstance(v, (bool, str)) or not isinstance(v, (int, float)))
+    bad = next((i for i, v in enumerate(flat) if isinstance(v, str) or not isinstance(v, (int, float))), None)
+    if bad is not None:
         raise ValueError(f'{where}: value {bad} ({flat[bad]!r}) is not a number')
-    elif datatype not in ('FP16', 'FP32', 'FP64'):
-        if any(isinstance(v, float) and not v.is_integer() for v in flat):
-            raise ValueError(f'{where}: {datatype} data must be integers')
-        info = np.iinfo(NUMPY[datatype])
-        if flat and (min(flat) < info.min or max(flat) > info.max):
-            raise ValueError(f'{where}: a value is outside {datatype}\'s range [{info.min}, {info.max}]')
-    try:
-        return np.array(flat, dtype=NUMPY[datatype]).reshape(shape)
-    except (OverflowError, ValueError) as err:
-        raise ValueError(f'{where}: {err}') from None
+    if datatype.startswith('FP') or datatype == 'BOOL':
+        return _typed(np.array([float(v) for v in flat]) if datatype != 'BOOL' else np.array(flat, dtype=object), datatype, shape, where)
+    info = np.iinfo(NUMPY[datatype])
+    if any(isinstance(v, float) and not v.is_integer() for v in flat):
+        raise ValueError(f'{where}: {datatype} data must be integers')
+    if flat and (int(min(flat)) < info.min or int(max(flat)) > info.max):
+        raise ValueError(f'{where}: a value is outside {datatype}\'s range [{info.min}, {info.max}]')
+    return np.array([int(v) for v in flat], dtype=NUMPY[datatype]).reshape(shape)
+
+
+def _typed(arr, datatype, shape, where):
+    """A flat numeric (or bool) array -> `datatype` in `shape`, refusing what would not fit."""
+    kind = arr.dtype.kind
+    if datatype == 'BOOL':
+        if kind == 'b' or (kind in 'iuO' and all(v is True or v is False or v in (0, 1) for v in arr.tolist())):
+            return arr.astype(np.bool_).reshape(shape)
+        raise ValueError(f'{where}: BOOL data must be true/false')
+    if kind == 'b':
+        raise ValueError(f'{where}: value 0 (True/False) is not a number')
+    if datatype.startswith('FP'):
+        return arr.astype(NUMPY[datatype]).reshape(shape)
+    if kind == 'f' and not bool((np.mod(arr, 1) == 0).all()):
+        raise ValueError(f'{where}: {datatype} data must be integers')
+    info = np.iinfo(NUMPY[datatype])
+    if arr.size and (int(arr.min()) < info.min or int(arr.max()) > info.max):
+        raise ValueError(f'{where}: a value is outside {datatype}\'s range [{info.min}, {info.max}]')
+    return arr.astype(NUMPY[datatype]).reshape(shape)
 
 
 def from_bytes(raw, datatype, shape, where):

@@ -74,6 +74,7 @@ def main():
     from model import Model, ModelLoadError
     from tokens import load_token_gate
     import v1
+    import v2  # noqa: F401 -- loaded before the first request needs it
     device = cfg['device']
     if device.startswith('cuda') and not torch.cuda.is_available():
         log(f'a GPU was given (CUDA_VISIBLE_DEVICES={os.environ.get("CUDA_VISIBLE_DEVICES")}) but torch {torch.__version__} '

@@ -12,8 +12,6 @@ import zlib
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlsplit
 
-import v1
-import v2
 from errors import RuntimeFault, bad_input, not_ready
 from stats import r3
 
@@ -87,6 +85,7 @@ class Handler(BaseHTTPRequestHandler):
                                      time.monotonic() + cfg['exec_timeout_ms'] / 1000 if cfg['exec_timeout_ms'] else None) if t]
             deadline = min(deadlines) if deadlines else None
             if is_v2:
+                import v2  # noqa: PLC0415 -- with torch, after the port is announced (main.py): /_/health answers meanwhile
                 status, doc, extra, tail = v2.handle(View(app, deadline), self.command, path, self.headers, lambda: body)
                 self._send(status, doc, extra, tail)
             else:
@@ -94,7 +93,7 @@ class Handler(BaseHTTPRequestHandler):
         except RuntimeFault as f:
             if f.status >= 500:
                 app.stats.count('errors')
-            self._send(f.status, v2.error_doc(f) if is_v2 else {'error': {'code': f.code, 'message': f.message}})
+            self._send(f.status, {'error': f.message} if is_v2 else {'error': {'code': f.code, 'message': f.message}})
         except Exception as err:  # noqa: BLE001 -- a bug answers 500, never a dropped connection
             app.stats.count('errors')
             app.log(f'internal error: {type(err).__name__}: {err}')
@@ -217,6 +216,7 @@ def infer_v1(app, body, headers, deadline):
         raise RuntimeFault('shutting_down', 503, 'the function is shutting down')
     if not app.is_ready():
         raise not_ready('the model is still loading; retry after GET /_/ready answers 200')
+    import v1  # noqa: PLC0415 -- loaded with torch, after the port is announced
     app.stats.count('requests')
     h = app.handler
     ctx = {'labels': app.labels, 'model': app.model.info(), 'defaults': {'preprocess': v1.default_preprocess, 'postprocess': v1.default_postprocess}}
