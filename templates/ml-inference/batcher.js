@@ -118,7 +118,7 @@ class Batcher {
     let perInstance = true;
     if (instances.every((x) => x instanceof Float32Array)) {
       if (!info.legacy) throw badInput(`the model takes named tensors (inputs: ${info.inputs.map((s) => s.name).join(', ')}), not float32 instances`);
-      const data = new Float32Array(instances.length * info.instanceSize);
+      const data = T.own(new Float32Array(instances.length * info.instanceSize));
       instances.forEach((x, i) => data.set(/** @type {Float32Array} */ (x), i * info.instanceSize));
       results = [await this.infer({ [info.inputName]: { datatype: 'FP32', shape: [instances.length, ...info.instanceDims], data } })];
     } else {

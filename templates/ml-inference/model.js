@@ -10,6 +10,7 @@ const ort = require('onnxruntime-node');
 const { badInput, modelError, modelRejected } = require('./errors');
 const dtypes = require('./dtypes');
 const { describeModel } = require('./model-info');
+const { own, transferList } = require('./tensors');
 
 /** @typedef {import('./dtypes').Tensor} Tensor */
 /** @typedef {{ type: string, data: any, dims: number[] }} Feed  onnxruntime's view of a tensor, cloneable to a worker */
@@ -61,15 +62,16 @@ class WorkerSession {
   }
 
   /**
-   * Inputs are copied to the worker (the caller keeps its arrays); outputs come back transferred.
+   * Inputs are copied to the worker but for the buffers in `transfer`; outputs come back transferred.
    * @param {Record<string, Feed>} feeds
+   * @param {ArrayBuffer[]} [transfer]
    * @returns {Promise<Record<string, Feed>>}
    */
-  run(feeds) {
+  run(feeds, transfer = []) {
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
-      this.worker.postMessage({ id, feeds });
+      this.worker.postMessage({ id, feeds }, transfer);
     });
   }
 
@@ -126,7 +128,8 @@ class Model {
     let results;
     try {
       if (this.session instanceof WorkerSession) {
-        results = await this.session.run(feeds);
+        // the runtime's own arrays (tensors.js own) move to the worker; the caller's are copied
+        results = await this.session.run(feeds, transferList(Object.values(inputs)));
       } else {
         /** @type {Record<string, ort.Tensor>} */
         const ortFeeds = {};
@@ -175,7 +178,7 @@ class Model {
   stack(instances) {
     const { instanceSize, instanceDims, inputName, legacy } = this.info;
     if (!legacy) throw badInput(`the model takes named tensors (inputs: ${this.info.inputs.map((s) => s.name).join(', ')}), not float32 instances`);
-    const data = new Float32Array(instances.length * instanceSize);
+    const data = own(new Float32Array(instances.length * instanceSize));
     instances.forEach((x, i) => data.set(x, i * instanceSize));
     return { [inputName]: { datatype: 'FP32', shape: [instances.length, ...instanceDims], data } };
   }

@@ -12,6 +12,36 @@ const dtypes = require('./dtypes');
 /** @typedef {import('./model-info').ModelInfo} ModelInfo */
 
 /**
+ * Typed arrays the runtime allocated itself (concatenated batches, data converted from JSON, v1
+ * instances stacked): nobody else holds them, so a run may transfer their buffers to the worker
+ * thread instead of copying (a batch of 8 mobilenet images is 4.8 MB: ~7 ms to clone here).
+ * @type {WeakSet<object>}
+ */
+const owned = new WeakSet();
+
+/** @template {object} A @param {A} array @returns {A} */
+function own(array) {
+  owned.add(array);
+  return array;
+}
+
+/**
+ * The buffers of the runtime's own typed arrays among these tensors that span their whole buffer
+ * (a view into a larger one, e.g. a slice, is copied). Transferred buffers are unusable afterwards.
+ * @param {Tensor[]} tensors @returns {ArrayBuffer[]}
+ */
+function transferList(tensors) {
+  /** @type {ArrayBuffer[]} */
+  const list = [];
+  for (const t of tensors) {
+    const d = /** @type {any} */ (t.data);
+    const whole = ArrayBuffer.isView(d) && d.byteOffset === 0 && d.byteLength === d.buffer.byteLength;
+    if (whole && owned.has(d) && !list.includes(/** @type {ArrayBuffer} */ (d.buffer))) list.push(/** @type {ArrayBuffer} */ (d.buffer));
+  }
+  return list;
+}
+
+/**
  * Check a request's tensors against the model and normalise their data (plain JSON arrays become
  * the datatype's typed array). Axis 0 of a model that fixes it may be any multiple of its size.
  * @param {ModelInfo} info
@@ -59,7 +89,7 @@ function validateInputs(info, inputs) {
       if (!Array.isArray(data)) throw badInput(`${where}: data must be an array of ${n} ${spec.datatype} values`);
       if (data.length !== n) throw badInput(`${where}: ${data.length} values for shape [${shape.join(', ')}] (want ${n})`);
       try {
-        data = dtypes.fromJson(spec.datatype, data);
+        data = own(dtypes.fromJson(spec.datatype, data));
       } catch (err) {
         throw badInput(`${where}: ${err instanceof Error ? err.message : err}`);
       }
@@ -103,7 +133,7 @@ function concatRows(parts) {
   if (first.datatype === 'BYTES') {
     return { datatype: 'BYTES', shape, data: /** @type {any} */ (parts.flatMap((p) => /** @type {any[]} */ (p.data))) };
   }
-  const data = /** @type {any} */ (dtypes.arrayFor(first.datatype, dtypes.elementCount(shape)));
+  const data = own(/** @type {any} */ (dtypes.arrayFor(first.datatype, dtypes.elementCount(shape))));
   let offset = 0;
   for (const p of parts) {
     data.set(p.data, offset);
@@ -129,4 +159,4 @@ function sliceAll(rec, from, to) {
   return out;
 }
 
-module.exports = { validateInputs, batchKey, sliceRows, concatRows, concatAll, sliceAll };
+module.exports = { validateInputs, batchKey, sliceRows, concatRows, concatAll, sliceAll, own, transferList };

@@ -128,6 +128,30 @@ describe('ml-inference: any ONNX model', () => {
     expect(typeof r1.queueMs).toBe('number');
   });
 
+  test("the caller's typed arrays stay usable (only the runtime's own buffers move to the worker)", async () => {
+    const m = models[1];
+    const b = batcher(m, { acquire: async () => undefined, release: () => undefined });
+    const ids = new BigInt64Array([1n, 2n, 3n]);
+    const mask = new BigInt64Array([1n, 1n, 1n]);
+    const [r1, r2] = await Promise.all([
+      b.infer({ input_ids: { datatype: 'INT64', shape: [1, 3], data: ids }, attention_mask: { datatype: 'INT64', shape: [1, 3], data: mask } }),
+      b.infer({ input_ids: int64([[7, 8, 9]]), attention_mask: int64([[0, 0, 0]]) }),
+    ]);
+    expect(Array.from(ids)).toEqual([1n, 2n, 3n]);
+    expect(ids.buffer.byteLength).toBe(24);
+    expect(Array.from(r1.outputs.sum.data, Number)).toEqual([2, 3, 4]);
+    expect(Array.from(r2.outputs.sum.data, Number)).toEqual([7, 8, 9]);
+    const t = (data: BigInt64Array) => ({ datatype: 'INT64', shape: [1, 3], data });
+    const alone = await b.infer({ input_ids: t(ids), attention_mask: t(mask) });
+    expect(Array.from(alone.outputs.count.data, Number)).toEqual([3]);
+    expect(mask.buffer.byteLength).toBe(24);
+    // what is transferred: arrays the runtime allocated, whole (a slice of one is copied)
+    const { own, transferList } = require(path.join(T, 'tensors.js')); // eslint-disable-line @typescript-eslint/no-require-imports
+    const mine = own(new Float32Array(4));
+    const list = transferList([{ data: mine }, { data: mine.subarray(2) }, { data: own(new Float32Array(8)).subarray(0, 4) }, { data: ids }]);
+    expect(list).toEqual([mine.buffer]);
+  });
+
   test('a request larger than MAX_BATCH_SIZE is split into runs and reassembled in order', async () => {
     const m = models[1] || (await load(seqModel(dir)));
     const rec = recording(m);
