@@ -6,9 +6,11 @@
  *
  * preprocess(body, headers, ctx) -> instances: one entry per instance, each a flat array of
  *   numbers (or Float32Array) whose length is the model input's size without the batch
- *   dimension, or a nested array of exactly that shape. Throwing answers 400 bad_input.
+ *   dimension, or a nested array of exactly that shape; for a model with several inputs (or
+ *   non-float32 or dynamic ones) an object {inputName: nested array}. Throwing answers 400 bad_input.
  * postprocess(outputs, instances, ctx) -> one JSON-able result per instance; the runtime answers
- *   {"predictions": [...]}. outputs maps each ONNX output name to one Float32Array row per instance.
+ *   {"predictions": [...]}. outputs maps each ONNX output name to one row per instance: a typed
+ *   array of the output's datatype (Float32Array for float32; BigInt64Array for int64 ...).
  * ctx: { labels (labels.json or null), outputDims, model: { inputName, instanceDims, ... },
  *        defaults: { preprocess, postprocess } }.
  */
