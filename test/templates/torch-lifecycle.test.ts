@@ -3,14 +3,16 @@
  * per-function timeouts (read_timeout / write_timeout / exec_timeout, Go durations), the token
  * gate against a real tokend (and failing open without one), TorchScript and torch.export models.
  */
+import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { createTokendControl } from '../../node-runtime/tokend-control';
 import { startTokend } from '../../node-runtime/tokend-process';
-import { getJson } from './image-layout';
-import { TINY_HANDLER, TorchFunction, layoutTorchImage, pythonJson, send, startTorch } from './torch-helpers';
+import { isAlive } from '../../gateway/lib/process';
+import { FunctionProcess, getJson } from './image-layout';
+import { TINY_HANDLER, TORCH_PYTHON, TorchFunction, layoutTorchImage, pythonJson, send, startTorch } from './torch-helpers';
 import { make } from '../native/helpers';
 
 const one = (i = 1) => ({
@@ -84,6 +86,30 @@ describe('ml-inference-torch lifecycle', () => {
       t.stop();
     }
   }, 60_000);
+
+  test('answers /_/health before torch is loaded, and drains and exits when its parent dies', async () => {
+    const dir = layoutTorchImage({ 'handler.py': TINY_HANDLER });
+    // the runtime's parent is this shell; SIGKILL to it changes the runtime's ppid
+    const parent = spawn('sh', ['-c', 'sh start.sh & wait'], {
+      cwd: dir, env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: '0', MLFAAS_PYTHON: TORCH_PYTHON }, stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const fn = new FunctionProcess(parent);
+    let pid = 0;
+    try {
+      const listening = JSON.parse(await fn.waitForLine((l) => l.includes('"listening"'), 30_000));
+      pid = listening.pid;
+      const base = `http://127.0.0.1:${listening.port}`;
+      expect(await getJson(`${base}/_/health`)).toEqual({ status: 'ok' });
+      await fn.waitForLine((l) => l.includes('"ready"'), 60_000);
+      expect((await fetch(`${base}/_/ready`)).status).toBe(200);
+      parent.kill('SIGKILL');
+      await until('the runtime exits', async () => !isAlive(pid), 20_000);
+    } finally {
+      if (pid && isAlive(pid)) process.kill(pid, 'SIGKILL');
+      fn.kill();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  }, 90_000);
 
   test('a malformed timeout is refused at start, naming the variable', async () => {
     await expect(startTorch(layoutTorchImage({ 'handler.py': TINY_HANDLER }), { exec_timeout: '10 parsecs' }, false)).rejects.toThrow(

@@ -198,6 +198,20 @@ describe('ml-inference-torch: endpoints and protocols', () => {
     expect((await fetch(`${t.base}/v2/nothing`)).status).toBe(404);
   });
 
+  test('POST /_/profile runs closed-loop batches of zeros through the batcher; bad parameters are 400 naming them', async () => {
+    const r = await send(`${t.base}/_/profile`, { batch: 4, seconds: 0.3 });
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({ batch: 4, batches: expect.any(Number), instancesPerSec: expect.any(Number), latencyMsP50: expect.any(Number) });
+    expect(r.body.batches).toBeGreaterThan(0);
+    expect((await getJson(`${t.base}/_/stats`)).lastBatchSize).toBe(4);
+    const cases = [[{ batch: 0 }, /^batch: 0 must be/], [{ seconds: 11 }, /^seconds: 11 must be/], ['nope', /profile body must be JSON/]] as const;
+    for (const [body, want] of cases) {
+      const bad = await send(`${t.base}/_/profile`, body);
+      expect(bad.status).toBe(400);
+      expect(bad.body.error.message).toMatch(want);
+    }
+  });
+
   test('no 5xx was counted', async () => {
     expect((await getJson(`${t.base}/_/stats`)).errors).toBe(0);
   });
