@@ -6,6 +6,7 @@
 const { parseDurationNs, parseDurationMs, DurationError } = require('../../templates/ml-inference/durations');
 // eslint-disable-next-line @typescript-eslint/no-var-requires
 const { parseConfig, ConfigError } = require('../../templates/ml-inference/config');
+import { parseGoDurationNs } from '../../gateway/lib/go-duration';
 
 const S = 1_000_000_000n;
 const MS = 1_000_000n;
@@ -69,5 +70,48 @@ describe('parseConfig timeouts', () => {
   test('MODEL_PATH may be absolute', () => {
     expect(parseConfig({ MODEL_PATH: '/var/cache/models/abc/model.onnx' }, '/tmp').modelPath).toBe('/var/cache/models/abc/model.onnx');
     expect(parseConfig({ MODEL_PATH: 'm/model.onnx' }, '/srv').modelPath).toBe('/srv/function/m/model.onnx');
+  });
+});
+
+describe('the runtime and the gateway read durations alike', () => {
+  // the gateway refuses a bad duration at deploy (gateway/lib/go-duration.ts), the runtime at start
+  // (durations.js, a separate copy: templates import nothing from the gateway): they must agree
+  const both = (text: string) => {
+    let a: string;
+    let b: string;
+    try {
+      a = String(parseDurationNs(text));
+    } catch {
+      a = 'error';
+    }
+    try {
+      b = String(parseGoDurationNs(text));
+    } catch {
+      b = 'error';
+    }
+    return [a, b];
+  };
+
+  test('on 5000 seeded random strings over the grammar\'s alphabet', () => {
+    const alphabet = ['0', '1', '5', '9', '.', '+', '-', 's', 'm', 'h', 'n', 'u', 'µ', 'μ', 'd', ' ', 'ms', 'us', 'ns', '00', '99999999999'];
+    let seed = 12345;
+    const next = () => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed / 2147483648;
+    };
+    let valid = 0;
+    for (let i = 0; i < 5000; i++) {
+      const len = 1 + Math.floor(next() * 8);
+      const text = Array.from({ length: len }, () => alphabet[Math.floor(next() * alphabet.length)]).join('');
+      const [a, b] = both(text);
+      expect([text, a]).toEqual([text, b]);
+      if (a !== 'error') valid += 1;
+    }
+    expect(valid).toBeGreaterThan(100); // the sample reaches valid durations too
+  });
+
+  test('a disagreement would show', () => {
+    expect(both('1.5s')).toEqual(['1500000000', '1500000000']);
+    expect(both('1d')).toEqual(['error', 'error']);
   });
 });
