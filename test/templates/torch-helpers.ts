@@ -83,7 +83,8 @@ export async function startTorch(dir: string, env: Record<string, string> = {}, 
 
 /** Run a Python snippet with torch; returns its stdout parsed as JSON. */
 export function pythonJson(code: string, cwd?: string): any {
-  const r = spawnSync(TORCH_PYTHON, ['-c', code], { cwd, encoding: 'utf8', timeout: 120_000, maxBuffer: 64 << 20 });
+  const env = { ...process.env, PYTHONDONTWRITEBYTECODE: '1' }; // no __pycache__ in the repo's folders
+  const r = spawnSync(TORCH_PYTHON, ['-c', code], { cwd, env, encoding: 'utf8', timeout: 120_000, maxBuffer: 64 << 20 });
   if (r.status !== 0) throw new Error(`python failed (${r.status}): ${r.stderr}`);
   return JSON.parse(r.stdout);
 }
