@@ -110,6 +110,7 @@ async function main() {
     type: 'ready', input: loaded.info.inputName, shape: ['batch', ...loaded.info.instanceDims],
     outputs: loaded.info.outputNames, warmupMs: Date.now() - started, maxBatchSize,
     batchTimeoutMs: config.batchTimeoutMs, tokenGate: kind, handler: codec.handlerFile !== null,
+    timeoutsMs: { read: config.readTimeoutMs, write: config.writeTimeoutMs, exec: config.execTimeoutMs }, modelVersion: config.modelVersion,
   })}\n`);
 }
 

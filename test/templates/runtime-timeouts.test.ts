@@ -38,6 +38,10 @@ describe('exec_timeout and read_timeout on a running runtime', () => {
     removeImage(s.dir);
   });
 
+  test('the ready line reports the timeouts read from the environment', () => {
+    expect(s.fn.json().find((l) => l.type === 'ready')).toMatchObject({ timeoutsMs: { read: 400, write: 0, exec: 3000 } });
+  });
+
   test('a full batch runs at once and answers 200 within exec_timeout', async () => {
     const r = await sendRaw(s.base, 'POST', '/v2/models/digits-classify/infer', JSON_HEADERS, v2Body(8));
     expect(r.status).toBe(200);
