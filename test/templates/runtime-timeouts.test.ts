@@ -38,8 +38,9 @@ describe('exec_timeout and read_timeout on a running runtime', () => {
     removeImage(s.dir);
   });
 
-  test('the ready line reports the timeouts read from the environment', () => {
-    expect(s.fn.json().find((l) => l.type === 'ready')).toMatchObject({ timeoutsMs: { read: 400, write: 0, exec: 3000 } });
+  test('the ready line reports the timeouts read from the environment', async () => {
+    const line = await s.fn.waitForLine((l) => l.includes('"type":"ready"'), 10_000);
+    expect(JSON.parse(line)).toMatchObject({ timeoutsMs: { read: 400, write: 0, exec: 3000 } });
   });
 
   test('a full batch runs at once and answers 200 within exec_timeout', async () => {
