@@ -4,8 +4,10 @@
  * Starts the platform as a child process (`mlfaas up` with bench/gateway-stack.yml, its own
  * redis-server), then runs autocannon in this process against the replica directly and against
  * /function/<name>, same payload, same run: latency at 1 connection (added p50/p99) and
- * throughput at 64 connections (ratio). Prints a table, appends it to bench/results/gateway.md, and ends
- * with `gateway: p50_added_ms=<x> p99_added_ms=<y> throughput_ratio=<z>`.
+ * throughput at 64 connections (ratio). digits-classify is also asked through the Open Inference
+ * Protocol, `/v2/models/<name>/infer` on the replica and on the gateway, in the same run (issue 25).
+ * Prints a table, appends it to bench/results/gateway.md, and ends with
+ * `gateway: p50_added_ms=<x> p99_added_ms=<y> throughput_ratio=<z> v2_p50_added_ms=<a> v2_throughput_ratio=<b>`.
  */
 import autocannon from 'autocannon';
 import { ChildProcess, spawn } from 'node:child_process';
@@ -68,9 +70,11 @@ interface FnResult {
   ratio: number;
   baselineRatio: number;
   rows: Array<Array<string | number>>;
+  /** The same through /v2/models/<name>/infer, when asked. */
+  v2?: { p50Added: number; p99Added: number; ratio: number };
 }
 
-async function measure(fn: string, body: string, port: number, redis: Redis): Promise<FnResult> {
+async function measure(fn: string, body: string, port: number, redis: Redis, v2Body?: string): Promise<FnResult> {
   const replicas = await redis.hgetall(`mlfaas:replicas:openfaas-fn/${fn}`);
   const replica = Object.values(replicas)
     .map((v) => JSON.parse(v) as { url: string; state: string; socket?: string })
@@ -95,17 +99,33 @@ async function measure(fn: string, body: string, port: number, redis: Redis): Pr
     const d = await cannon(direct, 64, body, directSocket);
     const g = await cannon(viaGw, 64, body);
     const p = await cannon(viaProxy, 64, body);
-    const row = (name: string, lat: number[], r: Run) => [
-      fn, name, quantile(lat, 0.5).toFixed(3), quantile(lat, 0.99).toFixed(3), Math.round(r.rps), (r.rps / d.rps).toFixed(3), r.p50, r.p99, r.bad,
+    const row = (name: string, lat: number[], r: Run, base = d) => [
+      fn, name, quantile(lat, 0.5).toFixed(3), quantile(lat, 0.99).toFixed(3), Math.round(r.rps), (r.rps / base.rps).toFixed(3), r.p50, r.p99, r.bad,
     ];
+    // the Open Inference Protocol: the same model, replica and gateway, at the same /v2 path
+    let v2: FnResult['v2'];
+    const v2Rows: Array<Array<string | number>> = [];
+    if (v2Body) {
+      const v2Path = `/v2/models/${fn}/infer`;
+      const directV2 = sandboxed ? `http://localhost${v2Path}` : `${replica.url}${v2Path}`;
+      const viaGwV2 = `http://127.0.0.1:${port}${v2Path}`;
+      await cannon(viaGwV2, 8, v2Body); // warm-up
+      const ldv = await sequentialLatencies(directV2, v2Body, n, directSocket);
+      const lgv = await sequentialLatencies(viaGwV2, v2Body, n);
+      const dv = await cannon(directV2, 64, v2Body, directSocket);
+      const gv = await cannon(viaGwV2, 64, v2Body);
+      v2 = { p50Added: quantile(lgv, 0.5) - quantile(ldv, 0.5), p99Added: quantile(lgv, 0.99) - quantile(ldv, 0.99), ratio: gv.rps / dv.rps };
+      v2Rows.push(row('replica /v2 (direct; ratio base)', ldv, dv, dv), row('mlfaas gateway /v2/models/…/infer', lgv, gv, dv));
+    }
     return {
+      v2,
       fn,
       p50Added: quantile(lg, 0.5) - quantile(ld, 0.5),
       p99Added: quantile(lg, 0.99) - quantile(ld, 0.99),
       ratio: g.rps / d.rps,
       baselineRatio: p.rps / d.rps,
       rows: [row(sandboxed ? 'replica (direct, through its sandbox socket)' : 'replica (direct)', ld, d), row('mlfaas gateway /function', lg, g),
-        row('baseline: minimal Node proxy', lp, p)],
+        row('baseline: minimal Node proxy', lp, p), ...v2Rows],
     };
   } finally {
     proxy.kill();
@@ -118,7 +138,8 @@ async function main(): Promise<void> {
   const platform = await startPlatform(dataDir, port);
   const redis = connectRedis(join(dataDir, 'redis', 'redis.sock'));
   try {
-    const digits = await measure(FN, readFileSync(join(ROOT, 'functions', 'digits-classify', 'digit.json'), 'utf8'), port, redis);
+    const dir = join(ROOT, 'functions', 'digits-classify');
+    const digits = await measure(FN, readFileSync(join(dir, 'digit.json'), 'utf8'), port, redis, readFileSync(join(dir, 'v2-request.json'), 'utf8'));
     const image = await measure('image-classify', '{"random":1}', port, redis);
     const t = table(
       ['function', 'target', 'p50 ms (1 conn)', 'p99 ms (1 conn)', 'req/s (64 conn)', 'ratio vs direct', 'p50 ms (64)', 'p99 ms (64)', 'errors+non-2xx'],
@@ -126,7 +147,9 @@ async function main(): Promise<void> {
     );
     const line = (r: FnResult) =>
       `${r.fn}: added p50 ${r.p50Added.toFixed(3)} ms, added p99 ${r.p99Added.toFixed(3)} ms (1 connection, sequential); throughput ` +
-      `ratio ${r.ratio.toFixed(3)} (64 connections; minimal-proxy baseline ${r.baselineRatio.toFixed(3)})`;
+      `ratio ${r.ratio.toFixed(3)} (64 connections; minimal-proxy baseline ${r.baselineRatio.toFixed(3)})` +
+      (r.v2 ? `; /v2: added p50 ${r.v2.p50Added.toFixed(3)} ms, added p99 ${r.v2.p99Added.toFixed(3)} ms, throughput ratio ${r.v2.ratio.toFixed(3)} ` +
+        '(gateway /v2 vs replica /v2)' : '');
     const load = loadavg().map((x) => x.toFixed(2)).join(' ');
     const env = `load average at the end ${load}; ${DURATION_S} s autocannon runs at 64 connections ` +
       `and ${process.env.BENCH_LATENCY_N ?? 3000} sequential requests per latency row; load generator in the bench process, platform and ` +
@@ -138,7 +161,9 @@ async function main(): Promise<void> {
     console.log(line(digits));
     console.log(line(image));
     appendResults('gateway', 'Gateway overhead (bench:gateway)', `${env}\n\n${t}\n\n- ${line(digits)}\n- ${line(image)}`);
-    console.log(`gateway: p50_added_ms=${digits.p50Added.toFixed(3)} p99_added_ms=${digits.p99Added.toFixed(3)} throughput_ratio=${digits.ratio.toFixed(3)}`);
+    const v2 = digits.v2 ? ` v2_p50_added_ms=${digits.v2.p50Added.toFixed(3)} v2_throughput_ratio=${digits.v2.ratio.toFixed(3)}` : '';
+    const summary = `p50_added_ms=${digits.p50Added.toFixed(3)} p99_added_ms=${digits.p99Added.toFixed(3)} throughput_ratio=${digits.ratio.toFixed(3)}`;
+    console.log(`gateway: ${summary}${v2}`);
   } finally {
     redis.disconnect();
     platform.kill('SIGTERM');
