@@ -4,6 +4,7 @@
  * binary extension), dynamic batching, bad input. Lifecycle, timeouts and the token gate are in
  * torch-lifecycle.test.ts.
  */
+import * as net from 'node:net';
 import { getJson } from './image-layout';
 import { TINY_HANDLER, TorchFunction, layoutTorchImage, send, startTorch, tinyExpected } from './torch-helpers';
 
@@ -210,6 +211,27 @@ describe('ml-inference-torch: endpoints and protocols', () => {
       expect(bad.status).toBe(400);
       expect(bad.body.error.message).toMatch(want);
     }
+  });
+
+  test('a chunked request body (Transfer-Encoding: chunked) is read, and a bad chunk size is 400', async () => {
+    const raw = (body: string) => new Promise<string>((resolve, reject) => {
+      const s = net.connect(Number(new URL(t.base).port), '127.0.0.1', () => {
+        s.write(`POST /v2/models/tiny/infer HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n${body}`);
+      });
+      let got = '';
+      s.on('data', (c) => { got += c.toString(); });
+      s.on('close', () => resolve(got));
+      s.on('error', reject);
+    });
+    const json = JSON.stringify(v2Body());
+    const half = Math.floor(json.length / 2);
+    const chunk = (x: string) => `${Buffer.byteLength(x).toString(16)}\r\n${x}\r\n`;
+    const ok = await raw(`${chunk(json.slice(0, half))}${chunk(json.slice(half))}0\r\n\r\n`);
+    expect(ok).toMatch(/^HTTP\/1\.1 200/);
+    expect(ok).toContain('"ksum"');
+    const bad = await raw('zz\r\nxx\r\n0\r\n\r\n');
+    expect(bad).toMatch(/^HTTP\/1\.1 400/);
+    expect(bad).toContain('chunk size');
   });
 
   test('no 5xx was counted', async () => {
