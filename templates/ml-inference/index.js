@@ -11,7 +11,7 @@ const { Batcher } = require('./batcher');
 const { Stats, round } = require('./stats');
 const { loadCodec } = require('./codec');
 const { loadTokenGate } = require('./gate');
-const { createServer } = require('./server');
+const { createServer, tensorsOf } = require('./server');
 
 /** @param {string} line */
 const log = (line) => process.stderr.write(`[ml-inference] ${line}\n`);
@@ -111,6 +111,7 @@ async function main() {
     outputs: loaded.info.outputNames, warmupMs: Date.now() - started, maxBatchSize,
     batchTimeoutMs: config.batchTimeoutMs, tokenGate: kind, handler: codec.handlerFile !== null,
     timeoutsMs: { read: config.readTimeoutMs, write: config.writeTimeoutMs, exec: config.execTimeoutMs }, modelVersion: config.modelVersion,
+    tensors: tensorsOf(loaded.info),
   })}\n`);
 }
 

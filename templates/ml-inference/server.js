@@ -112,7 +112,7 @@ async function route(deps, req, res, signal) {
     return sendJson(res, 200, {
       ready: state.ready,
       model: m ? { input: m.info.inputName, shape: ['batch', ...m.info.instanceDims], outputs: m.info.outputNames } : null,
-      usage: 'POST {"instances": [[...], ...]} or {"data": [...]}; answer {"predictions": [...]}',
+      usage: 'POST {"instances": [[...], ...]} or {"data": [...]}; answer {"predictions": [...]}. Open Inference Protocol: GET /v2/models/<name>, POST /v2/models/<name>/infer',
     });
   }
   if (req.method !== 'POST' && req.method !== 'PUT') {
@@ -120,6 +120,15 @@ async function route(deps, req, res, signal) {
     throw new RuntimeError('method_not_allowed', 405, `${req.method} is not served; POST a request body`);
   }
   await infer(deps, req, res);
+}
+
+/**
+ * Every input and output with datatype and shape (-1: dynamic), for `GET /` and the ready line.
+ * @param {import('./model-info').ModelInfo} info
+ */
+function tensorsOf(info) {
+  const t = (/** @type {{ name: string, datatype: string, shape: number[] }} */ x) => ({ name: x.name, datatype: x.datatype, shape: x.shape });
+  return { inputs: info.inputs.map(t), outputs: info.outputs.map(t) };
 }
 
 /**
@@ -260,4 +269,4 @@ function sendError(res, err, deps, v2) {
   sendJsonTimed(res, known ? err.status : 500, doc, deps.writeTimeoutMs);
 }
 
-module.exports = { createServer };
+module.exports = { createServer, tensorsOf };

@@ -38,6 +38,11 @@ describe('ml-inference /v2 with MLFAAS_FUNCTION_NAME and MLFAAS_MODEL_VERSION', 
     expect((await sendRaw(base, 'GET', '/v2/models/digits/versions/1', {})).status).toBe(404);
   });
 
+  test('the ready line describes every tensor', async () => {
+    const want = { inputs: [{ name: 'pixels', datatype: 'FP32', shape: [-1, 64] }], outputs: [{ name: 'probabilities', datatype: 'FP32', shape: [-1, 10] }] };
+    expect(JSON.parse(await fn.waitForLine((l) => l.includes('"type":"ready"'), 10_000)).tensors).toEqual(want);
+  });
+
   test('the answer names model and version, echoes the id and carries the batch headers', async () => {
     const r = await sendRaw(base, 'POST', '/v2/models/digits/versions/abc123/infer', JSON_HEADERS, infer(3, { id: 'req-9' }));
     expect(r.status).toBe(200);
