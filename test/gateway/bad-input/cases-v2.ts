@@ -65,7 +65,15 @@ export function v2Cases(): V2BadCase[] {
       route(`${m} digits/versions/a b${suffix}`, m, `/v2/models/digits/versions/a%20b${suffix}`, 400, 'validation_failed', 'version'),
     );
   }
+  // endpoints that take no input: junk around them changes nothing
+  const ok = (name: string, path: string, raw?: string): V2BadCase => ({ name, method: 'GET', path, status: 200, ...(raw !== undefined ? { raw } : {}) });
+  cases.push(ok('GET /v2/health/live with a body', '/v2/health/live', '{"x":'), ok('GET /v2/health/ready with a body', '/v2/health/ready', 'junk'),
+    ok('GET /v2 with a body', '/v2', '[1,2'), ok('GET /v2/models/digits with a body', '/v2/models/digits', '{'));
   cases.push(
+    { ...bad('versioned infer, not JSON', '{"inputs"', 'body'), path: `/v2/models/${V2_MODEL}/versions/1/infer` },
+    { ...bad('versioned infer, no inputs', doc({}), 'inputs'), path: `/v2/models/${V2_MODEL}/versions/1/infer` },
+    { ...bad('versioned infer, shape/data mismatch', doc({ inputs: [pixels({ shape: [2, 64] })] }), 'inputs[0].data'),
+      path: `/v2/models/${V2_MODEL}/versions/1/infer` },
     route('GET digits/versions/ (no version)', 'GET', '/v2/models/digits/versions/', 400, 'validation_failed', 'version'),
     route('GET digits/versions/999/ready', 'GET', '/v2/models/digits/versions/999/ready', 404, 'not_found', 'version'),
     ...['/v2/health', '/v2/health/started', '/v2/models', '/v2/models/digits/explain', '/v2/models/digits/infer/x', '/v2/repository/index', '/v2/logging']
