@@ -120,35 +120,35 @@ describe('checkInferRequest: malformed envelopes are a 400 naming the field', ()
 
   const header = (inputs: unknown[]) => Buffer.from(JSON.stringify({ inputs }));
   test.each([
-    ['header length not a number', () => checkInferRequest(body({ inputs: [input()] }), 'ten'), 'Inference-Header-Content-Length'],
-    ['header length negative', () => checkInferRequest(body({ inputs: [input()] }), '-1'), 'Inference-Header-Content-Length'],
-    ['header length past the body', () => checkInferRequest(body({ inputs: [input()] }), '100000'), 'Inference-Header-Content-Length'],
-    ['header length cuts the JSON', () => checkInferRequest(body({ inputs: [input()] }), '10'), 'body'],
-    ['binary region longer than declared', () => {
+    ['header length not a number', 'Inference-Header-Content-Length', () => checkInferRequest(body({ inputs: [input()] }), 'ten')],
+    ['header length negative', 'Inference-Header-Content-Length', () => checkInferRequest(body({ inputs: [input()] }), '-1')],
+    ['header length past the body', 'Inference-Header-Content-Length', () => checkInferRequest(body({ inputs: [input()] }), '100000')],
+    ['header length cuts the JSON', 'body', () => checkInferRequest(body({ inputs: [input()] }), '10')],
+    ['binary region longer than declared', 'Inference-Header-Content-Length', () => {
       const h = header([{ name: 'x', datatype: 'FP32', shape: [2], parameters: { binary_data_size: 8 } }]);
       return checkInferRequest(Buffer.concat([h, Buffer.alloc(12)]), String(h.length));
-    }, 'Inference-Header-Content-Length'],
-    ['binary size shorter than the body has', () => {
+    }],
+    ['binary size shorter than the body has', 'inputs[0].parameters.binary_data_size', () => {
       const h = header([{ name: 'x', datatype: 'FP32', shape: [2], parameters: { binary_data_size: 8 } }]);
       return checkInferRequest(Buffer.concat([h, Buffer.alloc(4)]), String(h.length));
-    }, 'inputs[0].parameters.binary_data_size'],
-    ['binary size not the shape\'s', () => {
+    }],
+    ['binary size not the shape\'s', 'inputs[0].parameters.binary_data_size', () => {
       const h = header([{ name: 'x', datatype: 'FP32', shape: [3], parameters: { binary_data_size: 8 } }]);
       return checkInferRequest(Buffer.concat([h, Buffer.alloc(8)]), String(h.length));
-    }, 'inputs[0].parameters.binary_data_size'],
-    ['binary BYTES length that lies', () => {
+    }],
+    ['binary BYTES length that lies', 'inputs[0].parameters.binary_data_size', () => {
       const h = header([{ name: 's', datatype: 'BYTES', shape: [1], parameters: { binary_data_size: 7 } }]);
       return checkInferRequest(Buffer.concat([h, Buffer.from([200, 0, 0, 0]), Buffer.from('abc')]), String(h.length));
-    }, 'inputs[0].parameters.binary_data_size'],
-    ['binary BYTES count not the shape\'s', () => {
+    }],
+    ['binary BYTES count not the shape\'s', 'inputs[0].parameters.binary_data_size', () => {
       const h = header([{ name: 's', datatype: 'BYTES', shape: [2], parameters: { binary_data_size: 7 } }]);
       return checkInferRequest(Buffer.concat([h, Buffer.from([3, 0, 0, 0]), Buffer.from('abc')]), String(h.length));
-    }, 'inputs[0].parameters.binary_data_size'],
-    ['binary size and data both', () => {
+    }],
+    ['binary size and data both', 'inputs[0].data', () => {
       const h = header([{ name: 'x', datatype: 'FP32', shape: [2], data: [1, 2], parameters: { binary_data_size: 8 } }]);
       return checkInferRequest(Buffer.concat([h, Buffer.alloc(8)]), String(h.length));
-    }, 'inputs[0].data'],
-  ])('%s → %s', (_n, f, field) => {
+    }],
+  ])('%s → %s', (_n, field, f) => {
     expect(err(f)).toBe(`400 ${field}`);
   });
 });

@@ -27,7 +27,7 @@ describe('per-function timeouts (real redis, real replicas)', () => {
       aFunction('exec').env('exec_timeout', '300ms').env('write_timeout', '30s'),
       aFunction('write').env('write_timeout', '0.4s'),
       aFunction('plain'),
-      aFunction('reader').env('read_timeout', '300ms'),
+      aFunction('reader').env('read_timeout', '1s'),
     ];
     for (const b of fns) expect((await p.json('POST', '/system/functions', b.minScale(1).build())).status).toBe(202);
     for (const f of ['exec', 'write', 'plain', 'reader']) expect(await ready(f)).toBe(true);
