@@ -51,6 +51,9 @@ class View:
     def deadline(self):
         return self._deadline
 
+    def not_ready_why(self):
+        return 'the function is shutting down' if self.app.draining else 'the model is still loading'
+
     def count_request(self):
         self.app.stats.count('requests')
 
@@ -91,7 +94,9 @@ class Handler(BaseHTTPRequestHandler):
             else:
                 self._route(path, body, deadline)
         except RuntimeFault as f:
-            if f.status >= 500:
+            if f.code == 'timeout':
+                app.stats.count('timeouts')
+            elif f.status >= 500:
                 app.stats.count('errors')
             self._send(f.status, {'error': f.message} if is_v2 else {'error': {'code': f.code, 'message': f.message}})
         except Exception as err:  # noqa: BLE001 -- a bug answers 500, never a dropped connection

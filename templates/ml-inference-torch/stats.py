@@ -17,6 +17,7 @@ class Stats:
         self.instances = 0
         self.batches = 0
         self.errors = 0
+        self.timeouts = 0  # 504s: exec_timeout / write_timeout passed (not in errors)
         self.last_batch_size = 0
         self.latencies = []
         self.next = 0
@@ -46,7 +47,7 @@ class Stats:
 
     def snapshot(self, queue_length, in_flight):
         return {
-            'requests': self.requests, 'instances': self.instances, 'batches': self.batches, 'errors': self.errors,
+            'requests': self.requests, 'instances': self.instances, 'batches': self.batches, 'errors': self.errors, 'timeouts': self.timeouts,
             'meanBatchSize': r3(self.instances / self.batches) if self.batches else 0,
             'lastBatchSize': self.last_batch_size,
             'batchLatencyMs': {'p50': self.quantile(0.5), 'p99': self.quantile(0.99), 'window': len(self.latencies)},

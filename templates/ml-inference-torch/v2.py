@@ -19,7 +19,7 @@ def handle(ctx, method, path, headers, read_body):
         return _get(method, 200, {'live': True})
     if path == '/v2/health/ready':
         ready = ctx.is_ready()
-        return _get(method, 200 if ready else 503, {'ready': ready})
+        return _get(method, 200, {'ready': True}) if ready else _get(method, 503, {'ready': False, 'error': ctx.not_ready_why()})
     m = ROUTE.match(path)
     if not m:
         raise not_found(f'no such endpoint: {path}')
@@ -35,7 +35,7 @@ def handle(ctx, method, path, headers, read_body):
         return infer(ctx, shown, headers, read_body())
     if tail == '/ready':
         ready = ctx.is_ready()
-        return _get(method, 200 if ready else 503, {'name': shown, 'ready': ready})
+        return _get(method, 200, {'name': shown, 'ready': True}) if ready else _get(method, 503, {'name': shown, 'ready': False, 'error': ctx.not_ready_why()})
     model = ctx.model()
     if model is None:
         raise not_ready(f'model {shown!r} is still loading')

@@ -21,7 +21,8 @@ const v2Body = (extra: object = {}): { inputs: any[]; [k: string]: unknown } => 
 describe('ml-inference-torch: endpoints and protocols', () => {
   let t: TorchFunction;
   beforeAll(async () => {
-    t = await startTorch(layoutTorchImage({ 'handler.py': TINY_HANDLER }), { MLFAAS_FUNCTION_NAME: 'tiny', MAX_BATCH_SIZE: '8' });
+    const env = { MLFAAS_FUNCTION_NAME: 'tiny', MAX_BATCH_SIZE: '8', MAX_BODY_BYTES: '200000' };
+    t = await startTorch(layoutTorchImage({ 'handler.py': TINY_HANDLER }), env);
   }, 90_000);
   afterAll(() => t?.stop());
 
@@ -38,7 +39,7 @@ describe('ml-inference-torch: endpoints and protocols', () => {
     expect(await getJson(`${t.base}/_/health`)).toEqual({ status: 'ok' });
     expect(await getJson(`${t.base}/_/ready`)).toEqual({ status: 'ready' });
     const stats = await getJson(`${t.base}/_/stats`);
-    const fields = ['requests', 'instances', 'batches', 'errors', 'meanBatchSize', 'lastBatchSize', 'batchLatencyMs', 'queueLength', 'inFlightBatch'];
+    const fields = ['requests', 'instances', 'batches', 'errors', 'timeouts', 'meanBatchSize', 'lastBatchSize', 'batchLatencyMs', 'queueLength', 'inFlightBatch'];
     for (const k of [...fields, 'ready', 'draining']) {
       expect(stats).toHaveProperty(k);
     }
@@ -232,6 +233,16 @@ describe('ml-inference-torch: endpoints and protocols', () => {
     const bad = await raw('zz\r\nxx\r\n0\r\n\r\n');
     expect(bad).toMatch(/^HTTP\/1\.1 400/);
     expect(bad).toContain('chunk size');
+  });
+
+  test('a body over MAX_BODY_BYTES is 413, v1 and v2', async () => {
+    const big = JSON.stringify({ instances: [{ x: new Array(120_000).fill(1), k: [1, 1] }] });
+    const v1 = await send(`${t.base}/function/tiny`, big);
+    expect(v1.status).toBe(413);
+    expect(v1.body.error).toMatchObject({ code: 'payload_too_large', message: expect.stringMatching(/MAX_BODY_BYTES/) });
+    const v2 = await send(`${t.base}/v2/models/tiny/infer`, big);
+    expect(v2.status).toBe(413);
+    expect(v2.body.error).toMatch(/exceeds 200000 bytes/);
   });
 
   test('no 5xx was counted', async () => {
