@@ -26,7 +26,7 @@ const WEIRD: unknown[] = [null, true, -1, 0, 1e308, -1e308, 2 ** 64, 'x', '', '9
 function mutateDoc(doc: any, r: () => number): any {
   const pick = <T>(a: T[]) => a[Math.floor(r() * a.length)];
   const d = JSON.parse(JSON.stringify(doc));
-  const input = Array.isArray(d.inputs) && d.inputs.length > 0 ? pick(d.inputs) : null;
+  const input: any = Array.isArray(d.inputs) && d.inputs.length > 0 ? pick(d.inputs) : null;
   switch (Math.floor(r() * 12)) {
     case 0: d.inputs = pick(WEIRD); break;
     case 1: if (input) input.shape = pick(WEIRD); break;
