@@ -39,7 +39,8 @@ describe('ml-inference-torch: endpoints and protocols', () => {
     expect(await getJson(`${t.base}/_/health`)).toEqual({ status: 'ok' });
     expect(await getJson(`${t.base}/_/ready`)).toEqual({ status: 'ready' });
     const stats = await getJson(`${t.base}/_/stats`);
-    const fields = ['requests', 'instances', 'batches', 'errors', 'timeouts', 'meanBatchSize', 'lastBatchSize', 'batchLatencyMs', 'queueLength', 'inFlightBatch'];
+    const fields = ['requests', 'instances', 'batches', 'errors', 'timeouts', 'meanBatchSize', 'lastBatchSize', 'batchLatencyMs', 'queueLength',
+      'inFlightBatch'];
     for (const k of [...fields, 'ready', 'draining']) {
       expect(stats).toHaveProperty(k);
     }
