@@ -40,7 +40,7 @@ describe('basic auth', () => {
       expect(ok.status).not.toBe(401);
     });
 
-    test.each(['/healthz', '/function/x', '/async-function/x', '/metrics'])('%s stays open', async (path) => {
+    test.each(['/healthz', '/function/x', '/async-function/x', '/metrics', '/v2/health/live', '/v2', '/v2/models/x/ready'])('%s stays open', async (path) => {
       const res = await p.get(path, { method: path.startsWith('/async') ? 'POST' : 'GET' });
       expect(res.status).not.toBe(401);
     });
