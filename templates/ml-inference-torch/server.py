@@ -13,6 +13,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlsplit
 
 import endpoints
+from config import ConfigError, go_duration_ms
 from errors import RuntimeFault, bad_input
 
 
@@ -84,8 +85,9 @@ class Handler(BaseHTTPRequestHandler):
         try:
             body = self._read_body(started)
             cfg = app.cfg
+            exec_ms = request_exec_ms(cfg['exec_timeout_ms'], self.headers.get('X-Timeout'))
             deadlines = [t for t in (started + cfg['write_timeout_ms'] / 1000 if cfg['write_timeout_ms'] else None,
-                                     time.monotonic() + cfg['exec_timeout_ms'] / 1000 if cfg['exec_timeout_ms'] else None) if t]
+                                     time.monotonic() + exec_ms / 1000 if exec_ms else None) if t]
             deadline = min(deadlines) if deadlines else None
             if is_v2:
                 import v2  # noqa: PLC0415 -- with torch, after the port is announced (main.py): /_/health answers meanwhile
@@ -216,6 +218,18 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         if self.command != 'HEAD':
             self.wfile.write(text + (tail or b''))
+
+
+def request_exec_ms(exec_ms, header):
+    """A request's X-Timeout (a Go duration) shortens exec_timeout for it, as in of-watchdog; a longer or
+    malformed one is ignored."""
+    if not header or not exec_ms:
+        return exec_ms
+    try:
+        ms = go_duration_ms('X-Timeout', header)
+    except ConfigError:
+        return exec_ms
+    return ms if ms and 0 < ms <= exec_ms else exec_ms
 
 
 class UnixHTTPServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):

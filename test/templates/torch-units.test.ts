@@ -39,6 +39,20 @@ print(json.dumps(out))`);
   });
 });
 
+describe('X-Timeout shortens exec_timeout for one request', () => {
+  const table = [
+    { exec: 1000, header: '200ms', want: 200 }, { exec: 1000, header: '5s', want: 1000 }, { exec: 1000, header: 'soon', want: 1000 },
+    { exec: 1000, header: '', want: 1000 }, { exec: 0, header: '200ms', want: 0 }, { exec: 1000, header: '0s', want: 1000 },
+  ];
+  const got = py(`
+import json
+from server import request_exec_ms
+print(json.dumps([request_exec_ms(e, h) for e, h in ${JSON.stringify(table.map((t) => [t.exec, t.header]))}]))`);
+  test.each(table.map((t, i) => ({ ...t, i })))('exec $exec, X-Timeout "$header" -> $want', ({ i, want }) => {
+    expect(got[i]).toEqual(want);
+  });
+});
+
 describe('tokend wire records', () => {
   test('ACQUIRE: the 56-byte layout of struct tokend_msg, little-endian, values clamped to u64', () => {
     const hex = py(`
