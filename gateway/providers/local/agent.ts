@@ -301,7 +301,9 @@ export class LocalAgent {
     if (this.profileSeconds === undefined || !profiler || rec.kind !== 'inference') return;
     const key = `${refKey(ref)}@${version}`;
     if (this.profiled.has(key)) return;
-    const r = this.local(ref).find((x) => x.state === 'ready' && x.plan.specHash === version && x.plan.manifest.language === 'ml-inference');
+    // the runtimes that serve the profiler's v1 zero request (GET / names the instance shape): ONNX and PyTorch
+    const r = this.local(ref).find((x) => x.state === 'ready' && x.plan.specHash === version &&
+      (x.plan.manifest.language === 'ml-inference' || x.plan.manifest.language === 'ml-inference-torch'));
     if (!r || !r.pid) return;
     this.profiled.add(key);
     const pid = r.pid;
