@@ -4,7 +4,11 @@
  * binary extension), dynamic batching, bad input. Lifecycle, timeouts and the token gate are in
  * torch-lifecycle.test.ts.
  */
+import * as fs from 'node:fs';
+import * as http from 'node:http';
 import * as net from 'node:net';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import { getJson } from './image-layout';
 import { TINY_HANDLER, TorchFunction, layoutTorchImage, send, startTorch, tinyExpected } from './torch-helpers';
 
@@ -20,11 +24,15 @@ const v2Body = (extra: object = {}): { inputs: any[]; [k: string]: unknown } => 
 
 describe('ml-inference-torch: endpoints and protocols', () => {
   let t: TorchFunction;
+  const socketPath = path.join(os.tmpdir(), `torch-rt-${process.pid}.sock`);
   beforeAll(async () => {
-    const env = { MLFAAS_FUNCTION_NAME: 'tiny', MAX_BATCH_SIZE: '8', MAX_BODY_BYTES: '200000' };
+    const env = { MLFAAS_FUNCTION_NAME: 'tiny', MAX_BATCH_SIZE: '8', MAX_BODY_BYTES: '200000', MLFAAS_SOCKET: socketPath };
     t = await startTorch(layoutTorchImage({ 'handler.py': TINY_HANDLER }), env);
   }, 90_000);
-  afterAll(() => t?.stop());
+  afterAll(() => {
+    t?.stop();
+    fs.rmSync(socketPath, { force: true });
+  });
 
   test('announces listening and ready on stdout, with the model signature', () => {
     const listening = t.fn.json().find((l) => l.type === 'listening');
@@ -46,6 +54,22 @@ describe('ml-inference-torch: endpoints and protocols', () => {
     }
     const d = await getJson(t.base);
     expect(d.model).toMatchObject({ input: 'x', shape: ['batch', 4], outputs: ['y', 'positive', 'ksum'] });
+  });
+
+  test('also serves on MLFAAS_SOCKET (the local provider\'s way in), announced on the listening line', async () => {
+    expect(t.fn.json().find((l) => l.type === 'listening').socket).toBe(socketPath);
+    const body = JSON.stringify(v2Body());
+    const answer = await new Promise<{ status: number; text: string }>((resolve, reject) => {
+      const req = http.request({ socketPath, path: '/v2/models/tiny/infer', method: 'POST', headers: { 'Content-Length': Buffer.byteLength(body) } }, (res) => {
+        let text = '';
+        res.on('data', (c) => { text += c; });
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+      });
+      req.on('error', reject);
+      req.end(body);
+    });
+    expect(answer.status).toBe(200);
+    expect(JSON.parse(answer.text).outputs.map((o: { name: string }) => o.name)).toEqual(['y', 'positive', 'ksum']);
   });
 
   test('v1: instances as {input: array} objects answer each output per instance, as torch computes', async () => {
@@ -121,7 +145,7 @@ describe('ml-inference-torch: endpoints and protocols', () => {
   });
 
   test('two concurrent requests form one batch of 2 (BATCH_TIMEOUT_MS holds the first for the second)', async () => {
-    const b = await startTorch(layoutTorchImage({ 'handler.py': TINY_HANDLER }), { BATCH_TIMEOUT_MS: '5000', MAX_BATCH_SIZE: '2' });
+    const b = await startTorch(layoutTorchImage({ 'handler.py': TINY_HANDLER }), { BATCH_TIMEOUT_MS: '5000', MAX_BATCH_SIZE: '2', REPORT_INTERVAL_MS: '1' });
     try {
       const one = (i: number) => send(`${b.base}/v2/models/tiny/infer`, {
         inputs: [{ name: 'x', shape: [1, 4], datatype: 'FP32', data: X[i] }, { name: 'k', shape: [1, 2], datatype: 'INT64', data: K[i] }],
@@ -134,6 +158,9 @@ describe('ml-inference-torch: endpoints and protocols', () => {
       }
       const stats = await getJson(`${b.base}/_/stats`);
       expect(stats).toMatchObject({ batches: 1, instances: 2, lastBatchSize: 2 });
+      // the batch report line on stdout (REPORT_INTERVAL_MS=1: one per batch past the first millisecond)
+      const report = JSON.parse(await b.fn.waitForLine((l) => l.includes('"batches"'), 10_000));
+      expect(report).toMatchObject({ type: 'batches', batches: 1, meanBatchSize: 2, queueLength: 0 });
       // a batch the model refuses because of one request is rerun request by request: the other is answered
       const bad = send(`${b.base}/v2/models/tiny/infer`, {
         inputs: [{ name: 'x', shape: [1, 4], datatype: 'FP32', data: [13, 0, 0, 0] }, { name: 'k', shape: [1, 2], datatype: 'INT64', data: [1, 1] }],
