@@ -114,11 +114,13 @@ def _instance(value, spec, k):
         return value
     dims = spec['shape'][1:] if spec['shape'] is not None else None
     try:
-        arr = np.asarray(value, dtype=np.float64)
+        arr = np.asarray(value)  # integers stay integers (an INT64 input keeps all 64 bits)
     except (ValueError, TypeError):
         raise bad_input(f'{where}: want a (nested) array of numbers of equal-length rows') from None
-    if arr.dtype == object or not np.all(np.isfinite(arr)):
-        raise bad_input(f'{where}: a value is not a finite number')
+    if arr.dtype.kind not in 'biuf' or (arr.dtype.kind == 'f' and not np.all(np.isfinite(arr))):
+        raise bad_input(f'{where}: a value is not a finite number (or the rows differ in length)')
+    if spec['datatype'] not in ('FP16', 'FP32', 'FP64', 'BOOL') and arr.dtype.kind == 'f' and not np.all(np.mod(arr, 1) == 0):
+        raise bad_input(f'{where}: {spec["datatype"]} values must be integers')
     if dims is not None and -1 not in dims:
         want = int(np.prod(dims)) if dims else 1
         if list(arr.shape) != dims:

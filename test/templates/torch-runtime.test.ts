@@ -81,6 +81,15 @@ describe('ml-inference-torch: endpoints and protocols', () => {
     expect(r.headers.get('x-queue-ms')).not.toBeNull();
   });
 
+  test('v1: an INT64 input keeps all 64 bits; a fraction for it is 400', async () => {
+    const res = await fetch(`${t.base}/function/tiny`, { method: 'POST', body: '{"instances":[{"x":[0,0,0,0],"k":[9007199254740993,0]}]}' });
+    expect(res.status).toBe(200);
+    expect(await res.text()).toContain('"ksum": 9007199254740993');
+    const bad = await send(`${t.base}/function/tiny`, { instances: [{ x: [0, 0, 0, 0], k: [1.5, 0] }] });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.message).toMatch(/instance 0, input 'k': INT64 values must be integers/);
+  });
+
   test('v2: metadata, health, readiness; any model name is served under the function name', async () => {
     expect(await getJson(`${t.base}/v2/health/live`)).toEqual({ live: true });
     expect(await getJson(`${t.base}/v2/health/ready`)).toEqual({ ready: true });
