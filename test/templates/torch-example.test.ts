@@ -53,3 +53,22 @@ with torch.inference_mode():
     expect(r.body.predictions[0].score).toBeCloseTo(want[k], 4);
   });
 });
+
+describe('the template\'s default function (faas-cli new --lang ml-inference-torch)', () => {
+  test('answers v1 and v2 as created', async () => {
+    const t = await startTorch(layoutTorchImage('templates/ml-inference-torch/function'));
+    try {
+      const v1 = await send(`${t.base}/function/my-fn`, { instances: [[1, 2, 3, 4]] });
+      expect(v1.status).toBe(200);
+      const scores = v1.body.predictions[0] as number[];
+      expect(scores).toHaveLength(3);
+      expect(scores.reduce((a, b) => a + b, 0)).toBeCloseTo(1, 5);
+      const v2 = await send(`${t.base}/v2/models/my-fn/infer`, { inputs: [{ name: 'x', shape: [1, 4], datatype: 'FP32', data: [1, 2, 3, 4] }] });
+      expect(v2.status).toBe(200);
+      expect(v2.body.outputs[0]).toMatchObject({ name: 'scores', datatype: 'FP32', shape: [1, 3] });
+      (v2.body.outputs[0].data as number[]).forEach((x, i) => expect(x).toBeCloseTo(scores[i], 6));
+    } finally {
+      t.stop();
+    }
+  }, 90_000);
+});
