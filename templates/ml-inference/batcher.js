@@ -9,15 +9,16 @@
  */
 const { performance } = require('node:perf_hooks');
 const { LatencyEstimator, round } = require('./stats');
-const { badInput, modelError } = require('./errors');
+const { badInput, abortReason } = require('./errors');
 const T = require('./tensors');
+const { v1Rows } = require('./instances');
 
 /**
  * @typedef {import('./dtypes').Tensor} Tensor
  * @typedef {{ outputs: Record<string, Tensor>, batchSize: number, batchLatencyMs: number, latencyMs: number, queueMs: number }} InferResult
  * @typedef {{ inputs: Record<string, Tensor>, rows: number, key: string | null, enqueuedAt: number,
- *   resolve: (r: InferResult) => void, reject: (e: unknown) => void }} Entry
- * @typedef {Record<string, { dims: number[], rows: any[] }>} BatchOutputs  v1: per output, one row per instance
+ *   resolve: (r: InferResult) => void, reject: (e: unknown) => void, detach: (() => void) | null }} Entry
+ * @typedef {import('./instances').BatchOutputs} BatchOutputs
  */
 
 /** Queued entries scanned for ones that may join the head's run. */
@@ -51,17 +52,23 @@ class Batcher {
     /** @type {Array<() => void>} */
     this.idleWaiters = [];
     this.gateFailures = 0;
+    /** requests (parts) taken out of the queue because their signal aborted */
+    this.aborted = 0;
   }
 
   /**
    * Validate a request's tensors against the model, run them (batched with others where the model
-   * allows), and answer every output (or those named in `opts.outputs`).
+   * allows), and answer every output (or those named in `opts.outputs`). When `opts.signal` aborts
+   * while the request is still queued, it leaves the queue and rejects with the signal's reason
+   * (its rows never run); once its run has begun, the abort is ignored.
    * @param {Record<string, Tensor>} inputs
-   * @param {{ outputs?: string[] }} [opts]
+   * @param {{ outputs?: string[], signal?: AbortSignal }} [opts]
    * @returns {Promise<InferResult>}
    */
   async infer(inputs, opts = {}) {
     const { info } = this.model;
+    const { signal } = opts;
+    if (signal && signal.aborted) throw abortReason(signal);
     const wanted = opts.outputs;
     if (wanted !== undefined) {
       const names = info.outputs.map((o) => o.name);
@@ -78,31 +85,27 @@ class Batcher {
       const key = T.batchKey(valid);
       for (let i = 0; i < axis0; i += this.maxBatchSize) {
         const to = Math.min(axis0, i + this.maxBatchSize);
-        parts.push(this.enqueue(axis0 <= this.maxBatchSize ? valid : T.sliceAll(valid, i, to), to - i, key));
+        parts.push(this.enqueue(axis0 <= this.maxBatchSize ? valid : T.sliceAll(valid, i, to), to - i, key, signal));
       }
     } else if (info.fixedBatch > 0) {
       const f = info.fixedBatch;
       for (const [name, t] of Object.entries(valid)) {
         if (t.shape[0] !== axis0) throw badInput(`input '${name}': axis 0 is ${t.shape[0]}, but input '${info.inputs[0].name}' has ${axis0} there`);
       }
-      for (let i = 0; i < axis0; i += f) parts.push(this.enqueue(axis0 === f ? valid : T.sliceAll(valid, i, i + f), f, null));
+      for (let i = 0; i < axis0; i += f) parts.push(this.enqueue(axis0 === f ? valid : T.sliceAll(valid, i, i + f), f, null, signal));
     } else {
-      parts.push(this.enqueue(valid, 1, null));
+      parts.push(this.enqueue(valid, 1, null, signal));
     }
-    const results = await Promise.all(parts);
+    if (parts.length === 1 && !wanted) return parts[0];
+    const results = parts.length === 1 ? [await parts[0]] : await Promise.all(parts);
     /** @type {Record<string, Tensor>} */
     const outputs = {};
     for (const name of wanted || Object.keys(results[0].outputs)) {
       outputs[name] = results.length === 1 ? results[0].outputs[name] : T.concatRows(results.map((r) => r.outputs[name]));
     }
-    const batchLatencyMs = Math.max(...results.map((r) => r.batchLatencyMs));
-    return {
-      outputs,
-      batchSize: Math.max(...results.map((r) => r.batchSize)),
-      batchLatencyMs,
-      latencyMs: batchLatencyMs,
-      queueMs: Math.max(...results.map((r) => r.queueMs)),
-    };
+    const most = (/** @type {(r: InferResult) => number} */ f) => Math.max(...results.map(f));
+    const batchLatencyMs = most((r) => r.batchLatencyMs);
+    return { outputs, batchSize: most((r) => r.batchSize), batchLatencyMs, latencyMs: batchLatencyMs, queueMs: most((r) => r.queueMs) };
   }
 
   /**
@@ -118,28 +121,16 @@ class Batcher {
     let perInstance = true;
     if (instances.every((x) => x instanceof Float32Array)) {
       if (!info.legacy) throw badInput(`the model takes named tensors (inputs: ${info.inputs.map((s) => s.name).join(', ')}), not float32 instances`);
-      const data = T.own(new Float32Array(instances.length * info.instanceSize));
-      instances.forEach((x, i) => data.set(/** @type {Float32Array} */ (x), i * info.instanceSize));
+      // one instance goes as it is (a batch of several concatenates it anyway)
+      const data = instances.length === 1 ? /** @type {Float32Array} */ (instances[0]) : T.own(new Float32Array(instances.length * info.instanceSize));
+      if (instances.length > 1) instances.forEach((x, i) => data.set(/** @type {Float32Array} */ (x), i * info.instanceSize));
       results = [await this.infer({ [info.inputName]: { datatype: 'FP32', shape: [instances.length, ...info.instanceDims], data } })];
     } else {
       perInstance = info.batchable || info.fixedBatch === 1;
       results = await Promise.all(instances.map((x) => this.infer(/** @type {Record<string, Tensor>} */ (x))));
     }
-    /** @type {BatchOutputs} */
-    const outputs = {};
-    for (const name of Object.keys(results[0].outputs)) {
-      const all = results.map((r) => r.outputs[name]);
-      const dims = perInstance ? all[0].shape.slice(1) : all[0].shape;
-      /** @type {any[]} */
-      const rows = [];
-      for (const t of all) {
-        if (!perInstance) rows.push(t.data);
-        else for (let i = 0; i < t.shape[0]; i++) rows.push(T.sliceRows(t, i, i + 1).data);
-      }
-      outputs[name] = { dims, rows };
-    }
     return {
-      outputs,
+      outputs: v1Rows(results.map((r) => r.outputs), perInstance),
       batchSize: Math.max(...results.map((r) => r.batchSize)),
       latencyMs: Math.max(...results.map((r) => r.batchLatencyMs)),
       queueMs: Math.max(...results.map((r) => r.queueMs)),
@@ -149,14 +140,33 @@ class Batcher {
   /**
    * @param {Record<string, Tensor>} inputs @param {number} rows axis-0 rows (1 for a model without a batch axis)
    * @param {string | null} key requests with the same key may share a run; null runs alone
+   * @param {AbortSignal} [signal] aborting it while the entry is queued takes it out and rejects it
    * @returns {Promise<InferResult>}
    */
-  enqueue(inputs, rows, key) {
+  enqueue(inputs, rows, key, signal) {
     return new Promise((resolve, reject) => {
-      this.queue.push({ inputs, rows, key, enqueuedAt: performance.now(), resolve, reject });
+      /** @type {Entry} */
+      const entry = { inputs, rows, key, enqueuedAt: performance.now(), resolve, reject, detach: null };
+      if (signal) {
+        const onAbort = () => this.drop(entry, abortReason(signal));
+        signal.addEventListener('abort', onAbort, { once: true });
+        entry.detach = () => signal.removeEventListener('abort', onAbort);
+      }
+      this.queue.push(entry);
       this.queuedInstances += rows;
       this.kick();
     });
+  }
+
+  /** An aborted entry leaves the queue (if still there: a running one is left to finish). @param {Entry} entry @param {unknown} reason */
+  drop(entry, reason) {
+    const i = this.queue.indexOf(entry);
+    if (i < 0) return;
+    this.queue.splice(i, 1);
+    this.queuedInstances -= entry.rows;
+    this.aborted += 1;
+    entry.reject(reason);
+    if (this.queue.length === 0 && !this.running) for (const w of this.idleWaiters.splice(0)) w();
   }
 
   /** Rows (instances) waiting for a batch. */
@@ -184,6 +194,7 @@ class Batcher {
       while (this.queue.length > 0) {
         if (this.batchTimeoutMs > 0 && this.queue[0].key !== null && this.queuedInstances < this.maxBatchSize) {
           await new Promise((r) => setTimeout(r, this.batchTimeoutMs));
+          if (this.queue.length === 0) break; // all aborted while waiting
         }
         await this.runBatch(this.take());
       }
@@ -212,6 +223,7 @@ class Batcher {
       }
     }
     this.queuedInstances -= size;
+    for (const e of batch) if (e.detach) e.detach();
     return batch;
   }
 
@@ -238,7 +250,7 @@ class Batcher {
     let failure;
     try {
       outputs = await this.model.run(T.concatAll(batch.map((e) => e.inputs)));
-      if (batch.length > 1) checkBatchAxis(outputs, size);
+      if (batch.length > 1) T.checkBatchAxis(outputs, size);
     } catch (err) {
       failure = err;
       outputs = undefined;
@@ -270,13 +282,6 @@ class Batcher {
       offset += e.rows;
       e.resolve({ outputs: mine, batchSize: size, batchLatencyMs: round(latencyMs), latencyMs: round(latencyMs), queueMs: round(started - e.enqueuedAt) });
     }
-  }
-}
-
-/** @param {Record<string, Tensor>} outputs @param {number} rows */
-function checkBatchAxis(outputs, rows) {
-  for (const [name, t] of Object.entries(outputs)) {
-    if (t.shape[0] !== rows) throw modelError(`output '${name}' has axis 0 of ${t.shape[0]} for a batch of ${rows} rows; the model is not batchable`);
   }
 }
 

@@ -28,4 +28,11 @@ const modelRejected = (message) => new RuntimeError('model_rejected_input', 400,
 /** @param {string} message */
 const notReady = (message) => new RuntimeError('not_ready', 503, message);
 
-module.exports = { RuntimeError, badInput, modelError, modelRejected, notReady };
+/**
+ * What a request aborted while queued rejects with: the signal's reason when an Error (the server's
+ * exec_timeout 504), else a 504 `timeout`.
+ * @param {AbortSignal} signal
+ */
+const abortReason = (signal) => (signal.reason instanceof Error ? signal.reason : new RuntimeError('timeout', 504, 'the request was aborted while queued'));
+
+module.exports = { RuntimeError, badInput, modelError, modelRejected, notReady, abortReason };

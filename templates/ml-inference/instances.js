@@ -7,8 +7,10 @@
  */
 const { badInput } = require('./errors');
 const dtypes = require('./dtypes');
+const { sliceRows } = require('./tensors');
 
 /** @typedef {import('./dtypes').Tensor} Tensor */
+/** @typedef {Record<string, { dims: number[], rows: any[] }>} BatchOutputs  v1: per output, one row per instance */
 
 const MAX_RANK = 32;
 
@@ -94,4 +96,27 @@ function toInstanceTensors(info, instance, index) {
   return out;
 }
 
-module.exports = { flattenNested, toInstanceTensors };
+/**
+ * v1 answers: per output, one row per instance (the rows of axis 0 where the model has a batch
+ * axis, else each run's whole output).
+ * @param {Array<Record<string, Tensor>>} results the runs' outputs, in the instances' order
+ * @param {boolean} perInstance
+ * @returns {BatchOutputs}
+ */
+function v1Rows(results, perInstance) {
+  /** @type {BatchOutputs} */
+  const outputs = {};
+  for (const name of Object.keys(results[0])) {
+    const all = results.map((r) => r[name]);
+    /** @type {any[]} */
+    const rows = [];
+    for (const t of all) {
+      if (!perInstance || t.shape[0] === 1) rows.push(t.data);
+      else for (let i = 0; i < t.shape[0]; i++) rows.push(sliceRows(t, i, i + 1).data);
+    }
+    outputs[name] = { dims: perInstance ? all[0].shape.slice(1) : all[0].shape, rows };
+  }
+  return outputs;
+}
+
+module.exports = { flattenNested, toInstanceTensors, v1Rows };

@@ -5,7 +5,7 @@
  * (every error names the input), the key under which requests may share a run, and
  * concatenating / slicing along axis 0.
  */
-const { badInput } = require('./errors');
+const { badInput, modelError } = require('./errors');
 const dtypes = require('./dtypes');
 
 /** @typedef {import('./dtypes').Tensor} Tensor */
@@ -19,9 +19,15 @@ const dtypes = require('./dtypes');
  */
 const owned = new WeakSet();
 
+/**
+ * Arrays under this size are cloned rather than tracked: a clone of a few KiB costs less than a
+ * WeakSet entry, which the garbage collector must visit (issue 25: ~2x CPU per small request).
+ */
+const OWN_MIN_BYTES = 32 * 1024;
+
 /** @template {object} A @param {A} array @returns {A} */
 function own(array) {
-  owned.add(array);
+  if (/** @type {any} */ (array).byteLength >= OWN_MIN_BYTES) owned.add(array);
   return array;
 }
 
@@ -64,16 +70,16 @@ function validateInputs(info, inputs) {
     if (!t || typeof t !== 'object') throw badInput(`${where} is missing`);
     if (t.datatype !== spec.datatype) throw badInput(`${where}: datatype ${JSON.stringify(t.datatype)}; the model takes ${spec.datatype}`);
     const shape = t.shape;
-    const shown = `[${spec.shape.map((d) => (d < 0 ? -1 : d)).join(', ')}]`;
+    const shown = () => `[${spec.shape.map((d) => (d < 0 ? -1 : d)).join(', ')}]`;
     if (!Array.isArray(shape) || !shape.every((d) => Number.isSafeInteger(d) && d >= 0)) {
       throw badInput(`${where}: shape must be an array of non-negative integers`);
     }
-    if (shape.length !== spec.shape.length) throw badInput(`${where}: shape [${shape.join(', ')}] has rank ${shape.length}; the model takes ${shown}`);
+    if (shape.length !== spec.shape.length) throw badInput(`${where}: shape [${shape.join(', ')}] has rank ${shape.length}; the model takes ${shown()}`);
     for (let i = 0; i < shape.length; i++) {
       const want = spec.shape[i];
       const d = shape[i];
       const multiple = i === 0 && info.fixedBatch > 0 && d > 0 && d % info.fixedBatch === 0;
-      if (want >= 0 && d !== want && !multiple) throw badInput(`${where}: shape [${shape.join(', ')}]; the model takes ${shown} (dim ${i} is ${want})`);
+      if (want >= 0 && d !== want && !multiple) throw badInput(`${where}: shape [${shape.join(', ')}]; the model takes ${shown()} (dim ${i} is ${want})`);
       const sym = spec.symbols[i] || (i === 0 && info.batchable ? '\0batch' : null);
       if (!sym) continue;
       const seen = symbols.get(sym);
@@ -105,7 +111,9 @@ function validateInputs(info, inputs) {
  * @param {Record<string, Tensor>} inputs
  */
 function batchKey(inputs) {
-  return Object.keys(inputs).sort().map((k) => `${k}:${inputs[k].shape.slice(1).join('x')}`).join('|');
+  const names = Object.keys(inputs);
+  if (names.length === 1) return `${names[0]}:${inputs[names[0]].shape.slice(1).join('x')}`;
+  return names.sort().map((k) => `${k}:${inputs[k].shape.slice(1).join('x')}`).join('|');
 }
 
 /** @param {Tensor} t @returns {number} elements per row of axis 0 */
@@ -159,4 +167,11 @@ function sliceAll(rec, from, to) {
   return out;
 }
 
-module.exports = { validateInputs, batchKey, sliceRows, concatRows, concatAll, sliceAll, own, transferList };
+/** A batch's outputs must keep its rows on axis 0. @param {Record<string, Tensor>} outputs @param {number} rows */
+function checkBatchAxis(outputs, rows) {
+  for (const [name, t] of Object.entries(outputs)) {
+    if (t.shape[0] !== rows) throw modelError(`output '${name}' has axis 0 of ${t.shape[0]} for a batch of ${rows} rows; the model is not batchable`);
+  }
+}
+
+module.exports = { checkBatchAxis, validateInputs, batchKey, sliceRows, concatRows, concatAll, sliceAll, own, transferList, OWN_MIN_BYTES };

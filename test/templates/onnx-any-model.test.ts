@@ -145,10 +145,14 @@ describe('ml-inference: any ONNX model', () => {
     const alone = await b.infer({ input_ids: t(ids), attention_mask: t(mask) });
     expect(Array.from(alone.outputs.count.data, Number)).toEqual([3]);
     expect(mask.buffer.byteLength).toBe(24);
-    // what is transferred: arrays the runtime allocated, whole (a slice of one is copied)
-    const { own, transferList } = require(path.join(T, 'tensors.js')); // eslint-disable-line @typescript-eslint/no-require-imports
-    const mine = own(new Float32Array(4));
-    const list = transferList([{ data: mine }, { data: mine.subarray(2) }, { data: own(new Float32Array(8)).subarray(0, 4) }, { data: ids }]);
+    // what is transferred: arrays the runtime allocated, whole (a slice of one is copied), of at least
+    // OWN_MIN_BYTES (a small one is cheaper to clone than to track)
+    const { own, transferList, OWN_MIN_BYTES } = require(path.join(T, 'tensors.js')); // eslint-disable-line @typescript-eslint/no-require-imports
+    const n = OWN_MIN_BYTES / 4;
+    const mine = own(new Float32Array(n));
+    const small = own(new Float32Array(n - 1));
+    const slice = own(new Float32Array(2 * n)).subarray(0, n);
+    const list = transferList([{ data: mine }, { data: mine.subarray(2) }, { data: slice }, { data: ids }, { data: small }]);
     expect(list).toEqual([mine.buffer]);
   });
 
