@@ -28,6 +28,16 @@ with torch.inference_mode():
   }, 120_000);
   afterAll(() => t?.stop());
 
+  test('without torchvision the handler builds the same ResNet-18 architecture (parameter shapes)', () => {
+    const same = pythonJson(`
+import importlib.util, json
+spec = importlib.util.spec_from_file_location('h', 'handler.py'); h = importlib.util.module_from_spec(spec); spec.loader.exec_module(h)
+shapes = lambda m: sorted(tuple(p.shape) for p in m.parameters())
+print(json.dumps(shapes(h.load()) == shapes(h._resnet18())))
+`, path.join(repoRoot, 'functions/resnet-torch'));
+    expect(same).toBe(true);
+  });
+
   test('v2 metadata comes from the model', async () => {
     const meta = await (await fetch(`${t.base}/v2/models/resnet-torch`)).json();
     expect(meta).toMatchObject({
