@@ -85,6 +85,8 @@ ts = [threading.Thread(target=one) for _ in range(8)]
 [t.start() for t in ts]; [t.join() for t in ts]
 print(json.dumps({'device': ready.get('device'), 'v1': s1, 'v2': s2, 'diff': diff, 'scale': float(ref.abs().max()),
                   'v1label': b1.get('predictions', [{}])[0].get('index'), 'refIndex': int(ref.argmax()), 'batchMax': max(sizes), 'sizes': sizes,
+                  # the v1 argmax may be a near-tie away from the CPU's under TF32: its CPU logit within the tolerance of the top
+                  'v1ok': s1 == 200 and float(ref.max() - ref[b1['predictions'][0]['index']]) <= 1e-2 * max(1.0, float(ref.abs().max())),
                   'latencyMs': h2.get('X-Batch-Latency-Ms')}))
 PYEOF
 [ -s "$T/result.json" ] || { say "client failed:"; tail -n 20 "$T/client.err"; }
@@ -96,7 +98,7 @@ status=$("$PY" -c '
 import json, sys
 r = json.loads(sys.argv[1] or "{}")
 ok = r.get("device") == sys.argv[2] and r.get("v1") == 200 and r.get("v2") == 200 and r.get("diff") is not None \
-    and r["diff"] <= 1e-2 * max(1.0, r["scale"]) and r.get("v1label") == r.get("refIndex")
+    and r["diff"] <= 1e-2 * max(1.0, r["scale"]) and r.get("v1ok") is True
 d = r.get("diff")
 g = lambda k: r.get(k, "na")
 print("0" if ok else "1", "device=%s v1=%s v2=%s max_abs_diff=%s batch_max=%s" % (g("device"), g("v1"), g("v2"), "na" if d is None else "%.2e" % d, g("batchMax")))
