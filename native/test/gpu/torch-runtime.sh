@@ -71,7 +71,8 @@ def post(path, doc):
         return e.code, dict(e.headers), json.loads(e.read() or b'{}')
 g = torch.Generator().manual_seed(7)
 x = torch.rand(1, 3, 224, 224, generator=g)
-s2, h2, b2 = post('/v2/models/resnet-torch/infer', {'inputs': [{'name': 'image', 'shape': [1, 3, 224, 224], 'datatype': 'FP32', 'data': x.reshape(-1).tolist()}]})
+V2 = {'inputs': [{'name': 'image', 'shape': [1, 3, 224, 224], 'datatype': 'FP32', 'data': x.reshape(-1).tolist()}]}
+s2, h2, b2 = post('/v2/models/resnet-torch/infer', V2)
 s1, _, b1 = post('/function/resnet-torch', {'instances': [x[0].tolist()]})
 spec = importlib.util.spec_from_file_location('h', fdir + '/handler.py'); h = importlib.util.module_from_spec(spec); spec.loader.exec_module(h)
 with torch.inference_mode():
@@ -79,7 +80,7 @@ with torch.inference_mode():
 diff = float((torch.tensor(b2['outputs'][0]['data']) - ref).abs().max()) if s2 == 200 else None
 sizes = []
 def one():
-    s, hh, _ = post('/v2/models/resnet-torch/infer', {'inputs': [{'name': 'image', 'shape': [1, 3, 224, 224], 'datatype': 'FP32', 'data': x.reshape(-1).tolist()}]})
+    s, hh, _ = post('/v2/models/resnet-torch/infer', V2)
     sizes.append(int(hh.get('X-Batch-Size', 0)) if s == 200 else 0)
 ts = [threading.Thread(target=one) for _ in range(8)]
 [t.start() for t in ts]; [t.join() for t in ts]
@@ -101,7 +102,8 @@ ok = r.get("device") == sys.argv[2] and r.get("v1") == 200 and r.get("v2") == 20
     and r["diff"] <= 1e-2 * max(1.0, r["scale"]) and r.get("v1ok") is True
 d = r.get("diff")
 g = lambda k: r.get(k, "na")
-print("0" if ok else "1", "device=%s v1=%s v2=%s max_abs_diff=%s batch_max=%s" % (g("device"), g("v1"), g("v2"), "na" if d is None else "%.2e" % d, g("batchMax")))
+dd = "na" if d is None else "%.2e" % d
+print("0" if ok else "1", "device=%s v1=%s v2=%s max_abs_diff=%s batch_max=%s" % (g("device"), g("v1"), g("v2"), dd, g("batchMax")))
 ' "$r" "$([ "$DRY" = 1 ] && echo cpu || echo cuda)")
 [ "$LIMITED" = 1 ] && [ -z "$launches" -o "$launches" = 0 ] && { say "the limiter counted no kernel launches"; status="1${status#?}"; }
 echo "gpu-torch-runtime: ${status#? } limiter_launches=${launches:-na}"
