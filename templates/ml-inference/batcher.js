@@ -121,10 +121,14 @@ class Batcher {
     let perInstance = true;
     if (instances.every((x) => x instanceof Float32Array)) {
       if (!info.legacy) throw badInput(`the model takes named tensors (inputs: ${info.inputs.map((s) => s.name).join(', ')}), not float32 instances`);
+      const n = instances.length;
       // one instance goes as it is (a batch of several concatenates it anyway)
-      const data = instances.length === 1 ? /** @type {Float32Array} */ (instances[0]) : T.own(new Float32Array(instances.length * info.instanceSize));
-      if (instances.length > 1) instances.forEach((x, i) => data.set(/** @type {Float32Array} */ (x), i * info.instanceSize));
-      results = [await this.infer({ [info.inputName]: { datatype: 'FP32', shape: [instances.length, ...info.instanceDims], data } })];
+      const data = n === 1 ? /** @type {Float32Array} */ (instances[0]) : T.own(new Float32Array(n * info.instanceSize));
+      if (n > 1) instances.forEach((x, i) => data.set(/** @type {Float32Array} */ (x), i * info.instanceSize));
+      const inputs = { [info.inputName]: { datatype: /** @type {const} */ ('FP32'), shape: [n, ...info.instanceDims], data } };
+      // model.toInstance checked every value and length of these: queued as they are where one run takes them all
+      const direct = info.batchable && n <= this.maxBatchSize;
+      results = [await (direct ? this.enqueue(inputs, n, T.batchKey(inputs)) : this.infer(inputs))];
     } else {
       perInstance = info.batchable || info.fixedBatch === 1;
       results = await Promise.all(instances.map((x) => this.infer(/** @type {Record<string, Tensor>} */ (x))));
