@@ -131,14 +131,70 @@ function toBigInt(v, i, dt) {
 function toJson(datatype, data) {
   if (datatype === 'BYTES') return Array.from(/** @type {Array<string|Buffer>} */ (data), (s) => (typeof s === 'string' ? s : s.toString('utf8')));
   if (datatype === 'BOOL') return Array.from(/** @type {Uint8Array} */ (data), (v) => v !== 0);
-  if (datatype === 'FP16') return Array.from(/** @type {Uint16Array} */ (data), fromHalf);
+  if (datatype === 'FP16') return Array.from(/** @type {Uint16Array} */ (data), shortestHalf);
   if (datatype === 'INT64' || datatype === 'UINT64') {
     return Array.from(/** @type {BigInt64Array} */ (data), (b) => {
       const n = Number(b);
       return Number.isSafeInteger(n) ? n : b.toString();
     });
   }
-  return Array.from(/** @type {Float32Array} */ (data));
+  if (datatype === 'FP32') return Array.from(/** @type {Float32Array} */ (data), shortestFloat32);
+  return Array.from(/** @type {Float64Array} */ (data));
+}
+
+/**
+ * The number with the fewest significant digits (1..9) that reads back as the same float32:
+ * 0.97931165 rather than its double 0.9793116450309753 (JSON answers ~40% shorter). A try rounds
+ * at p digits in double arithmetic (k / 10^n is the double nearest that decimal, which JSON prints
+ * as it is); reading back is monotonic in p (the p+1-digit grid holds the p-digit one), so a binary
+ * search over p takes ~3 tries.
+ * @param {number} v a float32's value
+ */
+function shortestFloat32(v) {
+  if ((Number.isInteger(v) && Math.abs(v) <= 2 ** 24) || !Number.isFinite(v)) return v; // every integer to 2^24 is a float32
+  const e = Math.floor(Math.log10(Math.abs(v)));
+  let lo = 1;
+  let hi = 9;
+  let best = NaN;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    const r = roundAt(v, mid - 1 - e);
+    if (Math.fround(r) === v) {
+      hi = mid;
+      best = r;
+    } else lo = mid + 1;
+  }
+  return hi === 9 ? Number(v.toPrecision(9)) : best;
+}
+
+/** As shortestFloat32 for IEEE half bits (1..5 digits read back as the same half). @param {number} h */
+function shortestHalf(h) {
+  const v = fromHalf(h);
+  if ((Number.isInteger(v) && Math.abs(v) <= 2048) || !Number.isFinite(v)) return v; // every integer to 2048 is a half
+  const e = Math.floor(Math.log10(Math.abs(v)));
+  let lo = 1;
+  let hi = 5;
+  let best = NaN;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    const r = roundAt(v, mid - 1 - e);
+    if (toHalf(r) === h) {
+      hi = mid;
+      best = r;
+    } else lo = mid + 1;
+  }
+  return hi === 5 ? Number(v.toPrecision(5)) : best;
+}
+
+/** Powers of ten a double holds exactly. */
+const POW10 = Array.from({ length: 23 }, (_, i) => 10 ** i);
+
+/** v rounded at 10^-n (away from zero at a half); past the powers of ten a double holds exactly, by toPrecision @param {number} v @param {number} n */
+function roundAt(v, n) {
+  if (n > 22 || n < -22) return Number(v.toPrecision(Math.max(1, Math.min(100, n + 1 + Math.floor(Math.log10(Math.abs(v)))))));
+  const a = Math.abs(v); // halves round away from zero, as toPrecision does
+  const r = n >= 0 ? Math.round(a * POW10[n]) / POW10[n] : Math.round(a / POW10[-n]) * POW10[-n];
+  return v < 0 ? -r : r;
 }
 
 const f32 = new Float32Array(1);
@@ -190,4 +246,5 @@ function describe(v) {
 
 module.exports = {
   DATATYPES, isDatatype, toOrt, fromOrt, arrayFor, bytesPerElement, isArrayFor, elementCount, fromJson, toJson, toHalf, fromHalf,
+  shortestFloat32, shortestHalf,
 };

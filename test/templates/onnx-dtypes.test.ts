@@ -66,4 +66,38 @@ describe('dtypes', () => {
     expect(dtypes.toJson('INT8', new Int8Array([-3]))).toEqual([-3]);
     expect(JSON.stringify(dtypes.toJson('UINT64', new BigUint64Array([2n ** 64n - 1n])))).toBe('["18446744073709551615"]');
   });
+
+  test('FP32 out: the shortest decimal that reads back as the same float32', () => {
+    const f = new Float32Array([0.9793116450309753, 0.1, -0.015625, 1 / 3, 3, 0, 1e-45, 3.4028234663852886e38, -2.5e-9, 123456.7]);
+    expect(JSON.stringify(dtypes.toJson('FP32', f))).toBe('[0.97931165,0.1,-0.015625,0.33333334,3,0,1e-45,3.4028235e+38,-2.5e-9,123456.7]');
+    expect(JSON.stringify(dtypes.toJson('FP64', new Float64Array([0.1 + 0.2])))).toBe('[0.30000000000000004]'); // doubles as they are
+    // seeded pseudo-random bit patterns over every exponent: each reads back, and no toPrecision(p) with fewer digits does
+    const bits = new Uint32Array(5000);
+    let x = 12345;
+    for (let i = 0; i < bits.length; i++) bits[i] = x = (Math.imul(x, 1103515245) + 12345) >>> 0;
+    const all = Array.from(new Float32Array(bits.buffer)).filter(Number.isFinite);
+    const out = dtypes.toJson('FP32', new Float32Array(all));
+    const digits = (n: number) => n.toExponential().replace(/e.*$/, '').replace(/[-.]/g, '').length;
+    let wrong = 0;
+    let longer = 0;
+    all.forEach((v, i) => {
+      if (Math.fround(out[i]) !== v) wrong += 1;
+      for (let p = 1; p < digits(out[i]); p++) if (Math.fround(Number(v.toPrecision(p))) === v) longer += 1;
+    });
+    expect({ wrong, longer }).toEqual({ wrong: 0, longer: 0 });
+  });
+
+  test('FP16 out: every half as the shortest decimal that reads back as the same half', () => {
+    const halves = new Uint16Array(65536).map((_, i) => i);
+    const out = dtypes.toJson('FP16', halves);
+    let wrong = 0;
+    for (let h = 0; h < 65536; h++) {
+      const v = dtypes.fromHalf(h);
+      if (Number.isNaN(v)) continue;
+      const back = dtypes.toHalf(out[h]);
+      if (back !== h && !(v === 0 && out[h] === 0)) wrong += 1;
+    }
+    expect(wrong).toBe(0);
+    expect(dtypes.toJson('FP16', new Uint16Array([0x3555, 0x2e66, 0x7bff]))).toEqual([0.3333, 0.1, 65500]); // 65500 reads back as the largest half, 65504
+  });
 });
