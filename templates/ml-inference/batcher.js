@@ -112,9 +112,11 @@ class Batcher {
    * v1 path: instances from `model.toInstance` (Float32Arrays of a single-input float32 model, or
    * per-instance tensors with a batch axis of 1) → per output, one row per instance.
    * @param {Array<Float32Array | Record<string, Tensor>>} instances
+   * @param {{ signal?: AbortSignal }} [opts] as for infer: an abort while queued drops the request
    * @returns {Promise<{ outputs: BatchOutputs, batchSize: number, latencyMs: number, queueMs: number }>}
    */
-  async submit(instances) {
+  async submit(instances, opts = {}) {
+    const { signal } = opts;
     const { info } = this.model;
     /** @type {InferResult[]} */
     let results;
@@ -128,10 +130,11 @@ class Batcher {
       const inputs = { [info.inputName]: { datatype: /** @type {const} */ ('FP32'), shape: [n, ...info.instanceDims], data } };
       // model.toInstance checked every value and length of these: queued as they are where one run takes them all
       const direct = info.batchable && n <= this.maxBatchSize;
-      results = [await (direct ? this.enqueue(inputs, n, T.batchKey(inputs)) : this.infer(inputs))];
+      if (direct && signal && signal.aborted) throw abortReason(signal);
+      results = [await (direct ? this.enqueue(inputs, n, T.batchKey(inputs), signal) : this.infer(inputs, { signal }))];
     } else {
       perInstance = info.batchable || info.fixedBatch === 1;
-      results = await Promise.all(instances.map((x) => this.infer(/** @type {Record<string, Tensor>} */ (x))));
+      results = await Promise.all(instances.map((x) => this.infer(/** @type {Record<string, Tensor>} */ (x), { signal })));
     }
     return {
       outputs: v1Rows(results.map((r) => r.outputs), perInstance),

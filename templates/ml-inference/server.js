@@ -119,7 +119,7 @@ async function route(deps, req, res, signal) {
     res.setHeader('Allow', 'GET, POST, PUT');
     throw new RuntimeError('method_not_allowed', 405, `${req.method} is not served; POST a request body`);
   }
-  await infer(deps, req, res);
+  await infer(deps, req, res, signal);
 }
 
 /**
@@ -200,8 +200,9 @@ async function profile(deps, req, res) {
  * @param {ServerDeps} deps
  * @param {http.IncomingMessage} req
  * @param {http.ServerResponse} res
+ * @param {AbortSignal} [signal] exec_timeout's: a request still queued when it aborts does not run
  */
-async function infer(deps, req, res) {
+async function infer(deps, req, res, signal) {
   const body = await readBody(req, deps.maxBodyBytes);
   const model = deps.model();
   const batcher = deps.batcher();
@@ -225,7 +226,7 @@ async function infer(deps, req, res) {
   }
   if (!Array.isArray(raw) || raw.length === 0) throw badInput('preprocess produced no instances');
   const instances = raw.map((x, i) => model.toInstance(x, i));
-  const result = await batcher.submit(instances);
+  const result = await batcher.submit(instances, { signal });
   /** @type {Record<string, Float32Array[]>} */
   const outputs = {};
   for (const [name, out] of Object.entries(result.outputs)) {

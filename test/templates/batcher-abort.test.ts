@@ -143,6 +143,61 @@ describe('ml-inference batcher: abort while queued', () => {
     expect(b.aborted).toBe(3);
   });
 
+  test('v1 submit takes the signal too: queued instances aborted leave the queue', async () => {
+    const gate = heldGate();
+    const { runs, b } = setup(gate);
+    const first = req(b, 1);
+    await gate.held;
+    const ac = new AbortController();
+    // two v1 instances (per-instance tensors of one row each) and one that is not aborted
+    const inst = (v: number) => ({ input_ids: int64([[v, v, v]]), attention_mask: int64([[1, 1, 1]]) });
+    const dropped = b.submit([inst(2), inst(3)], { signal: ac.signal });
+    const kept = b.submit([inst(4)]);
+    expect(b.queueLength).toBe(3);
+    ac.abort(new RuntimeError('timeout', 504, 'exec_timeout passed'));
+    await expect(dropped).rejects.toMatchObject({ status: 504 });
+    gate.open();
+    const [, k] = await Promise.all([first, kept]);
+    expect(runs).toEqual([[1], [4]]);
+    expect(Array.from(k.outputs.sum.rows[0], Number)).toEqual([5, 5, 5]);
+  });
+
+  test('v1 float32 instances of a one-input model (queued without a second validation) leave the queue on abort', async () => {
+    const digits = await Model.load(path.join(__dirname, '..', '..', 'functions', 'digits-classify', 'model.onnx'), { intraOpThreads: 1 });
+    try {
+      expect(digits.info.legacy).toBe(true);
+      const gate = heldGate();
+      const runs: number[][] = [];
+      const rec = {
+        info: digits.info,
+        run: (inputs: Record<string, Tensor>) => {
+          const t = inputs.pixels;
+          runs.push(Array.from({ length: t.shape[0] }, (_, i) => t.data[i * 64]));
+          return digits.run(inputs);
+        },
+      };
+      const b = new Batcher({ model: rec, gate, stats: new Stats(), maxBatchSize: 8, batchTimeoutMs: 0 });
+      const inst = (v: number) => digits.toInstance(Array(64).fill(v), 0);
+      const first = b.submit([inst(1)]);
+      await gate.held;
+      const ac = new AbortController();
+      const dropped = b.submit([inst(2), inst(3)], { signal: ac.signal });
+      const kept = b.submit([inst(4)], { signal: new AbortController().signal });
+      ac.abort(new RuntimeError('timeout', 504, 'exec_timeout passed'));
+      await expect(dropped).rejects.toMatchObject({ status: 504 });
+      gate.open();
+      const [, k] = await Promise.all([first, kept]);
+      expect(runs).toEqual([[1], [4]]);
+      expect(k.outputs.probabilities.rows).toHaveLength(1);
+      const before = new AbortController();
+      before.abort();
+      await expect(b.submit([inst(5)], { signal: before.signal })).rejects.toMatchObject({ code: 'timeout' });
+      expect(runs).toEqual([[1], [4]]);
+    } finally {
+      await digits.session.close();
+    }
+  });
+
   test('with BATCH_TIMEOUT_MS, a queue emptied by aborts during the wait ends the loop cleanly', async () => {
     const { runs, b } = setup({ acquire: async () => undefined, release: () => undefined }, 8, 1000);
     const ac = new AbortController();
