@@ -22,6 +22,8 @@ import { appendResults, table } from './lib/results';
 const ROOT = join(__dirname, '..');
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 8);
 const FN = 'digits-classify';
+/** Whether each measured replica ran sandboxed (its socket is the sandbox relay's): the table header says which. */
+const replicasSeen: boolean[] = [];
 
 interface Run {
   rps: number;
@@ -83,6 +85,7 @@ async function measure(fn: string, body: string, port: number, redis: Redis, v2B
   // a sandboxed replica's port is in its own network namespace: "direct" is then its socket on
   // the host (the sandbox relays it to the port), the way the gateway reaches it
   const sandboxed = /gateway\.sock$/.test(replica.socket);
+  replicasSeen.push(sandboxed);
   const direct = sandboxed ? 'http://localhost/' : `${replica.url}/`;
   const directSocket = sandboxed ? replica.socket : undefined;
   const viaGw = `http://127.0.0.1:${port}/function/${fn}`;
@@ -154,9 +157,9 @@ async function main(): Promise<void> {
     const env = `load average at the end ${load}; ${DURATION_S} s autocannon runs at 64 connections ` +
       `and ${process.env.BENCH_LATENCY_N ?? 3000} sequential requests per latency row; load generator in the bench process, platform and ` +
       `baseline proxy in child processes; ${cpus().length} cores (${cpus()[0]?.model ?? '?'}); gateway → replica over a unix socket ` +
-      `(MLFAAS_ISOLATION=${process.env.MLFAAS_ISOLATION ?? 'auto'}: ${process.env.MLFAAS_ISOLATION === 'off'
-        ? 'plain child processes'
-        : 'sandboxed replicas, reached through the sandbox relay'}). Command: \`npm run bench:gateway\``;
+      `(MLFAAS_ISOLATION=${process.env.MLFAAS_ISOLATION ?? 'auto'}: ${replicasSeen.every((x) => x)
+        ? 'sandboxed replicas, reached through the sandbox relay'
+        : 'plain child processes, not sandboxed (isolation off, or no sandbox binary: `npm run build:native`)'}). Command: \`npm run bench:gateway\``;
     console.log(t);
     console.log(line(digits));
     console.log(line(image));
