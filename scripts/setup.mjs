@@ -72,6 +72,7 @@ function packages() {
   const want = [
     ['redis-server', 'redis-server', true], // the embedded store: required
     ['nft', 'nftables', false], // MLFAAS_FUNCTION_EGRESS=internet: the replicas' firewall
+    ['chromium', 'chromium', false], // the dashboard's browser tests (test/ui, playwright-core drives /usr/bin/chromium)
   ].filter(([cmd]) => !has(cmd) && !existsSync(`/usr/sbin/${cmd}`));
   if (!want.length) return;
   if (want.some(([, , required]) => required)) return redis(want.map(([, pkg]) => pkg));
