@@ -40,6 +40,7 @@ import { JobService } from './jobs/job-service';
 import { JobStore } from './jobs/job-store';
 import { TrainingFunctions } from './jobs/training-functions';
 import { jobRoutes } from './routes/jobs';
+import { overviewRoutes } from './routes/overview';
 import { FunctionRouter } from './proxy/router';
 import { ChangeFeed } from './registry/change-feed';
 import { Registry } from './registry/registry';
@@ -164,7 +165,9 @@ export async function startGateway(cfg: Config, redisTarget: string, opts: Gatew
     noun,
     capacity: kubeTraining?.capacity,
     scheduler: opts.scheduler,
+    onAdmission: (fn, admitted) => metrics.admissions.inc({ function_name: fn, result: admitted ? 'admitted' : 'refused' }),
   }, trainingLoop, opts.clock);
+  metrics.attachSources({ replicas: (ref) => provider.endpoints(ref), jobs: () => jobStore.list() });
   let port = cfg.port;
   const url = () => `http://${cfg.host}:${port}`;
   const creds = await resolveCredentials(cfg.auth, redis, cfg.dataDir, url);
@@ -175,7 +178,7 @@ export async function startGateway(cfg: Config, redisTarget: string, opts: Gatew
     provider,
     registry,
     metrics,
-    extra: [jobRoutes(training)],
+    extra: [jobRoutes(training), overviewRoutes({ registry, redis, routed: () => router.all(), jobs: jobStore })],
     origins: () => ownOrigins(cfg.host, port, cfg.allowedOrigins),
     info: { mlfaas: { isolation: isolationLine, enforcement: provider.enforcement(), auth: creds.auth.enabled ? 'basic' : 'off',
       ...(gpu ? { gpus: gpu.describe } : {}) } },
