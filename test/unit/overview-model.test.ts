@@ -104,13 +104,18 @@ describe('buildOverview', () => {
     const o = buildOverview({
       now, windowSeconds: 5, functions: [],
       jobs: [
-        job('half', { progress: { epoch: 0, epochs: 1, step: 100, samples: 3200, examplesPerSec: 200, statEfficiency: 0.5 }, deadline: '2026-11-27T11:00:00.000Z' }),
+        job('half', {
+          progress: { epoch: 0, epochs: 1, step: 100, samples: 3200, examplesPerSec: 200, statEfficiency: 0.5 },
+          deadline: '2026-11-27T11:00:00.000Z',
+        }),
         job('over', { progress: { epoch: 1, epochs: 1, step: 900, samples: 1 } }),
         job('done', { state: 'completed', submittedAt: '2026-11-27T08:00:00.000Z' }),
       ],
     });
     const by = Object.fromEntries(o.jobs.map((j) => [j.id, j]));
-    expect(by.half).toEqual({ id: 'half', function: 'mnist-train', state: 'running', progress: 0.5, workers: 2, deadline: '2026-11-27T11:00:00.000Z', goodput: 100 });
+    expect(by.half).toEqual({
+      id: 'half', function: 'mnist-train', state: 'running', progress: 0.5, workers: 2, deadline: '2026-11-27T11:00:00.000Z', goodput: 100,
+    });
     expect(by.over.progress).toBe(1);
     expect(by.over).not.toHaveProperty('goodput');
     expect(by.done.progress).toBe(1);
