@@ -213,6 +213,7 @@ export class AsyncInvocations {
       if (!(st instanceof FunctionState)) throw functionNotFound(d.ref.name, d.ref.namespace);
       const inv = { ref: d.ref, method: d.method, path: d.path, headers: d.headers, body: Buffer.from(d.body, 'base64'), callId: d.callId };
       const { upstream, response } = await this.invoker.send(st, inv);
+      this.opts.metrics?.inference.answered(st.label, response.statusCode, response.headers);
       const chunks: Buffer[] = [];
       let status = 502;
       try {

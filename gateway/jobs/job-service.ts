@@ -28,6 +28,8 @@ export interface JobServiceOptions {
   capacity?: TrainingCapacity;
   /** Admission, forecast and scaling curves (the training scheduler, injected by the composition root). */
   scheduler: TrainingScheduler;
+  /** Told each admission answer (`/metrics`' mlfaas_training_admissions_total). */
+  onAdmission?(functionName: string, admitted: boolean): void;
 }
 
 /** What `POST /system/jobs` answers. */
@@ -75,7 +77,9 @@ export class JobService {
         if (i > 600) throw new PlatformError(ErrorCode.Internal, 'admission is busy; retry');
         await new Promise((r) => setTimeout(r, 50));
       }
-      return await this.admitOne(req, dryRun);
+      const r = await this.admitOne(req, dryRun);
+      this.opts.onAdmission?.(`${req.function}.${req.namespace}`, r.status !== 409);
+      return r;
     } finally {
       await this.redis.eval("if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0", 1, ADMIT_LOCK, token)
         .catch(() => undefined);

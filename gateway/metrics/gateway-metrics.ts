@@ -1,5 +1,6 @@
 import { Counter, Gauge, Histogram, Registry as PromRegistry, collectDefaultMetrics } from 'prom-client';
 import type { FunctionRouter } from '../proxy/router';
+import { admissionCounter, InferenceMetrics, type JobSample, type PlatformSources, registerScrapeGauges, type ReplicaSample } from './platform-metrics';
 
 /**
  * Prometheus metrics with OpenFaaS's names (`gateway_function_invocation_total`,
@@ -20,7 +21,12 @@ export class GatewayMetrics {
   readonly timeouts: Counter<'function_name' | 'phase'>;
   /** Async invocations retried because the function answered a retry code (com.openfaas.retry.codes). */
   readonly asyncRetries: Counter<'function_name' | 'code'>;
+  /** Triton's per-function counters from the answers' X-Batch-Size / X-Queue-Ms (platform-metrics.ts). */
+  readonly inference: InferenceMetrics;
+  /** Training admission answers (`result` admitted or refused). */
+  readonly admissions: Counter<'function_name' | 'result'>;
   private router?: FunctionRouter;
+  private sources?: Omit<PlatformSources, 'functions'>;
 
   constructor() {
     collectDefaultMetrics({ register: this.registry, prefix: 'mlfaas_gateway_' });
@@ -72,6 +78,9 @@ export class GatewayMetrics {
       labelNames: ['function_name', 'code'],
       registers: [this.registry],
     });
+    this.inference = new InferenceMetrics(this.registry);
+    this.admissions = admissionCounter(this.registry);
+    registerScrapeGauges(this.registry, () => (self.router ? { ...self.sources, functions: () => self.router!.all() } : undefined));
     const each = (g: Gauge<string>, value: (s: ReturnType<FunctionRouter['all']> extends Iterable<infer T> ? T : never) => number) => {
       g.reset();
       for (const s of self.router?.all() ?? []) g.set({ function_name: `${s.ref.name}.${s.ref.namespace}` }, value(s));
@@ -150,6 +159,14 @@ export class GatewayMetrics {
     this.router = router;
   }
 
+  /** Where the per-replica and per-job gauges read from (the provider's replica list, the job store). */
+  attachSources(sources: {
+    replicas?(ref: { name: string; namespace: string }): Promise<readonly ReplicaSample[]>;
+    jobs?(): Promise<readonly JobSample[]>;
+  }): void {
+    this.sources = sources;
+  }
+
   /**
    * Drops the invocation series of functions the router no longer routes (deleted: the router
    * forgets a function once the provider no longer has it), so `/metrics` does not keep them.
@@ -159,6 +176,7 @@ export class GatewayMetrics {
     if (!this.router) return;
     const live = new Set<string>();
     for (const s of this.router.all()) live.add(`${s.ref.name}.${s.ref.namespace}`);
+    this.inference.forget(live);
     for (const fn of this.timeoutsSeen) {
       if (live.has(fn)) continue;
       for (const phase of ['read', 'exec']) this.timeouts.remove({ function_name: fn, phase });

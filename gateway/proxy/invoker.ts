@@ -152,6 +152,7 @@ export class Invoker {
         return;
       }
       res.writeHead(response.statusCode, headers);
+      this.metrics.inference.answered(s.label, response.statusCode, response.headers);
       pipeline(response.body, res, (err) => this.finish(s, upstream, err ? (res.destroyed ? 499 : 502) : response.statusCode, startHr));
     } catch (e) {
       this.fail(res, e, state, startHr, format);
