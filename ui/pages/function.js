@@ -135,7 +135,7 @@
     };
   }
 
-  const SKELETON = (name) => `<section data-page="function" data-name="${esc(name)}"><h2>${esc(name)}</h2>
+  const SKELETON = (name) => `<div class="page-function" data-name="${esc(name)}"><h2>${esc(name)}</h2>
 <div data-part="summary"></div>
 <h3>Load</h3><div data-part="load"></div>
 <h3>Replicas</h3><div data-part="replicas"></div><div data-part="shares"></div><div data-part="table"></div>
@@ -145,7 +145,7 @@
 <h3>Capability</h3><div data-part="capability"></div>
 <h3>Invoke</h3><textarea data-part="invoke-body" rows="4" cols="60"></textarea><br>
 <button data-action="invoke">POST /function/${esc(name)}</button> <span data-part="invoke-status"></span><pre data-part="invoke-answer"></pre>
-<h3>Logs</h3><pre data-part="logs" class="logs"></pre></section>`;
+<h3>Logs</h3><pre data-part="logs" class="logs"></pre></div>`;
 
   // ---- browser I/O below ----
   /** @type {WeakMap<any, any>} */
@@ -225,9 +225,11 @@
       const name = typeof params === 'string' ? params : (params && (params.name || params[0])) || C.routeArg(root.location.hash, 'function') || '';
       const old = pages.get(el);
       if (old && old.logs) old.logs.abort();
+      el.dataset.page = 'function';
       el.innerHTML = SKELETON(name);
-      const p = { name, history: [], events: [], drawn: {}, profile: undefined, logs: undefined, lastEventsFetch: 0, seenEvents: 0 };
+      const p = { name, history: [], events: [], drawn: {}, profile: undefined, logs: undefined, lastEventsFetch: 0, newest: undefined };
       pages.set(el, p);
+      p.newest = state && Array.isArray(state.events) ? state.events.find((e) => !e.function || e.function === name) : undefined;
       p.history = accumulate(p.history, state && state.overview, name);
       el.querySelector('[data-action="invoke"]').addEventListener('click', () => invoke(el, p));
       draw(el, p);
@@ -240,9 +242,9 @@
       if (!p) return;
       if (!stillShown(el, p.name)) { if (p.logs) p.logs.abort(); return; }
       p.history = accumulate(p.history, state && state.overview, p.name);
-      const seen = state && Array.isArray(state.events) ? state.events.length : 0;
-      // a scaling event on the stream (or 5 s gone by): this function's list again
-      if (seen !== p.seenEvents || Date.now() - p.lastEventsFetch > 5000) { p.seenEvents = seen; loadEvents(el, p); } else draw(el, p);
+      // a new scaling event of this function on the stream (newest first; or 5 s gone by): its list again
+      const newest = state && Array.isArray(state.events) ? state.events.find((e) => !e.function || e.function === p.name) : undefined;
+      if (newest !== p.newest || Date.now() - p.lastEventsFetch > 5000) { p.newest = newest; loadEvents(el, p); } else draw(el, p);
     },
   };
 

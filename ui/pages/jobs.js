@@ -85,7 +85,7 @@
     return body;
   }
 
-  const SKELETON = `<section data-page="jobs"><h2>Training jobs</h2>
+  const SKELETON = `<div class="page-jobs"><h2>Training jobs</h2>
 <form data-part="submit">function <input name="function" value="digits-train" size="14"> epochs <input name="length" value="1" size="3">
 deadline <input name="deadline" placeholder="s from now or RFC3339" size="18"> max workers <input name="maxWorkers" size="3">
 <button type="submit">submit</button> <span data-part="submit-status"></span></form>
@@ -93,7 +93,7 @@ deadline <input name="deadline" placeholder="s from now or RFC3339" size="18"> m
 <div data-part="gantt"></div>
 <table class="jobs"><thead><tr><th>job</th><th>function</th><th>state</th><th>progress</th><th>workers</th><th>deadline</th>
 <th>goodput</th><th></th></tr></thead>
-<tbody data-part="rows"></tbody></table></section>`;
+<tbody data-part="rows"></tbody></table></div>`;
 
   // ---- browser I/O below ----
   const pages = new WeakMap();
@@ -142,6 +142,7 @@ deadline <input name="deadline" placeholder="s from now or RFC3339" size="18"> m
 
   const page = {
     render(el, _params, state) {
+      el.dataset.page = 'jobs';
       el.innerHTML = SKELETON;
       const p = { jobs: [], overviewJobs: state && state.overview ? state.overview.jobs : [], refusals: [], drawn: {}, lastLoad: 0 };
       pages.set(el, p);

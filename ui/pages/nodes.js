@@ -41,7 +41,8 @@
 
   const page = {
     render(el) {
-      el.innerHTML = `<section data-page="nodes"><h2>Nodes</h2><div data-part="body">${nodesHtml(undefined)}</div></section>`;
+      el.dataset.page = 'nodes';
+      el.innerHTML = `<h2>Nodes</h2><div data-part="body">${nodesHtml(undefined)}</div>`;
       (async () => {
         let info;
         try {
