@@ -33,6 +33,7 @@ const COMMANDS: Record<string, string> = {
   jobs: `  mlfaas jobs list | watch ID | submit --function F --length N [--deadline S]
         [-g URL] [--username U --password P]         training jobs; watch draws a progress bar (SSE);
                                                      mlfaas jobs --help: gateway and credentials`,
+  top: `  mlfaas top [-g URL] [--once] [--interval 1s]       live table of functions, replicas, quotas, rps, p99 and jobs`,
   help: `  mlfaas help | --help | -h | CMD --help             this help, or one command's`,
 };
 
@@ -99,6 +100,7 @@ async function main(argv: string[]): Promise<number> {
     return cmd === undefined ? 2 : 0;
   }
   if (cmd === 'jobs') return (require('./jobs') as typeof import('./jobs')).jobsCommand(rest);
+  if (cmd === 'top') return (require('./top') as typeof import('./top')).topCommand(rest);
   if (cmd === 'sim') return (require('../autoscaler/sim/cli') as typeof import('../autoscaler/sim/cli')).main(rest);
   if (!(cmd in COMMANDS)) {
     log(`unknown command "${cmd}"`);

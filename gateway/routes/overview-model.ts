@@ -17,6 +17,10 @@ export interface OverviewReplica {
   /** the function's `limits.cpu`, in cores */
   cpuLimit?: number;
   smShare?: number;
+  /** its cores (not filled yet: no source in the replica record) */
+  cpuset?: string;
+  /** its GPU (not filled yet) */
+  gpu?: string;
   startedAt: string;
 }
 
