@@ -13,6 +13,8 @@ import { infoRoutes } from './routes/info';
 import { logRoutes } from './routes/logs';
 import { secretRoutes } from './routes/secrets';
 import { ScalingEvents } from './registry/scaling-events';
+import { overviewFromStatus, uiRoutes } from './routes/ui';
+import { OverviewLike, UiStreamHub } from './routes/ui-stream';
 
 export interface AppDeps {
   cfg: Config;
@@ -25,6 +27,8 @@ export interface AppDeps {
   origins: () => Set<string>;
   /** Facts for `/system/info` beyond OpenFaaS's fields (isolation, auth). */
   info?: Record<string, unknown>;
+  /** The dashboard's overview source (`/system/overview`'s builder); without it, the function list alone. */
+  overview?: () => Promise<OverviewLike>;
 }
 
 /** The Express app for everything except the `/function/*` and `/async-function/*` hot paths. */
@@ -44,6 +48,12 @@ export function buildApp(d: AppDeps): express.Express {
   app.get('/metrics', async (_req, res) => {
     res.set('Content-Type', d.metrics.registry.contentType).send(await d.metrics.registry.metrics());
   });
+  const events = new ScalingEvents(d.registry.redis);
+  const hub = new UiStreamHub({
+    overview: d.overview ?? (async () => overviewFromStatus(await d.provider.list())),
+    scalingEvents: (ref, limit) => events.list(ref, limit),
+  });
+  app.use(catchAsync(uiRoutes({ auth: d.cfg.auth, origins: d.origins, hub })));
   app.use('/system', sameOriginOnly((origin) => d.origins().has(origin)), basicAuth(d.cfg.auth), jsonBodiesOnly);
   app.use(express.json({ limit: d.cfg.maxBodyBytes, strict: false, type: () => true }));
   for (const r of [
