@@ -77,12 +77,12 @@ describe('/ui/ routes', () => {
   });
 
   it('asks for credentials (401 with WWW-Authenticate) and serves nothing without the right ones', async () => {
-    for (const headers of [{}, { authorization: basic('admin', 'wrong') }]) {
+    for (const headers of [{} as Record<string, string>, { authorization: basic('admin', 'wrong') }]) {
       for (const path of ['/ui/', '/ui/app.js', '/ui/api/stream']) {
         const r = await fetch(base + path, { headers });
         expect(r.status).toBe(401);
         expect(r.headers.get('www-authenticate')).toBe('Basic realm="mlfaas"');
-        expect((await r.json()).error.code).toBeDefined();
+        expect(((await r.json()) as any).error.code).toBeDefined();
       }
     }
   });
@@ -99,7 +99,7 @@ describe('/ui/ routes', () => {
     for (const p of ['/ui/.secret.js', '/ui/notes.txt', '/ui/dir.js', '/ui/missing.js', '/ui/..%2fpackage.json', '/ui/pages%2f..%2f..%2fpackage.json']) {
       const r = await fetch(base + p, { headers: good });
       expect([p, r.status]).toEqual([p, 404]);
-      expect((await r.json()).error.message).toBeDefined();
+      expect(((await r.json()) as any).error.message).toBeDefined();
     }
     // fetch would normalise `..` away: sent as written, through node:http
     for (const p of ['/ui/../package.json', '/ui/%2e%2e/package.json', '/ui/pages/../../package.json']) {
@@ -118,7 +118,7 @@ describe('/ui/ routes', () => {
   it('refuses the stream to a foreign Origin', async () => {
     const r = await fetch(`${base}/ui/api/stream`, { headers: { ...good, origin: 'http://evil.example' } });
     expect(r.status).toBe(403);
-    expect((await r.json()).error.field).toBe('Origin');
+    expect(((await r.json()) as any).error.field).toBe('Origin');
   });
 
   it('streams overviews, each new scaling event once, heartbeats; a disconnect leaves the hub', async () => {
@@ -152,8 +152,10 @@ describe('/ui/ routes', () => {
   });
 
   it('overviewFromStatus lists functions with their replica counts, no invented fields', () => {
-    const ov = overviewFromStatus([{ name: 'f', namespace: 'n', image: 'i', kind: 'inference', replicas: 2, availableReplicas: 1 } as never], new Date(0));
-    expect(ov).toEqual({ at: '1970-01-01T00:00:00.000Z', functions: [{ name: 'f', namespace: 'n', kind: 'inference', image: 'i', replicas: { ready: 1, desired: 2 } }], jobs: [] });
+    const status = { name: 'f', namespace: 'n', image: 'i', kind: 'inference', replicas: 2, availableReplicas: 1 } as never;
+    const ov = overviewFromStatus([status], new Date(0));
+    const f = { name: 'f', namespace: 'n', kind: 'inference', image: 'i', replicas: { ready: 1, desired: 2 } };
+    expect(ov).toEqual({ at: '1970-01-01T00:00:00.000Z', functions: [f], jobs: [] });
     overview = ov;
   });
 });
