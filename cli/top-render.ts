@@ -12,6 +12,7 @@ const pct = (x: number | undefined): string => (x === undefined ? '-' : `${Math.
 export function latencyCell(f: Pick<OverviewFunction, 'p50Ms' | 'p99Ms' | 'sloMs' | 'sloPercentile'>): string {
   const p = `${num(f.p50Ms)}/${num(f.p99Ms)}`;
   if (f.sloMs === undefined) return p;
+  if (f.p99Ms === undefined) return `${p} slo ${f.sloMs}`;
   const over = f.p99Ms !== undefined && f.p99Ms > f.sloMs;
   return `${p} ${over ? '>' : '<='} ${f.sloMs}${f.sloPercentile !== undefined && f.sloPercentile !== 99 ? `@p${f.sloPercentile}` : ''}${over ? ' !' : ''}`;
 }

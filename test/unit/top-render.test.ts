@@ -48,6 +48,7 @@ describe('latencyCell', () => {
     expect(latencyCell({ p50Ms: 1, p99Ms: 2, sloMs: 50, sloPercentile: 99 })).toBe('1.0/2.0 <= 50');
     expect(latencyCell({ p50Ms: 1, p99Ms: 60, sloMs: 50, sloPercentile: 95 })).toBe('1.0/60.0 > 50@p95 !');
     expect(latencyCell({})).toBe('-/-');
+    expect(latencyCell({ sloMs: 20, sloPercentile: 99 })).toBe('-/- slo 20'); // nothing measured: no verdict
   });
 });
 
