@@ -2,6 +2,7 @@ import { cpuQuantityCores } from '../lib/quantity';
 import type { JobRecord } from '../jobs/job-record';
 import type { SecondCounters } from '../metrics/second-window';
 import { LATENCY_BUCKETS_MS } from '../metrics/latency-buckets';
+import { parseDurationMs } from '../registry/manual-scale';
 import type { FunctionRecord, ReplicaInfo } from '../registry/registry';
 
 /**
@@ -31,6 +32,8 @@ export interface OverviewFunction {
   image: string;
   replicas: { ready: number; desired: number; min: number; max: number };
   scaleToZero: boolean;
+  /** seconds idle before zero: only when min_scale is 0 and the function sets com.openfaas.scale.zero-duration (else the autoscaler's default applies) */
+  idleToZero?: number;
   queueLength: number;
   inflight: number;
   /** arrivals per second over the window */
@@ -133,6 +136,9 @@ function functionOf(f: FunctionInputs, windowSeconds: number): OverviewFunction 
       startedAt: r.startedAt,
     })),
   };
+  const zeroKey = 'com.openfaas.scale.zero-duration';
+  const idleMs = spec.ml.minScale === 0 ? parseDurationMs(spec.annotations[zeroKey] ?? spec.labels[zeroKey]) : undefined;
+  if (idleMs !== undefined) out.idleToZero = idleMs / 1000;
   if (p50 !== undefined) out.p50Ms = round(p50, 2);
   if (p99 !== undefined) out.p99Ms = round(p99, 2);
   if (spec.ml.sloLatencyMs !== undefined) {

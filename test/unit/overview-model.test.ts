@@ -92,6 +92,17 @@ describe('buildOverview', () => {
     expect(f.replicaList[0]).not.toHaveProperty('cpuLimit');
     expect(f.replicaList[1]).not.toHaveProperty('smShare');
   });
+  it('reports idleToZero only for min_scale 0 with a declared zero-duration', () => {
+    const declared = fn('a');
+    declared.record.spec.annotations = { 'com.openfaas.scale.zero-duration': '90s' };
+    const pinned = fn('b');
+    pinned.record.spec.labels = { 'com.openfaas.scale.zero-duration': '2m' };
+    pinned.record.spec.ml = { ...pinned.record.spec.ml, minScale: 1 };
+    const [a, b, c] = buildOverview({ now, windowSeconds: 5, jobs: [], functions: [declared, pinned, fn('c')] }).functions;
+    expect(a.idleToZero).toBe(90);
+    expect(b).not.toHaveProperty('idleToZero');
+    expect(c).not.toHaveProperty('idleToZero');
+  });
   it('sorts functions by namespace and name, jobs newest first', () => {
     const o = buildOverview({
       now, windowSeconds: 1, functions: [fn('z'), fn('a')],
