@@ -1,7 +1,7 @@
 // The dashboard pages of issue 26 (ui/pages/*.js): their pure parts (history accumulated from the
 // overview stream, markup, SVG charts, job Gantt rows, request bodies), run in node. The browser
 // flows (live replicas and a scaling event after a manual scale, a submitted job's progress, the
-// invoke box) need playwright-core and chromium, which this tree does not have yet.
+// invoke box) run in chromium against a stub gateway below; against the real gateway they are not tested here.
 const charts = require('../../ui/pages/charts');
 const fnPage = require('../../ui/pages/function');
 const jobsPage = require('../../ui/pages/jobs');
@@ -179,4 +179,112 @@ describe('nodes page', () => {
     expect(nodesPage.nodesHtml({ mlfaas: {} })).toContain('CPU only');
     expect(nodesPage.nodesHtml({ error: 'HTTP 401' })).toContain('HTTP 401');
   });
+});
+
+// The browser half (render, stream updates, fetches, the invoke box, the job form) in chromium
+// against a stub of the gateway's endpoints serving the real ui/ folder. The stub is ours, so the
+// test asserts the pages' mechanisms; the real gateway's answers are covered by its own tests.
+const CHROMIUM = '/usr/bin/chromium';
+const browserIt = require('node:fs').existsSync(CHROMIUM) ? it : it.skip;
+
+describe('in chromium against a stub gateway', () => {
+  const express = require('express');
+  const { join } = require('node:path');
+  let server: any;
+  let browser: any;
+  let base = '';
+  const st = { replicas: 1, events: [] as any[], jobs: [] as any[], sse: new Set<any>() };
+  const ov = () => ({
+    at: new Date().toISOString(), jobs: st.jobs.map((j) => ({ id: j.id, function: j.function, state: j.state, progress: j.progress.step / 100, workers: 1 })),
+    functions: [fn('echo', st.replicas, st.replicas, {
+      replicaList: Array.from({ length: st.replicas }, (_, i) => ({ id: `echo-${i}`, state: 'ready', cpuQuota: 0.5 })),
+    })],
+  });
+
+  beforeAll(async () => {
+    const app = express();
+    app.use(express.json());
+    app.use(express.text({ type: 'text/*' }));
+    app.get('/ui/api/stream', (req: any, res: any) => {
+      res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache' });
+      st.sse.add(res);
+      const t = setInterval(() => res.write(`event: overview\ndata: ${JSON.stringify(ov())}\n\n`), 200);
+      req.on('close', () => { clearInterval(t); st.sse.delete(res); });
+    });
+    app.use('/ui', express.static(join(__dirname, '../../ui')));
+    app.post('/system/scale-function/:name', (req: any, res: any) => {
+      const e = { time: new Date().toISOString(), policy: 'manual', action: 'replicas', from: st.replicas, to: req.body.replicas,
+        reason: 'manual scale' };
+      st.replicas = req.body.replicas;
+      st.events.unshift(e);
+      for (const r of st.sse) r.write(`event: scaling\ndata: ${JSON.stringify({ ...e, function: 'echo', namespace: 'mlfaas-fn' })}\n\n`);
+      res.status(202).end();
+    });
+    app.get('/system/scaling-events', (_req: any, res: any) => res.json(st.events));
+    const noProfile = { error: { code: 'not_found', message: 'no capability profile for echo yet' } };
+    app.get('/system/capability', (_req: any, res: any) => res.status(404).json(noProfile));
+    app.get('/system/logs', (_req: any, res: any) => { res.write('{"timestamp":"t","instance":"echo-0","text":"hello from the log"}\n'); });
+    app.post('/function/echo', (req: any, res: any) => res.status(200).send(`echo:${req.body}`));
+    app.get('/system/jobs', (_req: any, res: any) => {
+      for (const j of st.jobs) if (j.state === 'running') j.progress.step = Math.min(100, j.progress.step + 10);
+      res.json(st.jobs);
+    });
+    app.post('/system/jobs', (req: any, res: any) => {
+      const now = Date.now();
+      const j = { id: `00000000-0000-0000-0000-00000000000${st.jobs.length}`, function: req.body.function, state: 'running',
+        submittedAt: new Date(now).toISOString(),
+        workers: 1, maxWorkers: 2, iterations: 100, plannedRounds: [1, 2], predictedCompletion: new Date(now + 20000).toISOString(), reasons: ['admitted'],
+        allocations: [{ time: new Date(now).toISOString(), workers: 1, reason: 'admit' }], progress: { epoch: 0, epochs: 1, step: 0, samples: 0 } };
+      st.jobs.push(j);
+      res.status(201).json({ id: j.id, state: 'admitted', reason: 'fits' });
+    });
+    app.get('/system/info', (_req: any, res: any) => res.json({ provider: { provider: 'mlfaas' }, mlfaas: { isolation: 'sandbox' } }));
+    server = await new Promise((ok) => { const s = app.listen(0, '127.0.0.1', () => ok(s)); });
+    base = `http://127.0.0.1:${server.address().port}`;
+    const { chromium } = require('playwright-core');
+    if (require('node:fs').existsSync(CHROMIUM)) browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'], timeout: 60000 });
+  }, 90000);
+
+  afterAll(async () => {
+    if (browser) await browser.close();
+    for (const r of st.sse) r.end();
+    if (server) { server.closeAllConnections(); server.close(); }
+  });
+
+  browserIt('the function page shows replicas and a scaling event after a manual scale without a reload; the invoke box answers', async () => {
+    const page = await browser.newPage();
+    await page.goto(`${base}/ui/#/function/echo`);
+    const replicas = page.locator('[data-page="function"] [data-field="replicas"]');
+    await replicas.filter({ hasText: '1/1' }).waitFor({ timeout: 30000 });
+    expect(await page.locator('[data-event]').count()).toBe(0);
+    const res = await fetch(`${base}/system/scale-function/echo`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"replicas":3}' });
+    expect(res.status).toBe(202);
+    await replicas.filter({ hasText: '3/3' }).waitFor({ timeout: 30000 });
+    await page.locator('[data-event]', { hasText: 'manual scale' }).waitFor({ timeout: 30000 });
+    await page.locator('[data-replica="echo-2"]').waitFor({ timeout: 30000 });
+    await page.locator('[data-part="logs"]', { hasText: 'hello from the log' }).waitFor({ timeout: 30000 });
+    expect(await page.textContent('[data-part="capability"]')).toContain('no capability profile for echo yet');
+    await page.fill('[data-part="invoke-body"]', 'ping');
+    await page.click('[data-action="invoke"]');
+    await page.locator('[data-part="invoke-answer"]', { hasText: 'echo:ping' }).waitFor({ timeout: 30000 });
+    expect(await page.textContent('[data-part="invoke-status"]')).toContain('HTTP 200');
+    await page.close();
+  }, 120000);
+
+  browserIt('a job submitted on #/jobs appears with its plan and its progress moves; #/nodes shows /system/info', async () => {
+    const page = await browser.newPage();
+    await page.goto(`${base}/ui/#/jobs`);
+    await page.locator('[data-page="jobs"] form button[type="submit"]').click({ timeout: 30000 });
+    const row = page.locator('[data-job]');
+    await row.first().waitFor({ timeout: 30000 });
+    expect(await page.locator('svg.gantt rect.bar.planned').count()).toBe(2);
+    const pct = async () => Number((await row.first().locator('[data-field="progress"]').textContent()).replace('%', ''));
+    const first = await pct();
+    const deadline = Date.now() + 30000;
+    while (await pct() <= first && Date.now() < deadline) await page.waitForTimeout(200);
+    expect(await pct()).toBeGreaterThan(first);
+    await page.goto(`${base}/ui/#/nodes`);
+    await page.locator('[data-page="nodes"] [data-key="isolation"]', { hasText: 'sandbox' }).waitFor({ timeout: 30000 });
+    await page.close();
+  }, 120000);
 });

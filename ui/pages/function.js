@@ -166,7 +166,7 @@
     try {
       const res = await fetch(`/system/capability?function=${encodeURIComponent(p.name)}`);
       const body = await res.json().catch(() => ({}));
-      p.profile = res.ok ? body : { error: body.message || `HTTP ${res.status}` };
+      p.profile = res.ok ? body : { error: (body.error && body.error.message) || body.message || `HTTP ${res.status}` };
     } catch (e) { p.profile = { error: String(e) }; }
     q(el, 'capability').innerHTML = capabilityHtml(p.profile);
   }
