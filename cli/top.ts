@@ -98,14 +98,22 @@ export async function topCommand(args: string[], out: NodeJS.WriteStream = proce
       return 1;
     }
   }
-  // live: redraw until Ctrl-C; a failed fetch shows its reason and the loop keeps trying
-  let stopped = false;
+  // live: redraw until Ctrl-C
+  const stop = new AbortController();
   process.once('SIGINT', () => {
-    stopped = true;
+    stop.abort();
     out.write('\n');
     process.exit(0);
   });
-  while (!stopped) {
+  await liveLoop(target, intervalMs, out, stop.signal);
+  return 0;
+}
+
+/** Redraws (ANSI clear + home, then a frame) every `intervalMs` until `signal` aborts; a failed fetch shows its reason and the loop keeps trying. */
+export async function liveLoop(
+  target: GatewayTarget, intervalMs: number, out: Pick<NodeJS.WriteStream, 'write' | 'columns'>, signal: AbortSignal,
+): Promise<void> {
+  while (!signal.aborted) {
     const started = Date.now();
     let frame: string;
     try {
@@ -113,8 +121,14 @@ export async function topCommand(args: string[], out: NodeJS.WriteStream = proce
     } catch (e) {
       frame = `mlfaas top: ${failure(target, e)}\n(retrying every ${intervalMs} ms; Ctrl-C quits)\n`;
     }
+    if (signal.aborted) return;
     out.write(CLEAR + frame);
-    await new Promise((r) => setTimeout(r, Math.max(intervalMs - (Date.now() - started), 0)));
+    await new Promise<void>((r) => {
+      const t = setTimeout(r, Math.max(intervalMs - (Date.now() - started), 0));
+      signal.addEventListener('abort', () => {
+        clearTimeout(t);
+        r();
+      }, { once: true });
+    });
   }
-  return 0;
 }
