@@ -77,6 +77,12 @@ describe('dashboard in chromium', () => {
     expect(await cell.textContent()).toContain('0→1');
     expect(await page.evaluate(() => (globalThis as any).__noReload)).toBe(marker);
     expect(await page.$('[data-function="ui-alpha"] [data-event]')).toBeNull();
+
+    // a manual scale through the API: its event (policy manual, with the hold) shows up too
+    expect((await p.json('POST', '/system/scale-function/ui-alpha', { serviceName: 'ui-alpha', replicas: 1 }, auth)).status).toBe(202);
+    const manual = await page.waitForSelector('[data-function="ui-alpha"] [data-event]', { timeout: WAIT });
+    expect(await manual.textContent()).toMatch(/0→1 — manual scale to 1 by API/);
+    expect(await page.evaluate(() => (globalThis as any).__noReload)).toBe(marker);
   }, 120000);
 
   it('wrong credentials get 401 and no page', async () => {
