@@ -40,7 +40,7 @@ import { JobService } from './jobs/job-service';
 import { JobStore } from './jobs/job-store';
 import { TrainingFunctions } from './jobs/training-functions';
 import { jobRoutes } from './routes/jobs';
-import { overviewRoutes } from './routes/overview';
+import { overviewRoutes, readOverview } from './routes/overview';
 import { FunctionRouter } from './proxy/router';
 import { ChangeFeed } from './registry/change-feed';
 import { Registry } from './registry/registry';
@@ -179,6 +179,7 @@ export async function startGateway(cfg: Config, redisTarget: string, opts: Gatew
     registry,
     metrics,
     extra: [jobRoutes(training), overviewRoutes({ registry, redis, routed: () => router.all(), jobs: jobStore })],
+    overview: () => readOverview({ registry, redis, routed: () => router.all(), jobs: jobStore }), // the dashboard's SSE snapshots
     origins: () => ownOrigins(cfg.host, port, cfg.allowedOrigins),
     info: { mlfaas: { isolation: isolationLine, enforcement: provider.enforcement(), auth: creds.auth.enabled ? 'basic' : 'off',
       ...(gpu ? { gpus: gpu.describe } : {}) } },
