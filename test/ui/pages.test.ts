@@ -186,6 +186,10 @@ describe('nodes page', () => {
 // test asserts the pages' mechanisms; the real gateway's answers are covered by its own tests.
 const CHROMIUM = '/usr/bin/chromium';
 const browserIt = require('node:fs').existsSync(CHROMIUM) ? it : it.skip;
+// MLFAAS_UI_SHOTS=DIR: full-page screenshots of the pages as tested, to look at by eye
+const shot = async (page: any, name: string) => {
+  if (process.env.MLFAAS_UI_SHOTS) await page.screenshot({ path: `${process.env.MLFAAS_UI_SHOTS}/${name}.png`, fullPage: true });
+};
 
 describe('in chromium against a stub gateway', () => {
   const express = require('express');
@@ -268,6 +272,7 @@ describe('in chromium against a stub gateway', () => {
     await page.click('[data-action="invoke"]');
     await page.locator('[data-part="invoke-answer"]', { hasText: 'echo:ping' }).waitFor({ timeout: 30000 });
     expect(await page.textContent('[data-part="invoke-status"]')).toContain('HTTP 200');
+    await shot(page, 'function');
     await page.close();
   }, 120000);
 
@@ -283,8 +288,10 @@ describe('in chromium against a stub gateway', () => {
     const deadline = Date.now() + 30000;
     while (await pct() <= first && Date.now() < deadline) await page.waitForTimeout(200);
     expect(await pct()).toBeGreaterThan(first);
+    await shot(page, 'jobs');
     await page.goto(`${base}/ui/#/nodes`);
     await page.locator('[data-page="nodes"] [data-key="isolation"]', { hasText: 'sandbox' }).waitFor({ timeout: 30000 });
+    await shot(page, 'nodes');
     await page.close();
   }, 120000);
 });

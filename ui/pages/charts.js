@@ -91,6 +91,12 @@
       for (const p of s.points) out.push(`<circle class="dot ${esc(s.cls || '')}" cx="${sx(p[0]).toFixed(1)}" ` +
         `cy="${sy(p[1]).toFixed(1)}" r="2.5"/>`);
     }
+    // legend: the series' names along the top, in their colours
+    let lx = PAD.l + 6;
+    for (const s of series.filter((x) => x.points.length).slice(0, 8)) {
+      out.push(`<text class="legend ${esc(s.cls || '')}" x="${lx}" y="${PAD.t - 3}">${esc(s.name)}</text>`);
+      lx += 8 + 6 * String(s.name).length;
+    }
     out.push('</svg>');
     return out.join('');
   }
@@ -147,6 +153,23 @@
     const m = new RegExp(`^#/${page}(?:/(.*))?$`).exec(hash || '');
     if (!m) return null;
     return m[1] ? decodeURIComponent(m[1]) : '';
+  }
+
+  /** The charts' look (SVG paths fill black by default): one <style> in the page's head. */
+  const CSS = `svg.chart{width:100%;max-width:560px;height:auto;display:block;font:10px sans-serif}
+svg.chart .axis{stroke:#888}svg.chart .tick{fill:#555}svg.chart .line{fill:none;stroke-width:1.5;stroke:#1f77b4}
+svg.chart .band{fill:#1f77b4;opacity:.15}svg.chart .hline{stroke:#d62728;stroke-dasharray:4 3}svg.chart .mark{stroke:#999;stroke-dasharray:2 2}
+svg.chart .s1,svg.chart .desired,svg.chart .p99{stroke:#ff7f0e;fill:#ff7f0e}svg.chart .s2{stroke:#2ca02c;fill:#2ca02c}svg.chart .s3{stroke:#9467bd;fill:#9467bd}
+svg.chart .s4{stroke:#8c564b;fill:#8c564b}svg.chart .s5{stroke:#e377c2;fill:#e377c2}svg.chart path.line{fill:none}svg.chart .predicted{stroke-dasharray:5 3}
+svg.gantt .bar.planned{fill:#aec7e8}svg.gantt .bar.actual{fill:#1f77b4}svg.gantt .barlabel{fill:#fff}svg.gantt .deadline{stroke:#d62728;stroke-width:2}
+svg.gantt .now{stroke:#333;stroke-dasharray:3 2}svg.chart text.legend{fill:#1f77b4;stroke:none}svg.chart text.legend.s1,svg.chart text.legend.desired,
+svg.chart text.legend.p99{fill:#ff7f0e}svg.chart text.legend.s2{fill:#2ca02c}svg.chart text.legend.s3{fill:#9467bd}
+.missing{color:#888;font-style:italic}pre.logs{max-height:240px;overflow:auto}`;
+  if (root && root.document && !root.document.getElementById('mlfaas-charts-css')) {
+    const style = root.document.createElement('style');
+    style.id = 'mlfaas-charts-css';
+    style.textContent = CSS;
+    root.document.head.appendChild(style);
   }
 
   const api = { esc, num, scale, extent, lineChart, gantt, splitLines, routeArg };
