@@ -167,7 +167,7 @@ export async function startGateway(cfg: Config, redisTarget: string, opts: Gatew
     scheduler: opts.scheduler,
     onAdmission: (fn, admitted) => metrics.admissions.inc({ function_name: fn, result: admitted ? 'admitted' : 'refused' }),
   }, trainingLoop, opts.clock);
-  metrics.attachSources({ replicas: (ref) => provider.endpoints(ref), jobs: () => jobStore.list() });
+  metrics.attachSources({ replicas: (ref) => provider.endpoints(ref), jobs: () => jobStore.list(), acceptRate: (fn) => admission.rateOf(fn) });
   let port = cfg.port;
   const url = () => `http://${cfg.host}:${port}`;
   const creds = await resolveCredentials(cfg.auth, redis, cfg.dataDir, url);

@@ -163,6 +163,7 @@ export class GatewayMetrics {
   attachSources(sources: {
     replicas?(ref: { name: string; namespace: string }): Promise<readonly ReplicaSample[]>;
     jobs?(): Promise<readonly JobSample[]>;
+    acceptRate?(functionName: string): number;
   }): void {
     this.sources = sources;
   }

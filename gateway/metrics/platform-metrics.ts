@@ -33,6 +33,8 @@ export interface PlatformSources {
   functions(): Iterable<RoutedFunction>;
   replicas?(ref: { name: string; namespace: string }): Promise<readonly ReplicaSample[]>;
   jobs?(): Promise<readonly JobSample[]>;
+  /** The fixed-cluster controller's accept rate in force for a function (`function_name`), 1: all admitted. */
+  acceptRate?(functionName: string): number;
 }
 
 const TERMINAL = new Set(['completed', 'cancelled', 'failed']);
@@ -139,6 +141,18 @@ export function registerScrapeGauges(registry: PromRegistry, sources: () => Plat
     collect() {
       this.reset();
       for (const s of sources()?.functions() ?? []) this.set({ function_name: s.label }, s.inflight);
+    },
+  });
+  new Gauge({
+    name: 'mlfaas_function_accept_rate',
+    help: 'Share of each function\'s requests the fixed-cluster controller admits now (1: all; below 1 the rest get a 429)',
+    labelNames: ['function_name'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      const src = sources();
+      if (!src?.acceptRate) return;
+      for (const s of src.functions()) this.set({ function_name: s.label }, src.acceptRate(s.label));
     },
   });
   const replicas = shared(() => replicaSamples(sources()));

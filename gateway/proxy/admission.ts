@@ -106,6 +106,12 @@ export class Admission {
     return e;
   }
 
+  /** The accept rate in force for `fn` now: below 1 while the controller drops a share of its requests, else 1 (`/metrics`). */
+  rateOf(fn: string): number {
+    const e = this.entries.get(fn);
+    return e && e.untilMs > this.now() ? e.rate : 1;
+  }
+
   close(): void {
     if (this.timer) clearInterval(this.timer);
   }

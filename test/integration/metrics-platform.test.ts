@@ -1,5 +1,7 @@
 import { GatewayMetrics } from '../../gateway/metrics/gateway-metrics';
 import type { FunctionRouter } from '../../gateway/proxy/router';
+import { Admission } from '../../gateway/proxy/admission';
+import type { Redis } from 'ioredis';
 
 /** Issue 26: the metrics the Grafana dashboards need, read from a real GatewayMetrics registry. */
 
@@ -97,6 +99,25 @@ describe('platform metrics (issue 26)', () => {
     expect(value(text, 'gateway_service_ready_count{function_name="a.fn"}')).toBe(1);
     expect(text).not.toContain('mlfaas_replica_cpu_quota{');
     expect(text).not.toContain('mlfaas_training_job_progress{');
+  });
+
+  it('exports each routed function\'s accept rate from the admission table', async () => {
+    const m = setup([fn('a', 1, 0), fn('b', 1, 0)]);
+    expect(await m.registry.metrics()).not.toContain('mlfaas_function_accept_rate{');
+    m.attachSources({ acceptRate: (f) => (f === 'a.fn' ? 0.4 : 1) });
+    const text = await m.registry.metrics();
+    expect(value(text, 'mlfaas_function_accept_rate{function_name="a.fn"}')).toBe(0.4);
+    expect(value(text, 'mlfaas_function_accept_rate{function_name="b.fn"}')).toBe(1);
+  });
+
+  it('Admission.rateOf: the stored rate until it expires, else 1', async () => {
+    let now = 1_000;
+    const table = { 'a.fn': JSON.stringify({ rate: 0.25, retryAfterS: 2, reason: 'full', untilMs: 5_000 }), 'b.fn': 'not json' };
+    const adm = new Admission({ hgetall: async () => table } as unknown as Redis, 500, () => now);
+    await adm.refresh();
+    expect([adm.rateOf('a.fn'), adm.rateOf('b.fn'), adm.rateOf('c.fn')]).toEqual([0.25, 1, 1]);
+    now = 6_000; // expired, not yet re-read
+    expect(adm.rateOf('a.fn')).toBe(1);
   });
 
   it('counts admission answers by result', async () => {
