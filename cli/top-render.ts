@@ -28,7 +28,8 @@ const cut = (line: string, width: number): string => (width > 0 && line.length >
 
 function functionRows(f: OverviewFunction): string[][] {
   const name = f.namespace === 'openfaas-fn' ? f.name : `${f.name}.${f.namespace}`;
-  const zero = f.scaleToZero ? ' z' : '';
+  // z: may scale to zero (z90s: after 90 s idle, when the function declares it)
+  const zero = f.scaleToZero ? ` z${f.idleToZero !== undefined ? `${f.idleToZero}s` : ''}` : '';
   const rows = [[
     name,
     f.kind,
