@@ -15,6 +15,7 @@ import { bounded } from './lib/bounded';
 import { failFastOptions, patientDuplicate, waitForRedis } from './lib/redis-health';
 import { connectRedis } from './lib/redis-server';
 import { GatewayMetrics } from './metrics/gateway-metrics';
+import { replicaUsage } from './metrics/replica-usage';
 import { SecondWindow } from './metrics/second-window';
 import { LocalAgent } from './providers/local/agent';
 import { cgroupCpuEnforcer, enforcementOf, tokendCpuEnforcer, withGpu } from '../node-runtime/cpu-enforcer';
@@ -167,7 +168,9 @@ export async function startGateway(cfg: Config, redisTarget: string, opts: Gatew
     scheduler: opts.scheduler,
     onAdmission: (fn, admitted) => metrics.admissions.inc({ function_name: fn, result: admitted ? 'admitted' : 'refused' }),
   }, trainingLoop, opts.clock);
-  metrics.attachSources({ replicas: (ref) => provider.endpoints(ref), jobs: () => jobStore.list(), acceptRate: (fn) => admission.rateOf(fn) });
+  const replicaCgroups = isolation?.isolation?.cgroups; // this node's replicas' own groups: pod_cpu_usage_seconds_total, pod_memory_working_set_bytes
+  metrics.attachSources({ replicas: (ref) => provider.endpoints(ref), jobs: () => jobStore.list(), acceptRate: (fn) => admission.rateOf(fn),
+    usage: replicaCgroups ? (id) => replicaUsage(replicaCgroups, id) : undefined });
   let port = cfg.port;
   const url = () => `http://${cfg.host}:${port}`;
   const creds = await resolveCredentials(cfg.auth, redis, cfg.dataDir, url);

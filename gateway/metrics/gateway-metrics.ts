@@ -164,6 +164,7 @@ export class GatewayMetrics {
     replicas?(ref: { name: string; namespace: string }): Promise<readonly ReplicaSample[]>;
     jobs?(): Promise<readonly JobSample[]>;
     acceptRate?(functionName: string): number;
+    usage?(replicaId: string): { cpuSeconds?: number; memoryBytes?: number } | undefined;
   }): void {
     this.sources = sources;
   }

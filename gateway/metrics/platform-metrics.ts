@@ -35,6 +35,8 @@ export interface PlatformSources {
   jobs?(): Promise<readonly JobSample[]>;
   /** The fixed-cluster controller's accept rate in force for a function (`function_name`), 1: all admitted. */
   acceptRate?(functionName: string): number;
+  /** A replica's CPU time and memory working set from its cgroup on this node (replica-usage.ts); undefined: not here. */
+  usage?(replicaId: string): { cpuSeconds?: number; memoryBytes?: number } | undefined;
 }
 
 const TERMINAL = new Set(['completed', 'cancelled', 'failed']);
@@ -156,6 +158,34 @@ export function registerScrapeGauges(registry: PromRegistry, sources: () => Plat
     },
   });
   const replicas = shared(() => replicaSamples(sources()));
+  new Counter({
+    name: 'pod_cpu_usage_seconds_total',
+    help: 'CPU time each replica on this node used, seconds, from its cgroup (OpenFaaS Pro\'s name; pod: the replica id)',
+    labelNames: ['function_name', 'pod'],
+    registers: [registry],
+    async collect() {
+      this.reset();
+      const src = sources();
+      for (const { fn, r } of await replicas()) {
+        const s = src?.usage?.(r.id)?.cpuSeconds;
+        if (s !== undefined) this.inc({ function_name: fn, pod: r.id }, s);
+      }
+    },
+  });
+  new Gauge({
+    name: 'pod_memory_working_set_bytes',
+    help: 'Memory working set of each replica on this node, bytes: its cgroup\'s usage less inactive file cache (OpenFaaS Pro\'s name)',
+    labelNames: ['function_name', 'pod'],
+    registers: [registry],
+    async collect() {
+      this.reset();
+      const src = sources();
+      for (const { fn, r } of await replicas()) {
+        const b = src?.usage?.(r.id)?.memoryBytes;
+        if (b !== undefined) this.set({ function_name: fn, pod: r.id }, b);
+      }
+    },
+  });
   const jobs = shared(async () => {
     const src = sources();
     return src?.jobs ? (await src.jobs().catch(() => [] as JobSample[])).filter((j) => !TERMINAL.has(j.state)) : [];

@@ -1,4 +1,5 @@
 import { aFunction } from '../helpers/fixtures';
+import { hostCanEnforceCfs } from '../helpers/host-enforcement';
 import { seedImage } from '../helpers/images';
 import { eventually, testGateway, testRedis, TestPlatform } from '../helpers/platform';
 
@@ -73,5 +74,19 @@ describe('gateway /metrics for the Grafana dashboards (real redis, real replicas
     expect(value(text, `gateway_service_inflight{${fn}}`)).toBe(0);
     const eps = await p.gw.provider.endpoints({ name: 'batchy', namespace: 'openfaas-fn' });
     for (const r of eps) expect(value(text, `mlfaas_replica_cpu_quota{${fn},replica="${r.id}",state="${r.state}"}`)).toBe(r.quota);
+  });
+
+  it('exports each replica\'s CPU time and memory working set from its cgroup where the host gives replicas one', async () => {
+    const text = await (await p.get('/metrics')).text();
+    const eps = await p.gw.provider.endpoints({ name: 'batchy', namespace: 'openfaas-fn' });
+    // replicas get cgroups only inside the sandbox on a host with writable cgroups (test/helpers/host-enforcement.ts)
+    if (!hostCanEnforceCfs()) {
+      expect(text).not.toContain('pod_cpu_usage_seconds_total{');
+      return;
+    }
+    for (const r of eps) {
+      expect(value(text, `pod_cpu_usage_seconds_total{${fn},pod="${r.id}"}`)).toBeGreaterThan(0); // node started, so it used some CPU
+      expect(value(text, `pod_memory_working_set_bytes{${fn},pod="${r.id}"}`)).toBeGreaterThan(1 << 20); // a node process holds MBs
+    }
   });
 });
