@@ -2,6 +2,7 @@ import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { EventEmitter } from 'node:events';
 import { request, type Server } from 'node:http';
 import express, { NextFunction, Request, Response } from 'express';
 import { toHttp } from '../../gateway/errors';
@@ -157,5 +158,30 @@ describe('/ui/ routes', () => {
     const f = { name: 'f', namespace: 'n', kind: 'inference', image: 'i', replicas: { ready: 1, desired: 2 } };
     expect(ov).toEqual({ at: '1970-01-01T00:00:00.000Z', functions: [f], jobs: [] });
     overview = ov;
+  });
+
+  it('drops a client whose unsent bytes pass the bound, and keeps one that reads', async () => {
+    const fake = () => {
+      const res = Object.assign(new EventEmitter(), {
+        writableLength: 0, writableEnded: false, destroyed: false, chunks: [] as string[],
+        status() { return res; }, set() { return res; }, flushHeaders() {},
+        write(c: string) { res.chunks.push(c); return true; },
+        end() { res.writableEnded = true; },
+      });
+      return { req: new EventEmitter(), res };
+    };
+    const h = new UiStreamHub({ overview: async () => overview, scalingEvents: async () => [] }, { intervalMs: 10000, maxBufferedBytes: 1000 });
+    const slow = fake();
+    const reader = fake();
+    h.handle(slow.req as never, slow.res as never);
+    h.handle(reader.req as never, reader.res as never);
+    expect(h.size).toBe(2);
+    slow.res.writableLength = 5000; // the socket stopped draining
+    await h.tick();
+    expect(h.size).toBe(1);
+    expect(slow.res.writableEnded).toBe(true);
+    expect(reader.res.chunks.some((c) => c.startsWith('event: overview'))).toBe(true);
+    reader.req.emit('close');
+    expect(h.size).toBe(0);
   });
 });
