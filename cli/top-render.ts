@@ -43,7 +43,7 @@ function functionRows(f: OverviewFunction): string[][] {
   ]];
   for (const r of f.replicaList) {
     const bits = [`quota ${pct(r.cpuQuota)}`];
-    if (r.cpuLimit !== undefined) bits.push(`limit ${r.cpuLimit} cpu`);
+    if (r.cpuLimit !== undefined) bits.push(`limit ${pct(r.cpuLimit)}`);
     if (r.smShare !== undefined) bits.push(`sm ${pct(r.smShare)}`);
     if (r.cpuset) bits.push(`cpus ${r.cpuset}`);
     if (r.gpu) bits.push(`gpu ${r.gpu}`);

@@ -181,8 +181,8 @@ export async function startGateway(cfg: Config, redisTarget: string, opts: Gatew
     provider,
     registry,
     metrics,
-    extra: [jobRoutes(training), overviewRoutes({ registry, redis, routed: () => router.all(), jobs: jobStore })],
-    overview: () => readOverview({ registry, redis, routed: () => router.all(), jobs: jobStore }), // the dashboard's SSE snapshots
+    extra: [jobRoutes(training), overviewRoutes({ provider, redis, routed: () => router.all(), jobs: jobStore })],
+    overview: () => readOverview({ provider, redis, routed: () => router.all(), jobs: jobStore }), // the dashboard's SSE snapshots
     origins: () => ownOrigins(cfg.host, port, cfg.allowedOrigins),
     info: { mlfaas: { isolation: isolationLine, enforcement: provider.enforcement(), auth: creds.auth.enabled ? 'basic' : 'off',
       ...(gpu ? { gpus: gpu.describe } : {}) } },

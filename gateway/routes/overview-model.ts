@@ -1,4 +1,3 @@
-import { cpuQuantityCores } from '../lib/quantity';
 import type { JobRecord } from '../jobs/job-record';
 import type { SecondCounters } from '../metrics/second-window';
 import { LATENCY_BUCKETS_MS } from '../metrics/latency-buckets';
@@ -15,7 +14,7 @@ export interface OverviewReplica {
   state: ReplicaInfo['state'];
   /** time quota in (0, 1] of its device */
   cpuQuota?: number;
-  /** the function's `limits.cpu`, in cores */
+  /** the burst limit in [quota, 1] the autoscaler set with the quota (absent: the quota is the limit or none was set) */
   cpuLimit?: number;
   smShare?: number;
   /** its cores (not filled yet: no source in the replica record) */
@@ -106,6 +105,12 @@ export function bucketQuantile(buckets: readonly number[], q: number): number | 
   return LATENCY_BUCKETS_MS[LATENCY_BUCKETS_MS.length - 2];
 }
 
+/** The live `limit` the provider merges into a replica from its settings (setQuota's second value). */
+const limitOf = (r: ReplicaInfo): number | undefined => {
+  const l = (r as ReplicaInfo & { limit?: unknown }).limit;
+  return typeof l === 'number' && l > 0 ? l : undefined;
+};
+
 const round = (x: number, digits: number) => Math.round(x * 10 ** digits) / 10 ** digits;
 
 function functionOf(f: FunctionInputs, windowSeconds: number): OverviewFunction {
@@ -115,7 +120,6 @@ function functionOf(f: FunctionInputs, windowSeconds: number): OverviewFunction 
   const buckets = LATENCY_BUCKETS_MS.map((_, i) => f.seconds.reduce((a, s) => a + (s.buckets[i] ?? 0), 0));
   const p50 = bucketQuantile(buckets, 0.5);
   const p99 = bucketQuantile(buckets, 0.99);
-  const cpuLimit = spec.limits?.cpu ? cpuQuantityCores(spec.limits.cpu) : undefined;
   const out: OverviewFunction = {
     name: spec.service,
     namespace: spec.namespace,
@@ -131,7 +135,7 @@ function functionOf(f: FunctionInputs, windowSeconds: number): OverviewFunction 
       id: r.id,
       state: r.state,
       ...(r.quota > 0 ? { cpuQuota: r.quota } : {}),
-      ...(cpuLimit !== undefined ? { cpuLimit } : {}),
+      ...(limitOf(r) !== undefined ? { cpuLimit: limitOf(r) } : {}),
       ...(r.smShare !== undefined ? { smShare: r.smShare } : {}),
       startedAt: r.startedAt,
     })),

@@ -4,12 +4,15 @@ import { invalid } from '../errors';
 import type { JobRecord } from '../jobs/job-record';
 import { FunctionRef, refKey } from '../lib/names';
 import { readSeconds } from '../metrics/second-window';
-import type { Registry } from '../registry/registry';
+import type { FunctionProvider, FunctionStatus } from '../providers/function-provider';
+import { MlSpec, parseMlSpec } from '../registry/function-spec';
+import type { FunctionRecord } from '../registry/registry';
 import { buildOverview, FunctionInputs, Overview } from './overview-model';
 
-/** What the overview reads: the registry, the per-second counters, this gateway's routing state, the jobs. */
+/** What the overview reads: the provider (any backend), the per-second counters, this gateway's routing state, the jobs. */
 export interface OverviewSources {
-  registry: Registry;
+  /** functions and their replicas with the quotas and SM shares in force (provider.endpoints merges live settings) */
+  provider: Pick<FunctionProvider, 'list' | 'endpoints'>;
   redis: Redis;
   /** this gateway's routed functions (FunctionRouter.all()) */
   routed: () => Iterable<{ ref: FunctionRef; queued: number; inflight: number }>;
@@ -29,22 +32,40 @@ export function parseWindow(raw: unknown): number {
   return n;
 }
 
+/** The ML fields of a listed function (validated at deploy; a value that no longer parses reads as the defaults). */
+function mlOf(s: FunctionStatus): MlSpec {
+  try {
+    return parseMlSpec(s.labels, s.annotations);
+  } catch {
+    return { minScale: 1, maxScale: 20, scaleToZero: false, sloPercentile: 99 };
+  }
+}
+
+/** A listed function as the model's record: what `/system/functions` says, plus its parsed ML fields. */
+export function recordOf(s: FunctionStatus): FunctionRecord {
+  const kind = s.kind === 'training' || s.kind === 'classic' ? s.kind : 'inference';
+  return {
+    kind,
+    createdAt: s.createdAt,
+    spec: { service: s.name, namespace: s.namespace, image: s.image, envVars: {}, labels: s.labels, annotations: s.annotations, limits: s.limits, ml: mlOf(s) },
+  };
+}
+
 /** One snapshot (also for the dashboard's SSE stream): the last `windowSeconds` complete seconds. */
 export async function readOverview(src: OverviewSources, windowSeconds = DEFAULT_WINDOW_S): Promise<Overview> {
   const nowMs = (src.now ?? Date.now)();
   const lastSec = Math.floor(nowMs / 1000) - 1; // the current second is still being counted
   const routed = new Map<string, { queue: number; inflight: number }>();
   for (const s of src.routed()) routed.set(refKey(s.ref), { queue: s.queued, inflight: s.inflight });
-  const [records, jobs] = await Promise.all([src.registry.list(), src.jobs.list()]);
+  const [statuses, jobs] = await Promise.all([src.provider.list(), src.jobs.list()]);
   const functions: FunctionInputs[] = await Promise.all(
-    records.map(async (record) => {
-      const ref = { name: record.spec.service, namespace: record.spec.namespace };
-      const [desired, replicas, seconds] = await Promise.all([
-        src.registry.desired(ref),
-        src.registry.replicas(ref),
+    statuses.map(async (status) => {
+      const ref = { name: status.name, namespace: status.namespace };
+      const [replicas, seconds] = await Promise.all([
+        src.provider.endpoints(ref),
         readSeconds(src.redis, ref, lastSec - windowSeconds + 1, lastSec),
       ]);
-      return { record, desired, replicas, routed: routed.get(refKey(ref)), seconds: [...seconds.values()] };
+      return { record: recordOf(status), desired: status.replicas, replicas, routed: routed.get(refKey(ref)), seconds: [...seconds.values()] };
     }),
   );
   return buildOverview({ now: new Date(nowMs), windowSeconds, functions, jobs });

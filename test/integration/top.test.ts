@@ -65,6 +65,11 @@ describe('GET /system/overview and mlfaas top --once against a real gateway', ()
     expect(f.p99Ms).toBeGreaterThan(0);
     expect(f.replicaList).toHaveLength(1);
     expect(f.replicaList[0].state).toBe('ready');
+    // a quota the autoscaler sets live shows at once (the provider's endpoints, not the replica record alone)
+    const ref = { name: 'echo', namespace: 'openfaas-fn' };
+    await p.gw.provider.setQuota(ref, f.replicaList[0].id, 0.5, 0.75);
+    const after = (await (await p.get('/system/overview', { headers: auth })).json()) as Overview;
+    expect(after.functions.find((x) => x.name === 'echo')!.replicaList[0]).toMatchObject({ cpuQuota: 0.5, cpuLimit: 0.75 });
     const bad = await p.get('/system/overview?window=0', { headers: auth });
     expect(bad.status).toBe(400);
     expect(JSON.stringify(await bad.json())).toContain('window');

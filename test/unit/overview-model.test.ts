@@ -1,5 +1,6 @@
 import { bucketQuantile, buildOverview, FunctionInputs } from '../../gateway/routes/overview-model';
-import { parseWindow } from '../../gateway/routes/overview';
+import { parseWindow, recordOf } from '../../gateway/routes/overview';
+import type { FunctionStatus } from '../../gateway/providers/function-provider';
 import { LATENCY_BUCKETS_MS } from '../../gateway/metrics/latency-buckets';
 import type { SecondCounters } from '../../gateway/metrics/second-window';
 import type { JobRecord } from '../../gateway/jobs/job-record';
@@ -32,7 +33,7 @@ const fn = (name: string, over: Partial<FunctionInputs> = {}): FunctionInputs =>
     },
   },
   desired: 2,
-  replicas: [replica('r1', 'ready', { smShare: 0.25 }), replica('r2', 'starting')],
+  replicas: [replica('r1', 'ready', { smShare: 0.25, limit: 0.75 } as Partial<ReplicaInfo>), replica('r2', 'starting')],
   routed: { queue: 3, inflight: 1 },
   seconds: [],
   ...over,
@@ -77,8 +78,8 @@ describe('buildOverview', () => {
     expect(f.p99Ms).toBeGreaterThan(75);
     expect(f.p99Ms).toBeLessThanOrEqual(100);
     expect(f.replicaList).toEqual([
-      { id: 'r1', state: 'ready', cpuQuota: 0.5, cpuLimit: 0.5, smShare: 0.25, startedAt: '2026-11-27T10:00:00.000Z' },
-      { id: 'r2', state: 'starting', cpuQuota: 0.5, cpuLimit: 0.5, startedAt: '2026-11-27T10:00:00.000Z' },
+      { id: 'r1', state: 'ready', cpuQuota: 0.5, cpuLimit: 0.75, smShare: 0.25, startedAt: '2026-11-27T10:00:00.000Z' },
+      { id: 'r2', state: 'starting', cpuQuota: 0.5, startedAt: '2026-11-27T10:00:00.000Z' },
     ]);
   });
   it('omits what has no source instead of faking it', () => {
@@ -89,7 +90,7 @@ describe('buildOverview', () => {
     expect(f.queueLength).toBe(0);
     expect(f.rps).toBe(0);
     for (const k of ['p50Ms', 'p99Ms', 'sloMs', 'sloPercentile', 'batchMean', 'idleToZero']) expect(f).not.toHaveProperty(k);
-    expect(f.replicaList[0]).not.toHaveProperty('cpuLimit');
+    expect(f.replicaList[1]).not.toHaveProperty('cpuLimit');
     expect(f.replicaList[1]).not.toHaveProperty('smShare');
   });
   it('reports idleToZero only for min_scale 0 with a declared zero-duration', () => {
@@ -140,5 +141,21 @@ describe('parseWindow', () => {
   });
   it.each(['0', '61', '1.5', 'x', '-1', ''])('refuses %p naming the field', (raw) => {
     expect(() => parseWindow(raw)).toThrow(/window/);
+  });
+});
+
+describe('recordOf (a listed function as the model reads it)', () => {
+  const status = (labels: Record<string, string>, kind = 'inference'): FunctionStatus => ({
+    name: 'f', image: 'f:1', namespace: 'ns', labels, annotations: { 'mlfaas.slo.latency_ms': '40' }, replicas: 1, availableReplicas: 1,
+    createdAt: '2026-11-27T09:00:00.000Z', kind, limits: { cpu: '2' },
+  });
+  it('parses the ML fields from labels and annotations', () => {
+    const r = recordOf(status({ 'com.openfaas.scale.min': '0', 'com.openfaas.scale.max': '3' }, 'classic'));
+    expect(r.kind).toBe('classic');
+    expect(r.spec.ml).toMatchObject({ minScale: 0, maxScale: 3, scaleToZero: true, sloLatencyMs: 40 });
+    expect(r.spec.limits).toEqual({ cpu: '2' });
+  });
+  it('reads a value that no longer parses as the defaults instead of failing the snapshot', () => {
+    expect(recordOf(status({ 'com.openfaas.scale.min': 'many' })).spec.ml).toMatchObject({ minScale: 1, maxScale: 20, scaleToZero: false });
   });
 });

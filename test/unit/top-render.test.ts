@@ -10,7 +10,7 @@ const overview: Overview = {
       replicas: { ready: 1, desired: 2, min: 0, max: 4 }, scaleToZero: true, idleToZero: 90, queueLength: 3, inflight: 1, rps: 12.5, errorsPerS: 0,
       p50Ms: 7.5, p99Ms: 62.25, sloMs: 50, sloPercentile: 99,
       replicaList: [
-        { id: 'digits-classify-a1', state: 'ready', cpuQuota: 0.5, cpuLimit: 1, smShare: 0.25, startedAt: '2026-11-27T10:00:00.000Z' },
+        { id: 'digits-classify-a1', state: 'ready', cpuQuota: 0.5, cpuLimit: 0.75, smShare: 0.25, startedAt: '2026-11-27T10:00:00.000Z' },
         { id: 'digits-classify-b2', state: 'starting', cpuQuota: 1, startedAt: '2026-11-27T10:00:01.000Z' },
       ],
     },
@@ -29,7 +29,7 @@ describe('render', () => {
     expect(lines[0]).toBe('mlfaas top  2026-11-27T10:00:05.000Z  functions 2  jobs 1');
     const fn = lines.find((l) => l.startsWith('digits-classify '))!;
     expect(fn).toMatch(/inference\s+1\/2 z90s\s+0\.\.4\s+12\.5\s+0\.0\s+7\.5\/62\.3 > 50 !\s+3\s+1$/);
-    expect(lines.find((l) => l.includes('digits-classify-a1'))).toMatch(/ready\s+quota 50% limit 1 cpu sm 25%$/);
+    expect(lines.find((l) => l.includes('digits-classify-a1'))).toMatch(/ready\s+quota 50% limit 75% sm 25%$/);
     expect(lines.find((l) => l.includes('digits-classify-b2'))).toMatch(/starting\s+quota 100%$/);
     expect(lines.find((l) => l.startsWith('echo.staging'))).toMatch(/classic\s+1\/1\s+1\.\.20\s+0\.0\s+0\.0\s+-\/-\s+0\s+0$/);
     expect(lines.find((l) => l.startsWith('job-1'))).toMatch(/mnist-train\s+running\s+43%\s+2\s+2026-11-27T11:00:00.000Z\s+120\.0$/);
