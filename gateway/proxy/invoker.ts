@@ -12,7 +12,7 @@ import { Upstream } from './balancer';
 import { FunctionState } from './function-state';
 import { readBody } from './read-body';
 import { FunctionRouter } from './router';
-import { NotDelivered, UpstreamClient, UpstreamResponse } from './upstream-client';
+import { BrokenBeforeAnswer, NotDelivered, UpstreamClient, UpstreamResponse } from './upstream-client';
 
 export interface InvokerOptions {
   maxBodyBytes: number;
@@ -190,8 +190,11 @@ export class Invoker {
       } catch (e) {
         s.release(upstream);
         // never delivered (the replica died, its socket is gone): passed over for a while, and
-        // the request goes to another replica, as a service mesh retries a refused connection
-        if (!(e instanceof NotDelivered) || attempt >= RETRIES_NOT_DELIVERED || s.upstreams.length < 2) throw e;
+        // the request goes to another replica, as a service mesh retries a refused connection; so
+        // does an inference request whose connection broke before any answer (a replica that
+        // stopped under it: a prediction run twice changes nothing; a classic function's may)
+        const again = e instanceof NotDelivered || (e instanceof BrokenBeforeAnswer && s.kind === 'inference');
+        if (!again || attempt >= RETRIES_NOT_DELIVERED || s.upstreams.length < 2) throw e;
         upstream.downUntil = Date.now() + DOWN_FOR_MS;
       }
     }

@@ -28,6 +28,12 @@ const IDEMPOTENT = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE']);
 export class NotDelivered extends PlatformError {}
 
 /**
+ * A non-idempotent request whose connection broke before any answer: it may have run. The invoker
+ * sends it to another replica only for inference functions (a prediction run twice changes nothing).
+ */
+export class BrokenBeforeAnswer extends PlatformError {}
+
+/**
  * Keep-alive connection pools to replicas, one per replica (unix socket when it has one, else
  * TCP). undici rather than `http.request`: about 20% less gateway CPU per proxied request on
  * this machine (measured with the minimal proxy in bench/baselines), which is the gateway's
@@ -72,7 +78,7 @@ export class UpstreamClient {
         throw new PlatformError(ErrorCode.UpstreamTimeout, `function did not answer within ${timeoutMs} ms`);
       }
       const retryable = NOT_DELIVERED_CODES.has(code) || (IDEMPOTENT.has(method) && RESET_CODES.has(code));
-      const Err = retryable ? NotDelivered : PlatformError;
+      const Err = retryable ? NotDelivered : RESET_CODES.has(code) ? BrokenBeforeAnswer : PlatformError;
       throw new Err(ErrorCode.UpstreamUnavailable, `replica ${u.id} unreachable: ${(e as Error).message}`);
     }
   }

@@ -257,7 +257,12 @@ maybe('GPU replicas without isolation (MLFAAS_ISOLATION=off: host paths, LD_PREL
 
   test('the replica runs under the limiter on gpu0 and its quota holds', async () => {
     const [r] = await deploy(p, 'gpu-plain', 1);
-    const s = await state(r);
+    // the limiter connects to tokend at its first launch: on a busy host that can come after ready (CI saw 0)
+    let s = await state(r);
+    for (let i = 0; i < 50 && !((s.limiter?.connects ?? 0) >= 1); i++) {
+      await new Promise((res) => setTimeout(res, 100));
+      s = await state(r);
+    }
     expect(s.env.LD_PRELOAD).toBe(limiterLibraryPath());
     expect(s.env.TL_TOKEND_SOCKET).toBe(p.gw.tokend!.socketPath);
     expect(s.env.LD_LIBRARY_PATH!.split(':')[0]).toBe(stubDir);
