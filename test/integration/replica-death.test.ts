@@ -2,8 +2,10 @@
  * Issue 21 item 13: a replica killed under load. A request whose connection is refused (the
  * replica is gone, the agent has not told the gateway yet) never reached it, so the gateway
  * sends it to a healthy replica instead of answering 502; so does an idempotent request whose
- * connection broke under it. A POST that was in flight on the dying replica may have run: its
- * caller gets the 502 (the gateway cannot know), but never for a refused connection.
+ * connection broke under it, and (this function is an inference one: a prediction run twice changes
+ * nothing) a POST whose connection broke before an answer. A caller may still get a 502 when the
+ * gateway already knows only one replica is left (no other to send it to), never for a refused
+ * connection.
  */
 import { aFunction } from '../helpers/fixtures';
 import { seedEchoHttp } from '../helpers/images';
