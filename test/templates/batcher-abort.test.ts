@@ -6,7 +6,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { seqModel, tmpDir } from './onnx-models';
+import { heldGate, seqModel, tmpDir } from './onnx-models';
 
 const T = path.join(__dirname, '..', '..', 'templates', 'ml-inference');
 /* eslint-disable @typescript-eslint/no-require-imports */
@@ -17,26 +17,6 @@ const { RuntimeError } = require(path.join(T, 'errors.js'));
 /* eslint-enable @typescript-eslint/no-require-imports */
 
 type Tensor = { datatype: string; shape: number[]; data: any };
-
-/** A gate whose first acquire waits for open(); `held` resolves once that first acquire came. */
-function heldGate() {
-  let open!: () => void;
-  const opened = new Promise<void>((r) => (open = r));
-  let seen!: () => void;
-  const held = new Promise<void>((r) => (seen = r));
-  let first = true;
-  return {
-    open, held,
-    async acquire() {
-      if (first) {
-        first = false;
-        seen();
-        await opened;
-      }
-    },
-    release() { /* nothing */ },
-  };
-}
 
 const int64 = (rows: number[][]): Tensor => ({ datatype: 'INT64', shape: [rows.length, rows[0].length], data: rows.flat() });
 

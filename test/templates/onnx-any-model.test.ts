@@ -8,7 +8,7 @@
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { fixedOneModel, fixedTwoModel, gatherModel, identityAll, noBatchModel, reduceAllModel, seqModel, tmpDir } from './onnx-models';
+import { fixedOneModel, fixedTwoModel, gatherModel, heldGate, identityAll, noBatchModel, reduceAllModel, seqModel, tmpDir } from './onnx-models';
 
 const T = path.join(__dirname, '..', '..', 'templates', 'ml-inference');
 /* eslint-disable @typescript-eslint/no-require-imports */
@@ -19,27 +19,6 @@ const { defaultPostprocess } = require(path.join(T, 'codec.js'));
 /* eslint-enable @typescript-eslint/no-require-imports */
 
 type Tensor = { datatype: string; shape: number[]; data: any };
-
-/** A gate whose first acquire waits for open(); `held` resolves once that first acquire came. */
-function heldGate() {
-  let open!: () => void;
-  const opened = new Promise<void>((r) => (open = r));
-  let seen!: () => void;
-  const held = new Promise<void>((r) => (seen = r));
-  let first = true;
-  return {
-    open, held, acquires: 0,
-    async acquire() {
-      this.acquires += 1;
-      if (first) {
-        first = false;
-        seen();
-        await opened;
-      }
-    },
-    release() { /* nothing */ },
-  };
-}
 
 /** The model, wrapped to record the input shapes of every run. */
 function recording(model: any) {

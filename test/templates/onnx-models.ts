@@ -99,3 +99,24 @@ export function fixedTwoModel(dir: string): string {
     node: [node('Add', ['a', 'b'], ['c'])],
   });
 }
+
+/** A gate whose first acquire waits for open(); `held` resolves once that first acquire came. */
+export function heldGate() {
+  let open!: () => void;
+  const opened = new Promise<void>((r) => (open = r));
+  let seen!: () => void;
+  const held = new Promise<void>((r) => (seen = r));
+  let first = true;
+  return {
+    open, held, acquires: 0,
+    async acquire() {
+      this.acquires += 1;
+      if (first) {
+        first = false;
+        seen();
+        await opened;
+      }
+    },
+    release() { /* nothing */ },
+  };
+}
