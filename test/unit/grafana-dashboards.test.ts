@@ -2,11 +2,14 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Ajv from 'ajv';
 import { GatewayMetrics } from '../../gateway/metrics/gateway-metrics';
+import { expressions, metricNames } from '../../deploy/grafana/schema/queries';
 
 /**
  * Issue 26: deploy/grafana/*.json are Grafana dashboards (checked against a JSON schema of the
  * dashboard model written from Grafana's documentation) whose every PromQL expression names only
  * metrics the gateway exports (read from the registry the gateway builds, GatewayMetrics).
+ * Stronger checks: test/unit/grafana-schema.test.ts (Grafana's own published types) and
+ * test/integration/grafana-metrics.test.ts (a running gateway's /metrics).
  */
 
 const DIR = join(__dirname, '../../deploy/grafana');
@@ -19,26 +22,6 @@ interface Dashboard { uid: string; title: string; panels: Panel[]; templating: {
 const files = readdirSync(DIR).filter((f) => f.endsWith('.json')).sort();
 const load = (f: string) => JSON.parse(readFileSync(join(DIR, f), 'utf8')) as Dashboard;
 
-const KEYWORDS = new Set(['by', 'without', 'on', 'ignoring', 'group_left', 'group_right', 'bool', 'and', 'or', 'unless', 'offset', 'inf', 'nan']);
-
-/** The metric names a PromQL expression reads: identifiers that are not functions, keywords, labels or Grafana variables. */
-function metricNames(expr: string): string[] {
-  const s = expr
-    .replace(/"(?:[^"\\]|\\.)*"/g, '""') // string literals (label values, regexes)
-    .replace(/\$\{[^}]*\}|\$\w+/g, ' ') // Grafana variables ($function, $__rate_interval, ${DS})
-    .replace(/\{[^}]*\}/g, ' ') // label matchers
-    .replace(/\[[^\]]*\]/g, ' ') // range and subquery selectors
-    .replace(/\b(by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)/g, ' '); // label lists
-  const out = new Set<string>();
-  for (const m of s.matchAll(/[a-zA-Z0-9_:.]+/g)) {
-    if (/^[0-9.]/.test(m[0])) continue; // a number or a duration (0.99, 5m after offset)
-    const rest = s.slice(m.index! + m[0].length);
-    if (/^\s*\(/.test(rest) || KEYWORDS.has(m[0].toLowerCase())) continue; // a function call or a keyword
-    out.add(m[0]);
-  }
-  return [...out];
-}
-
 /** Every series name the registry exposes: histograms as _bucket/_sum/_count, summaries as _sum/_count too. */
 async function exportedNames(): Promise<Set<string>> {
   const m = new GatewayMetrics();
@@ -50,18 +33,6 @@ async function exportedNames(): Promise<Set<string>> {
     if (type === 'summary') for (const s of ['_sum', '_count']) names.add(metric.name + s);
   }
   return names;
-}
-
-/** Every expression of a dashboard, with where it is: panel targets and query variables. */
-function expressions(d: Dashboard): Array<{ where: string; expr: string }> {
-  const out = d.panels.flatMap((p) => p.targets.map((t) => ({ where: `${d.uid} panel ${p.id} "${p.title}"`, expr: t.expr })));
-  for (const v of d.templating.list) {
-    if (v.type !== 'query') continue;
-    const q = typeof v.query === 'string' ? v.query : (v.query as { query?: string } | undefined)?.query ?? '';
-    const inner = /^label_values\((.*),\s*\w+\)$/.exec(q)?.[1] ?? q;
-    out.push({ where: `${d.uid} variable`, expr: inner });
-  }
-  return out;
 }
 
 /** Expressions naming a metric the gateway does not export, as `where: name`. */
