@@ -29,6 +29,8 @@ export interface AppDeps {
   info?: Record<string, unknown>;
   /** The dashboard's overview source (`/system/overview`'s builder); without it, the function list alone. */
   overview?: () => Promise<OverviewLike>;
+  /** Told the dashboard's stream hub, so shutdown can end its streams. */
+  onHub?: (hub: UiStreamHub) => void;
 }
 
 /** The Express app for everything except the `/function/*` and `/async-function/*` hot paths. */
@@ -53,6 +55,7 @@ export function buildApp(d: AppDeps): express.Express {
     overview: d.overview ?? (async () => overviewFromStatus(await d.provider.list())),
     scalingEvents: (ref, limit) => events.list(ref, limit),
   });
+  d.onHub?.(hub);
   app.use(catchAsync(uiRoutes({ auth: d.cfg.auth, origins: d.origins, hub })));
   app.use('/system', sameOriginOnly((origin) => d.origins().has(origin)), basicAuth(d.cfg.auth), jsonBodiesOnly);
   app.use(express.json({ limit: d.cfg.maxBodyBytes, strict: false, type: () => true }));

@@ -25,7 +25,7 @@ import { Isolation } from './providers/local/replica';
 import { isolationFor } from './providers/local/isolation';
 import { ImageStore } from './providers/local/image-store';
 import type { FunctionProvider } from './providers/function-provider';
-import { startKubernetesProvider, startKubeTraining } from './providers/kubernetes/start';
+import { kubeNodeFacts, startKubernetesProvider, startKubeTraining } from './providers/kubernetes/start';
 import { LocalProvider } from './providers/local/local-provider';
 import { LogSink } from './providers/local/log-sink';
 import { createTokendControl } from '../node-runtime/tokend-control';
@@ -42,6 +42,9 @@ import { JobStore } from './jobs/job-store';
 import { TrainingFunctions } from './jobs/training-functions';
 import { jobRoutes } from './routes/jobs';
 import { overviewRoutes, readOverview } from './routes/overview';
+import { gatewayNodeSources, nodesRoutes } from './routes/nodes';
+import type { NodeDevices } from './routes/nodes-model';
+import type { UiStreamHub } from './routes/ui-stream';
 import { FunctionRouter } from './proxy/router';
 import { ChangeFeed } from './registry/change-feed';
 import { Registry } from './registry/registry';
@@ -82,6 +85,7 @@ export async function startGateway(cfg: Config, redisTarget: string, opts: Gatew
   let agentRegistry: Registry | undefined;
   let isolation: { isolation?: Isolation; describe: string } | undefined;
   let gpu: GpuNodeRuntime | undefined;
+  let devices: NodeDevices | undefined; // this node's, for GET /system/nodes
   mkdirSync(cfg.dataDir, { recursive: true, mode: 0o700 });
   chmodSync(cfg.dataDir, 0o700); // secrets, Redis, images: the platform's alone
   if (cfg.agent && !local)
@@ -115,6 +119,7 @@ export async function startGateway(cfg: Config, redisTarget: string, opts: Gatew
     // GPU replicas: the limiter preloaded against tokend's gpuN window, MPS where it can run
     gpu = startGpuNode(gpuNode, { dataDir: cfg.dataDir, tokendSocket: tokend?.socketPath, sandboxed: !!isolation.isolation, log: platformLog });
     await local.declareEnforcement(withGpu(enforcement, gpu.enforcement));
+    devices = { cpuCores: nodeCores.length, gpus: gpuNode.gpus.map(({ index, name, memoryMiB }) => ({ index, name, memoryMiB })), gpuSetup: gpu.describe };
     agentRegistry = new Registry(background, new ChangeFeed(background));
     agent = new LocalAgent(background, agentRegistry, images, logs, {
       isolation: isolation.isolation,
@@ -176,14 +181,18 @@ export async function startGateway(cfg: Config, redisTarget: string, opts: Gatew
   const creds = await resolveCredentials(cfg.auth, redis, cfg.dataDir, url);
   const effective: Config = { ...cfg, auth: creds.auth };
   const isolationLine = isolation?.describe ?? 'no agent in this process';
+  let hub: UiStreamHub | undefined;
+  const nodes = gatewayNodeSources({ provider, devices, controlPath: () => tokend?.controlPath ?? join(cfg.dataDir, 'tokend', 'tokend-control.sock'),
+    clusterNodes: local ? undefined : kubeNodeFacts(cfg) });
   const app = buildApp({
     cfg: effective,
     provider,
     registry,
     metrics,
-    extra: [jobRoutes(training), overviewRoutes({ provider, redis, routed: () => router.all(), jobs: jobStore })],
+    extra: [jobRoutes(training), overviewRoutes({ provider, redis, routed: () => router.all(), jobs: jobStore }), nodesRoutes(nodes)],
     overview: () => readOverview({ provider, redis, routed: () => router.all(), jobs: jobStore }), // the dashboard's SSE snapshots
     origins: () => ownOrigins(cfg.host, port, cfg.allowedOrigins),
+    onHub: (h) => (hub = h),
     info: { mlfaas: { isolation: isolationLine, enforcement: provider.enforcement(), auth: creds.auth.enabled ? 'basic' : 'off',
       ...(gpu ? { gpus: gpu.describe } : {}) } },
   });
@@ -228,6 +237,8 @@ export async function startGateway(cfg: Config, redisTarget: string, opts: Gatew
     const log = platformLog;
     const closed = new Promise<void>((r) => server.close(() => r()));
     server.closeIdleConnections();
+    hub?.close(); // the dashboards' and the jobs' event streams end, so `closed` does not wait for their browsers
+    training.endStreams();
     await Promise.all([
       bounded('async worker', 5000, () => asyncInvocations.close(), log),
       // running jobs checkpoint on SIGTERM (the runner SIGKILLs after 15 s)

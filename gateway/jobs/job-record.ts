@@ -54,6 +54,8 @@ export interface JobRecord {
   predictedCompletion?: string;
   /** Workers per future round at admission. */
   plannedRounds: number[];
+  /** The round length the plan was made with, s: planned round i runs from `submittedAt` + i·slotSeconds (absent on records from before it was kept). */
+  slotSeconds?: number;
   allocations: Allocation[];
   reasons: string[];
   checkpointDir: string;

@@ -8,6 +8,7 @@ import { admittedReason, rejectionBody, SlotNoun } from './admission-answer';
 import { JobRequest } from './job-request';
 import { JobRecord, rfc3339, schedulerState, TERMINAL, trainingJobOf } from './job-record';
 import { JobStore } from './job-store';
+import { type JobRefusal, RefusalStore } from './refusal-store';
 import { fixedCapacity, maxWorkersOf, type TrainingCapacity } from './training-capacity';
 import type { TrainingSource } from './training-source';
 import type { TrainingScheduler } from '../ports/training-scheduler';
@@ -49,6 +50,9 @@ const ADMIT_LOCK = 'mlfaas:training-admit-lock';
  */
 export class JobService {
   private admitting: Promise<void> = Promise.resolve();
+  /** The last refusals (409s, not dry runs): `GET /system/jobs/refusals`. */
+  readonly refusals: RefusalStore;
+  private readonly streams = new AbortController();
 
   constructor(
     private readonly redis: Redis,
@@ -59,7 +63,19 @@ export class JobService {
     private readonly loop?: LocalTrainingLoop,
     /** The platform's clock (ms); admission reads it once and plans in seconds. */
     readonly clock: Clock = systemClock,
-  ) {}
+  ) {
+    this.refusals = new RefusalStore(redis);
+  }
+
+  /** Aborts at shutdown: the jobs' SSE streams end on it so the server can close with a browser attached. */
+  get closing(): AbortSignal {
+    return this.streams.signal;
+  }
+
+  /** Ends every open event stream (called first at shutdown). */
+  endStreams(): void {
+    this.streams.abort();
+  }
 
   /**
    * Admission (and a dry run): 201 with the plan, or 409 with the earliest guaranteed deadline.
@@ -77,14 +93,40 @@ export class JobService {
         if (i > 600) throw new PlatformError(ErrorCode.Internal, 'admission is busy; retry');
         await new Promise((r) => setTimeout(r, 50));
       }
-      const r = await this.admitOne(req, dryRun);
+      let r: SubmitResult;
+      try {
+        r = await this.admitOne(req, dryRun);
+      } catch (e) {
+        // a cluster without training capacity refuses with a 409 too: kept with its reason
+        if (!dryRun && e instanceof PlatformError && e.code === ErrorCode.Conflict)
+          await this.refuse(req, { error: { code: e.code, message: e.message }, earliestFeasibleDeadline: null, earliestFeasibleDeadlineSeconds: null });
+        throw e;
+      }
       this.opts.onAdmission?.(`${req.function}.${req.namespace}`, r.status !== 409);
+      if (r.status === 409 && !dryRun) await this.refuse(req, r.body);
       return r;
     } finally {
       await this.redis.eval("if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0", 1, ADMIT_LOCK, token)
         .catch(() => undefined);
       release();
     }
+  }
+
+  /** Keeps a refusal; a store that fails to keep it does not change the answer. */
+  private async refuse(req: JobRequest, body: Record<string, unknown>): Promise<void> {
+    const err = (body.error ?? {}) as { code?: string; message?: string };
+    const r: JobRefusal = {
+      time: new Date(this.clock.now()).toISOString(),
+      function: req.function,
+      namespace: req.namespace,
+      ...(req.deadlineS !== undefined ? { requestedDeadline: rfc3339(req.deadlineS) } : {}),
+      earliestFeasibleDeadline: (body.earliestFeasibleDeadline as string | null | undefined) ?? null,
+      earliestFeasibleDeadlineSeconds: (body.earliestFeasibleDeadlineSeconds as number | null | undefined) ?? null,
+      reason: err.message ?? 'refused',
+      code: err.code ?? 'conflict',
+      ...(req.maxWorkers !== undefined ? { maxWorkers: req.maxWorkers } : {}),
+    };
+    await this.refusals.add(r).catch(() => undefined);
   }
 
   private async admitOne(req: JobRequest, dryRun: boolean): Promise<SubmitResult> {
@@ -126,6 +168,7 @@ export class JobService {
       state: 'admitted',
       workers: 0,
       plannedRounds: [],
+      slotSeconds: this.opts.slotSeconds,
       allocations: [],
       reasons: [],
       checkpointDir: join(this.opts.dataDir, 'checkpoints', id),

@@ -27,6 +27,13 @@ export function jobRoutes(training: JobService): Router {
     res.json(await training.store.list());
   });
 
+  // the admission's refusals (409s, not dry runs), newest first: `?limit=` 1..200
+  r.get('/system/jobs/refusals', async (req, res) => {
+    const raw = req.query.limit ?? '200';
+    if (typeof raw !== 'string' || !/^\d{1,3}$/.test(raw) || +raw < 1 || +raw > 200) throw invalid('limit', `"${String(raw)}" must be an integer in [1, 200]`);
+    res.json(await training.refusals.list(Number(raw)));
+  });
+
   r.get('/system/jobs/:id', async (req, res) => {
     const rec = await training.store.get(jobId(req.params.id));
     if (!rec) throw notFound(`job ${req.params.id} not found`);
@@ -42,7 +49,12 @@ export function jobRoutes(training: JobService): Router {
   // Server-Sent Events: every event so far (or after Last-Event-ID), then live until the job ends
   r.get('/system/jobs/:id/events', async (req, res) => {
     const ac = new AbortController();
-    res.on('close', () => ac.abort());
+    const end = () => ac.abort();
+    training.closing.addEventListener('abort', end); // gateway shutdown: the stream ends, the server closes
+    res.on('close', () => {
+      ac.abort();
+      training.closing.removeEventListener('abort', end);
+    });
     const id = jobId(req.params.id);
     const from = (req.headers['last-event-id'] as string | undefined) ?? '0';
     if (!STREAM_ID.test(from)) throw invalid('Last-Event-ID', `"${from}" is not an event id`);

@@ -66,6 +66,15 @@ export async function startKubeTraining(cfg: Config, redis: Redis, provider: Fun
   return { source, capacity, manageNodes };
 }
 
+/** The cluster's nodes, read per call, for `GET /system/nodes` (devices, virtual clusters, loans). */
+export function kubeNodeFacts(cfg: Config): () => Promise<import('../../routes/nodes-model').ClusterNodeFacts[]> {
+  const { kubeConfig } = load<typeof import('./kube-config')>('./kube-config');
+  const { CoreV1Api } = load<typeof import('@kubernetes/client-node')>('@kubernetes/client-node');
+  const { listNodeFacts } = load<typeof import('./node-facts')>('./node-facts');
+  const core = kubeConfig(cfg.kube).makeApiClient(CoreV1Api);
+  return () => listNodeFacts(core);
+}
+
 /**
  * `mlfaas node-agent` on a Kubernetes node: cgroup v1 (`/sys/fs/cgroup/cpu`) or v2
  * (`/sys/fs/cgroup`); on a GPU node also tokend and the MPS control daemon (`node-gpu.ts`).
