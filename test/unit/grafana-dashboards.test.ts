@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Ajv from 'ajv';
 import { GatewayMetrics } from '../../gateway/metrics/gateway-metrics';
-import { expressions, metricNames } from '../../deploy/grafana/schema/queries';
+import { expressions, labelNames, legendLabels, metricNames, resultLabels } from '../../deploy/grafana/schema/queries';
 
 /**
  * Issue 26: deploy/grafana/*.json are Grafana dashboards (checked against a JSON schema of the
@@ -92,6 +92,22 @@ describe('Grafana dashboards in deploy/grafana (issue 26)', () => {
     expect(metricNames(e)).toEqual(['gateway_functions_seconds_bucket']);
     expect(metricNames('sum(rate(a_total[5m])) / sum(rate(b_total[1h] offset 5m)) > bool 0').sort()).toEqual(['a_total', 'b_total']);
     expect(metricNames('count by (state) (mlfaas_replica_cpu_quota)')).toEqual(['mlfaas_replica_cpu_quota']);
+  });
+
+  it('labelNames reads the labels of matchers and grouping lists, not variables or values', () => {
+    const e = 'sum by (function_name, le) (rate(x_bucket{function_name="$function",code=~"5.."}[$__rate_interval])) / on(job) group_left() y';
+    expect(labelNames(e).sort()).toEqual(['code', 'function_name', 'job', 'le']);
+    expect(labelNames('count(gateway_service_count)')).toEqual([]);
+    expect(labelNames('a{l="{x=1}"}')).toEqual(['l']);
+  });
+
+  it('resultLabels reads what an aggregation keeps (le consumed), and passes labels through where none aggregates', () => {
+    expect(resultLabels('histogram_quantile(0.99, sum by (function_name, le) (rate(x_bucket[5m])))')).toEqual(['function_name']);
+    expect(resultLabels('sum(rate(a_total[5m])) / sum(rate(b_total[5m]))')).toEqual([]);
+    expect(resultLabels('max by (job, function) (g)')).toEqual(['job', 'function']);
+    expect(resultLabels('rate(mlfaas_gateway_process_cpu_seconds_total[5m])')).toBeUndefined();
+    expect(resultLabels('x{l="sum(y)"}')).toBeUndefined(); // a function name inside a label value is no aggregation
+    expect(legendLabels('{{function_name}} timeout {{ phase }} {{function_name}}')).toEqual(['function_name', 'phase']);
   });
 
   it('fails a dashboard naming an unknown metric, and one with a bad panel (failing cases)', () => {

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 export const DASHBOARD_DIR = join(__dirname, '..');
 
 /** A panel as far as these checks read it. */
-export interface QueryPanel { id: number; type: string; title: string; targets?: Array<{ expr?: string }> }
+export interface QueryPanel { id: number; type: string; title: string; targets?: Array<{ expr?: string; legendFormat?: string }> }
 
 /** A dashboard as far as these checks read it. */
 export interface QueryDashboard {
@@ -50,9 +50,10 @@ export function metricNames(expr: string): string[] {
   return [...out];
 }
 
-/** Every expression of a dashboard, with where it is: panel targets and query variables (the series of `label_values(series, label)`). */
-export function expressions(d: QueryDashboard): Array<{ where: string; expr: string }> {
-  const out = d.panels.flatMap((p) => (p.targets ?? []).map((t) => ({ where: `${d.uid} panel ${p.id} "${p.title}"`, expr: t.expr ?? '' })));
+/** Every expression of a dashboard, with where it is (and its legend): panel targets and query variables (the series of `label_values(series, label)`). */
+export function expressions(d: QueryDashboard): Array<{ where: string; expr: string; legend?: string }> {
+  const out: Array<{ where: string; expr: string; legend?: string }> = d.panels.flatMap((p) => (p.targets ?? [])
+    .map((t) => ({ where: `${d.uid} panel ${p.id} "${p.title}"`, expr: t.expr ?? '', ...(t.legendFormat ? { legend: t.legendFormat } : {}) })));
   for (const v of d.templating.list) {
     if (v.type !== 'query') continue;
     const q = typeof v.query === 'string' ? v.query : (v.query as { query?: string } | undefined)?.query ?? '';
@@ -67,4 +68,36 @@ export function metricsRead(d: QueryDashboard): Map<string, string[]> {
   const out = new Map<string, string[]>();
   for (const { where, expr } of expressions(d)) for (const n of metricNames(expr)) out.set(n, [...(out.get(n) ?? []), where]);
   return out;
+}
+
+/** The label names a PromQL expression reads: in label matchers and in by/without/on/ignoring/group_left/group_right lists. */
+export function labelNames(expr: string): string[] {
+  const s = expr.replace(/"(?:[^"\\]|\\.)*"/g, '""').replace(/\$\{[^}]*\}|\$\w+/g, ' ');
+  const out = new Set<string>();
+  for (const block of s.matchAll(/\{([^}]*)\}/g)) for (const m of block[1].matchAll(/([a-zA-Z_]\w*)\s*(?:=~|!~|!=|=)/g)) out.add(m[1]);
+  for (const list of s.matchAll(/\b(?:by|without|on|ignoring|group_left|group_right)\s*\(([^)]*)\)/g)) {
+    for (const l of list[1].split(',').map((x) => x.trim()).filter(Boolean)) out.add(l);
+  }
+  return [...out];
+}
+
+const AGGREGATIONS = /\b(?:sum|min|max|avg|count|group|stddev|stdvar|topk|bottomk|quantile|count_values)\s*(?:(?:by|without)\s*\([^)]*\)\s*)?\(/;
+
+/**
+ * The labels an expression's result series carry, where the expression says: the union of its `by`
+ * lists (less `le`, which histogram_quantile consumes) when it aggregates, else undefined (the
+ * series' own labels pass through).
+ */
+export function resultLabels(expr: string): string[] | undefined {
+  const s = expr.replace(/"(?:[^"\\]|\\.)*"/g, '""');
+  if (!AGGREGATIONS.test(s) || /\bwithout\s*\(/.test(s)) return undefined; // `without` is not modelled: taken as passing labels through
+  const out = new Set<string>();
+  for (const list of s.matchAll(/\bby\s*\(([^)]*)\)/g)) for (const l of list[1].split(',').map((x) => x.trim()).filter(Boolean)) out.add(l);
+  out.delete('le');
+  return [...out];
+}
+
+/** The labels a legend format names (`{{function_name}} {{code}}` → function_name, code). */
+export function legendLabels(legend: string): string[] {
+  return [...new Set([...legend.matchAll(/\{\{\s*(\w+)\s*\}\}/g)].map((m) => m[1]))];
 }
