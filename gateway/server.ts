@@ -239,6 +239,7 @@ export async function startGateway(cfg: Config, redisTarget: string, opts: Gatew
     server.closeIdleConnections();
     hub?.close(); // the dashboards' and the jobs' event streams end, so `closed` does not wait for their browsers
     training.endStreams();
+    const idle = setInterval(() => server.closeIdleConnections(), 50); // a keep-alive connection whose last answer just ended
     await Promise.all([
       bounded('async worker', 5000, () => asyncInvocations.close(), log),
       // running jobs checkpoint on SIGTERM (the runner SIGKILLs after 15 s)
@@ -248,6 +249,7 @@ export async function startGateway(cfg: Config, redisTarget: string, opts: Gatew
       }, log),
       bounded('open requests', 2000, () => closed, () => undefined),
     ]);
+    clearInterval(idle);
     server.closeAllConnections();
     router.close();
     invoker.close();
