@@ -68,7 +68,8 @@ describe('nodeFacts (a Kubernetes node)', () => {
     { name: 'labelled GPU node, cordoned', node: { metadata: { name: 'g1', labels: { 'mlfaas.io/vc': 'training', 'mlfaas.io/home-vc': 'inference' } },
       spec: { unschedulable: true }, status: { allocatable: { cpu: '7500m', 'nvidia.com/gpu': '2' } } },
     want: { name: 'g1', vc: 'training', homeVc: 'inference', cpuCores: 7.5, gpus: 2, unschedulable: true } },
-    { name: 'bare node', node: { metadata: { name: 'n' }, status: { allocatable: { cpu: '4' } } }, want: { name: 'n', cpuCores: 4, gpus: 0, unschedulable: false } },
+    { name: 'bare node', node: { metadata: { name: 'n' }, status: { allocatable: { cpu: '4' } } },
+      want: { name: 'n', cpuCores: 4, gpus: 0, unschedulable: false } },
   ])('$name', ({ node, want }) => {
     expect(nodeFacts(node as V1Node)).toEqual(want);
   });
