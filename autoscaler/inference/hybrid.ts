@@ -7,7 +7,7 @@
 import { ClusterOverlay } from './cluster';
 import { fmt, noChange, observedRps, parseParams, weightsByCapability } from './decision-helpers';
 import { idleLongEnough, idleSince } from './idle';
-import { Decision, InferencePolicy, Observation, PolicyDeps, PolicyParams, QuotaChange } from './types';
+import { Decision, DecisionForecast, InferencePolicy, Observation, PolicyDeps, PolicyParams, QuotaChange } from './types';
 import { HYBRID_DEFAULTS, HybridState, Replica } from './hybrid-params';
 import { hybridStages } from './stages/variants';
 import { SLO_GUARD } from './stages/slo-guard';
@@ -51,6 +51,8 @@ export function hybrid(params: PolicyParams, deps: PolicyDeps): InferencePolicy<
       }
       // forecast
       const { R, lead, patch: forecastPatch } = forecast.rate(pred, state, rps, obs);
+      const band = forecast.band?.(pred);
+      const planned: DecisionForecast | undefined = band && { rps: R, lo: band.lo, hi: band.hi, mean: band.mean, observed: rps, label: forecast.label };
       // SLO model: the function's context and the replicas' capability within the SLO
       const ctx = sloModel.ctxOf(spec);
       const replicas: Replica[] = obs.replicas.map((r) => ({ id: r.id, gpu: r.gpu, smShare: r.smShare, quota: r.quota, batchSize: r.batchSize,
@@ -86,7 +88,7 @@ export function hybrid(params: PolicyParams, deps: PolicyDeps): InferencePolicy<
         ...(state.idleSinceMs !== undefined ? { idleSinceMs: state.idleSinceMs } : {}) };
       if (quotaList.length === 0 && add.length === 0 && remove.length === 0) {
         const dec = noChange(spec, obs, cap, notes.length ? `${head}; ${notes.join('; ')}` : `${head}; within [${p.beta}, ${p.alpha}]·C`);
-        return { decision: dec, nextState, reason: dec.reason };
+        return { decision: dec, nextState, reason: dec.reason, ...(planned ? { forecast: planned } : {}) };
       }
       const decision: Decision = {
         replicas: kept.length + add.length,
@@ -96,7 +98,7 @@ export function hybrid(params: PolicyParams, deps: PolicyDeps): InferencePolicy<
         weights: weightsByCapability(cap, fn, kept),
         reason: `${head}; ${notes.join('; ')}`,
       };
-      return { decision, nextState, reason: decision.reason };
+      return { decision, nextState, reason: decision.reason, ...(planned ? { forecast: planned } : {}) };
     },
   };
 }

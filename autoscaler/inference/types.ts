@@ -123,10 +123,31 @@ export interface Decision {
   reason: string;
 }
 
+/**
+ * The load forecast a decision planned with (optional: the hybrid policy fills it; a policy
+ * without a forecaster leaves it absent). Published by the live loop for the dashboard; it never
+ * changes what is decided.
+ */
+export interface DecisionForecast {
+  /** The rate the decision provisioned for, req/s (hybrid: R, the forecast's upper quantile, at least R_min, plus any cold-start lead). */
+  rps: number;
+  /** The forecast's central 80 % band for the next interval's rate: its q0.1 and q0.9 (mean ∓ 1.2816·std, never below 0), req/s. */
+  lo: number;
+  hi: number;
+  /** The forecast's mean, req/s. */
+  mean: number;
+  /** The rate observed over the interval the decision answers, req/s. */
+  observed: number;
+  /** What forecast, e.g. `kalman q0.9`. */
+  label: string;
+}
+
 export interface DecideResult<S> {
   decision: Decision;
   nextState: S;
   reason: string;
+  /** Optional: the load forecast the decision planned with (DecisionForecast). */
+  forecast?: DecisionForecast;
 }
 
 /** A pure scaling policy. `now` is ms on the caller's clock (fake in the simulator). */

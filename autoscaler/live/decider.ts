@@ -12,7 +12,7 @@
  * 5. a manual-scale pin keeps the replica count (quota changes still apply).
  */
 import { idleLongEnough, idleSince } from '../inference/idle';
-import type { Capability, Decision, ScalingSpec, InferencePolicy, Observation } from '../inference/types';
+import type { Capability, Decision, DecisionForecast, ScalingSpec, InferencePolicy, Observation } from '../inference/types';
 import type { ManualPin } from '../../gateway/registry/manual-scale';
 import { freshGuard, SloGuardState } from '../inference/stages/slo-guard';
 
@@ -53,6 +53,8 @@ export interface DecideOutput {
   /** Replica count to write instead of the policy's (a manual pin). */
   pinned?: number;
   next: LiveState;
+  /** The policy's load forecast when it ran and gave one (kept whatever the guard or a pin did to its decision; for display). */
+  forecast?: DecisionForecast;
 }
 
 /** Σ capability of the replicas as the model answers now (req/s). */
@@ -97,7 +99,8 @@ export function decideLive(i: DecideInput): DecideOutput {
   if (obs.replicas.length > 0 && !(replicaCapability(i.capability, spec.name, obs) > 0)) {
     return { skipped: 'hold: capability 0 for the current replicas (profile missing or re-profiling)', next: { ...st, idleSinceMs: idle } };
   }
-  const { decision: polled, nextState } = i.policy.decide(spec, st.policy, obs, now);
+  const { decision: polled, nextState, forecast } = i.policy.decide(spec, st.policy, obs, now);
+  const fc = forecast ? { forecast } : {};
   let decision = polled;
   const guard = i.policy.guard;
   const g = guard
@@ -107,11 +110,11 @@ export function decideLive(i: DecideInput): DecideOutput {
   if (g.decision) decision = g.decision;
   else if (!i.pin && g.heldUntilMs !== undefined) {
     const skipped = `hold: the SLO guard's capacity is kept until ${new Date(g.heldUntilMs).toISOString()} (${decision.reason})`;
-    return { skipped, next: { policy: nextState, idleSinceMs: idle, guard: g.next } };
+    return { skipped, next: { policy: nextState, idleSinceMs: idle, guard: g.next }, ...fc };
   }
   const next: LiveState = { policy: nextState, idleSinceMs: decision.replicas === 0 ? null : idle, guard: g.next };
-  if (!i.pin) return { decision, next };
+  if (!i.pin) return { decision, next, ...fc };
   const held = { ...decision, replicas: i.pin.replicas, add: [], remove: [],
     reason: `manual scale to ${i.pin.replicas} held until ${new Date(i.pin.until).toISOString()}: count kept; ${decision.reason}` };
-  return { decision: held, pinned: i.pin.replicas, next };
+  return { decision: held, pinned: i.pin.replicas, next, ...fc };
 }

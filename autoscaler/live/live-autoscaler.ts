@@ -3,10 +3,11 @@ import { Lease } from '../../gateway/lib/lease';
 import type { LeaderLease } from '../../gateway/providers/kubernetes/kube-lease';
 import type { Enforcement, FunctionProvider } from '../../gateway/providers/function-provider';
 import { ScalingEvents } from '../../gateway/registry/scaling-events';
+import { Forecasts } from '../../gateway/registry/forecasts';
 import { ProfileCapability } from '../rapp/profile-capability';
 import { describeDims } from '../inference/enforcement';
 import { createPolicy } from '../inference/registry';
-import type { ClusterView, Decision, InferencePolicy, Placement, PolicyParams } from '../inference/types';
+import type { ClusterView, Decision, DecisionForecast, InferencePolicy, Placement, PolicyParams } from '../inference/types';
 import { Actuator, Outcome } from './actuator';
 import { Collected, Collector } from './collector';
 import { CorrectedCapability } from '../rapp/corrected-capability';
@@ -56,6 +57,8 @@ export interface TickReport {
   factor?: number;
   /** The dimensions planned over: those the provider enforces on this function's replicas (`spatial+temporal`, `temporal`, `none`). */
   planned?: string;
+  /** The policy's load forecast this tick, when it gave one (published to gateway/registry/forecasts.ts for the dashboard). */
+  forecast?: DecisionForecast;
 }
 
 const LOCK = 'mlfaas:autoscaler-lock';
@@ -78,6 +81,7 @@ export class LiveAutoscaler {
   private readonly pending = new Map<string, Placement[]>();
   private readonly collector: Collector;
   private readonly actuator: Actuator;
+  private readonly forecasts: Forecasts;
   private readonly lease: LeaderLease;
   private timer?: NodeJS.Timeout;
   private running = false;
@@ -91,6 +95,7 @@ export class LiveAutoscaler {
     this.policy = createPolicy(opts.policy, opts.params, { capability: this.capability });
     this.collector = new Collector(redis, provider, opts.devices, this.pending);
     this.actuator = new Actuator(provider, new ScalingEvents(redis), this.policy.name);
+    this.forecasts = new Forecasts(redis);
     this.lease = opts.leader ?? new Lease(redis, LOCK, opts.leaseMs ?? 5000, async () => undefined, async () => undefined);
   }
 
@@ -159,9 +164,13 @@ export class LiveAutoscaler {
       sloGuardS: this.opts.sloGuardS ?? 5,
       sloGuardHoldS: this.opts.sloGuardHoldS ?? GUARD_HOLD_S,
     });
+    const forecast = out.forecast;
+    // for display only: a failed write never stops the decision
+    if (forecast) await this.forecasts.record(ref, { ...forecast, at: new Date(now).toISOString() }).catch(() => undefined);
+    const fc = forecast ? { forecast } : {};
     if (!out.decision) {
       this.states.set(fnId, out.next);
-      return { fn: fnId, skipped: out.skipped, outcomes, factor, planned };
+      return { fn: fnId, skipped: out.skipped, outcomes, factor, planned, ...fc };
     }
     const d = out.decision;
     // planned placements wait for the replicas the scale-up starts (at most the surplus asked for)
@@ -171,7 +180,7 @@ export class LiveAutoscaler {
       : targetReplicas(d.replicas, replicas.length, f.replicas, ml.minScale, ml.maxScale);
     outcomes.push(...(await this.actuator.apply(ref, f.replicas, replicas, d, target, now)));
     this.states.set(fnId, out.next); // only once acted on
-    return { fn: fnId, decision: d, outcomes, factor, planned };
+    return { fn: fnId, decision: d, outcomes, factor, planned, ...fc };
   }
 
   /** Forgets functions and replicas that are gone (a redeployed function starts afresh). */

@@ -23,6 +23,10 @@ export interface SecondCounters {
   inflight: number;
   /** Completions per replica id. */
   perReplica: Record<string, number>;
+  /** Answers that carried `X-Batch-Size` (Triton's nv_inference_count); absent: none. */
+  batched?: number;
+  /** Σ 1/X-Batch-Size over them: batch executions (nv_inference_exec_count); batched/batchExecs is the mean batch size. */
+  batchExecs?: number;
 }
 
 /** Gauges a gateway adds to each second's hash when it flushes. */
@@ -85,6 +89,15 @@ export class SecondWindow {
     this.get(refKey(ref)).dropped++;
   }
 
+  /** An answer's `X-Batch-Size` (the batch it ran in); ignored unless a number ≥ 1. */
+  batchAnswer(ref: FunctionRef, header: unknown): void {
+    const b = Number(Array.isArray(header) ? header[0] : header);
+    if (header === undefined || !(b >= 1) || !Number.isFinite(b)) return;
+    const c = this.get(refKey(ref));
+    c.batched = (c.batched ?? 0) + 1;
+    c.batchExecs = (c.batchExecs ?? 0) + 1 / b;
+  }
+
   completion(ref: FunctionRef, ms: number, ok: boolean, replicaId?: string): void {
     const c = this.get(refKey(ref));
     c.completions++;
@@ -119,6 +132,7 @@ export class SecondWindow {
       if (c.queue) p.hincrby(key, 'queue', c.queue);
       if (c.inflight) p.hincrby(key, 'inflight', c.inflight);
       for (const [id, n] of Object.entries(c.perReplica)) p.hincrby(key, `r:${id}`, n);
+      if (c.batched) p.hincrby(key, 'batched', c.batched).hincrbyfloat(key, 'batch_execs', c.batchExecs ?? 0);
       p.expire(key, this.ttlSec);
       if (c.completions) p.hincrby(keys.invocations, k, c.completions);
     }
@@ -151,6 +165,7 @@ export async function readSeconds(redis: Redis, ref: FunctionRef, fromSec: numbe
     c.queue = Number(m.queue ?? 0);
     c.inflight = Number(m.inflight ?? 0);
     for (const [k, v] of Object.entries(m)) if (k.startsWith('r:')) c.perReplica[k.slice(2)] = Number(v);
+    if (m.batched) [c.batched, c.batchExecs] = [Number(m.batched), Number(m.batch_execs ?? 0)];
     out.set(fromSec + i, c);
   });
   return out;

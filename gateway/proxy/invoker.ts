@@ -153,6 +153,7 @@ export class Invoker {
       }
       res.writeHead(response.statusCode, headers);
       this.metrics.inference.answered(s.label, response.statusCode, response.headers);
+      this.window.batchAnswer(s.ref, response.headers['x-batch-size']);
       pipeline(response.body, res, (err) => this.finish(s, upstream, err ? (res.destroyed ? 499 : 502) : response.statusCode, startHr));
     } catch (e) {
       this.fail(res, e, state, startHr, format);

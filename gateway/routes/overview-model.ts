@@ -3,6 +3,7 @@ import type { SecondCounters } from '../metrics/second-window';
 import { LATENCY_BUCKETS_MS } from '../metrics/latency-buckets';
 import { parseDurationMs } from '../registry/manual-scale';
 import type { FunctionRecord, ReplicaInfo } from '../registry/registry';
+import type { ForecastPoint } from '../registry/forecasts';
 
 /**
  * `GET /system/overview` (issue 26, contract.md §1), pure: one snapshot of every function and job
@@ -17,9 +18,9 @@ export interface OverviewReplica {
   /** the burst limit in [quota, 1] the autoscaler set with the quota (absent: the quota is the limit or none was set) */
   cpuLimit?: number;
   smShare?: number;
-  /** its cores (not filled yet: no source in the replica record) */
+  /** its cores as a cpuset list (`3`): the CPU device the autoscaler placed it on (`cpuN`; the local agent pins it there); absent: not placed on one */
   cpuset?: string;
-  /** its GPU (not filled yet) */
+  /** its GPU: the GPU device the autoscaler placed it on; absent: not placed on one */
   gpu?: string;
   startedAt: string;
 }
@@ -43,7 +44,27 @@ export interface OverviewFunction {
   p99Ms?: number;
   sloMs?: number;
   sloPercentile?: number;
+  /** mean batch size over the window: answers carrying X-Batch-Size / Σ 1/X-Batch-Size (nv_inference_count / nv_inference_exec_count); absent: none */
+  batchMean?: number;
+  /** the live autoscaler's latest load forecast (gateway/registry/forecasts.ts); absent: its policy gives none, or it has not decided yet */
+  forecast?: OverviewForecast;
   replicaList: OverviewReplica[];
+}
+
+/** A decision's load forecast as the overview shows it. */
+export interface OverviewForecast {
+  /** RFC3339: when the autoscaler decided */
+  at: string;
+  /** the rate it provisioned for, req/s (hybrid: R) */
+  rps: number;
+  /** the forecast's band, req/s (hybrid: the Kalman forecast's q0.1 and q0.9) */
+  lo: number;
+  hi: number;
+  /** the rate the autoscaler observed in that interval, req/s */
+  observed: number;
+  mean?: number;
+  /** e.g. `kalman q0.9` */
+  label?: string;
 }
 
 export interface OverviewJob {
@@ -72,6 +93,10 @@ export interface FunctionInputs {
   routed?: { queue: number; inflight: number };
   /** the window's completed seconds (missing seconds had no traffic) */
   seconds: readonly SecondCounters[];
+  /** the autoscaler's latest forecast for the function */
+  forecast?: ForecastPoint;
+  /** the autoscaler's device per replica id (gateway/registry/placements.ts) */
+  placements?: Readonly<Record<string, { gpu: string }>>;
 }
 
 export interface OverviewInputs {
@@ -113,6 +138,30 @@ const limitOf = (r: ReplicaInfo): number | undefined => {
 
 const round = (x: number, digits: number) => Math.round(x * 10 ** digits) / 10 ** digits;
 
+/** A placement's device as the replica's cpuset (`cpuN`: core N) or GPU; nothing for a planned `new:` device or none. */
+export function deviceFields(device: string | undefined): { cpuset?: string; gpu?: string } {
+  if (!device || device.startsWith('new')) return {};
+  const core = /^cpu(\d+)$/.exec(device);
+  if (core) return { cpuset: core[1] };
+  return /^cpu$/.test(device) ? {} : { gpu: device };
+}
+
+/** Mean batch size over the seconds: inferences / batch executions; undefined without a batched answer. */
+export function batchMeanOf(seconds: readonly SecondCounters[]): number | undefined {
+  let n = 0;
+  let execs = 0;
+  for (const s of seconds) {
+    n += s.batched ?? 0;
+    execs += s.batchExecs ?? 0;
+  }
+  return n > 0 && execs > 0 ? round(n / execs, 2) : undefined;
+}
+
+function forecastOf(p: ForecastPoint): OverviewForecast {
+  return { at: p.at, rps: p.rps, lo: p.lo, hi: p.hi, observed: p.observed, ...(p.mean !== undefined ? { mean: p.mean } : {}),
+    ...(p.label !== undefined ? { label: p.label } : {}) };
+}
+
 function functionOf(f: FunctionInputs, windowSeconds: number): OverviewFunction {
   const { spec } = f.record;
   const w = Math.max(windowSeconds, 1);
@@ -137,6 +186,7 @@ function functionOf(f: FunctionInputs, windowSeconds: number): OverviewFunction 
       ...(r.quota > 0 ? { cpuQuota: r.quota } : {}),
       ...(limitOf(r) !== undefined ? { cpuLimit: limitOf(r) } : {}),
       ...(r.smShare !== undefined ? { smShare: r.smShare } : {}),
+      ...deviceFields(f.placements?.[r.id]?.gpu),
       startedAt: r.startedAt,
     })),
   };
@@ -149,6 +199,9 @@ function functionOf(f: FunctionInputs, windowSeconds: number): OverviewFunction 
     out.sloMs = spec.ml.sloLatencyMs;
     out.sloPercentile = spec.ml.sloPercentile;
   }
+  const batchMean = batchMeanOf(f.seconds);
+  if (batchMean !== undefined) out.batchMean = batchMean;
+  if (f.forecast) out.forecast = forecastOf(f.forecast);
   return out;
 }
 

@@ -1,12 +1,15 @@
 import { Router } from 'express';
 import type Redis from 'ioredis';
-import { invalid } from '../errors';
+import { invalid, notFound } from '../errors';
 import type { JobRecord } from '../jobs/job-record';
-import { FunctionRef, refKey } from '../lib/names';
+import { checkDnsLabel, FunctionRef, refKey, splitQualified } from '../lib/names';
 import { readSeconds } from '../metrics/second-window';
 import type { FunctionProvider, FunctionStatus } from '../providers/function-provider';
 import { MlSpec, parseMlSpec } from '../registry/function-spec';
 import type { FunctionRecord } from '../registry/registry';
+import { Forecasts, FORECASTS_KEPT } from '../registry/forecasts';
+import { PlacementBook } from '../registry/placements';
+import { namespaceOf } from './functions';
 import { buildOverview, FunctionInputs, Overview } from './overview-model';
 
 /** What the overview reads: the provider (any backend), the per-second counters, this gateway's routing state, the jobs. */
@@ -30,6 +33,25 @@ export function parseWindow(raw: unknown): number {
   const n = Number(s);
   if (!/^\d+$/.test(s) || n < 1 || n > MAX_WINDOW_S) throw invalid('window', `"${s}" must be a whole number of seconds from 1 to ${MAX_WINDOW_S}`);
   return n;
+}
+
+/** `?limit=N` of /system/forecasts: 1..FORECASTS_KEPT, default all kept. */
+export function parseLimit(raw: unknown): number {
+  if (raw === undefined) return FORECASTS_KEPT;
+  const s = String(raw);
+  const n = Number(s);
+  if (!/^\d+$/.test(s) || n < 1 || n > FORECASTS_KEPT) throw invalid('limit', `"${s}" must be a whole number from 1 to ${FORECASTS_KEPT}`);
+  return n;
+}
+
+/** `?function=NAME[.NAMESPACE][&namespace=NS]` naming a function the provider lists (400 / 404 otherwise). */
+async function listedFunction(src: OverviewSources, q: Record<string, unknown>): Promise<FunctionRef> {
+  if (typeof q.function !== 'string' || q.function === '') throw invalid('function', 'the function name is required (?function=NAME[.NAMESPACE])');
+  const ref = splitQualified(q.function, namespaceOf(q.namespace));
+  checkDnsLabel(ref.name, 'function');
+  checkDnsLabel(ref.namespace, 'namespace');
+  if (!(await src.provider.list(ref.namespace)).some((s) => s.name === ref.name && s.namespace === ref.namespace)) throw notFound(`No such function: ${ref.name}`);
+  return ref;
 }
 
 /** The ML fields of a listed function (validated at deploy; a value that no longer parses reads as the defaults). */
@@ -61,11 +83,15 @@ export async function readOverview(src: OverviewSources, windowSeconds = DEFAULT
   const functions: FunctionInputs[] = await Promise.all(
     statuses.map(async (status) => {
       const ref = { name: status.name, namespace: status.namespace };
-      const [replicas, seconds] = await Promise.all([
+      // the forecast and the placements are for display: a failed read leaves their fields out
+      const [replicas, seconds, forecast, placements] = await Promise.all([
         src.provider.endpoints(ref),
         readSeconds(src.redis, ref, lastSec - windowSeconds + 1, lastSec),
+        new Forecasts(src.redis).latest(ref).catch(() => undefined),
+        new PlacementBook(src.redis).read(ref).catch(() => undefined),
       ]);
-      return { record: recordOf(status), desired: status.replicas, replicas, routed: routed.get(refKey(ref)), seconds: [...seconds.values()] };
+      return { record: recordOf(status), desired: status.replicas, replicas, routed: routed.get(refKey(ref)), seconds: [...seconds.values()],
+        ...(forecast ? { forecast } : {}), ...(placements ? { placements } : {}) };
     }),
   );
   return buildOverview({ now: new Date(nowMs), windowSeconds, functions, jobs });
@@ -77,6 +103,13 @@ export function overviewRoutes(src: OverviewSources): Router {
   r.get('/system/overview', async (req, res) => {
     const window = parseWindow(req.query.window);
     res.set('Cache-Control', 'no-store').json(await readOverview(src, window));
+  });
+  // `?function=NAME[.NS]&limit=N`: the autoscaler's forecasts, newest first (the function page's history)
+  r.get('/system/forecasts', async (req, res) => {
+    const q = req.query as Record<string, unknown>;
+    const ref = await listedFunction(src, q);
+    const limit = parseLimit(q.limit);
+    res.set('Cache-Control', 'no-store').json(await new Forecasts(src.redis).list(ref, limit));
   });
   return r;
 }

@@ -3,6 +3,10 @@ import { makePredictor, upper } from '../predictors';
 import { trendSlope } from '../hybrid-params';
 import type { ForecastStage, StageDeps } from './types';
 
+/** The quantiles of the band shown beside R (the dashboard's): the forecast's central 80 %. */
+export const BAND_LO = 0.1;
+export const BAND_HI = 0.9;
+
 /**
  * R = max(upper quantile of the predictor's forecast, R_min) (HAS-GPU: a Kalman filter's upper
  * quantile), and, with `trend`, a cold-start lead: + max(0, slope)·leadS, the slope a least-squares
@@ -25,6 +29,10 @@ export function quantileForecast({ p, leadS }: StageDeps, trend: boolean): Forec
         lead = Math.max(0, trendSlope(recent)) * ((leadS * 1000) / Math.max(1, obs.intervalMs));
       }
       return { R: R0 + lead, lead, patch: { recent } };
+    },
+    band(pred) {
+      const f = predictor.forecast(pred);
+      return { mean: Math.max(0, f.mean), lo: upper(f, BAND_LO), hi: upper(f, BAND_HI) };
     },
   };
 }

@@ -56,6 +56,8 @@ export interface ForecastStage {
   observe(pred: unknown, rps: number): unknown;
   /** R (req/s) from the forecaster's state, with the lead it includes and the state it keeps. */
   rate(pred: unknown, state: HybridState, rps: number, obs: Observation): { R: number; lead: number; patch: Partial<HybridState> };
+  /** Optional: the forecast's mean and central 80 % band (q0.1, q0.9), req/s, for display; never used to decide. */
+  band?(pred: unknown): { mean: number; lo: number; hi: number };
 }
 
 /** SLO model: what a replica, or the fleet, serves within the SLO. */
