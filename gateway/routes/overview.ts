@@ -50,7 +50,8 @@ async function listedFunction(src: OverviewSources, q: Record<string, unknown>):
   const ref = splitQualified(q.function, namespaceOf(q.namespace));
   checkDnsLabel(ref.name, 'function');
   checkDnsLabel(ref.namespace, 'namespace');
-  if (!(await src.provider.list(ref.namespace)).some((s) => s.name === ref.name && s.namespace === ref.namespace)) throw notFound(`No such function: ${ref.name}`);
+  const listed = await src.provider.list(ref.namespace);
+  if (!listed.some((s) => s.name === ref.name && s.namespace === ref.namespace)) throw notFound(`No such function: ${ref.name}`);
   return ref;
 }
 
