@@ -6,6 +6,7 @@
  * dropped request is an infinitely late one).
  */
 import { mdcLatencyMs } from '../../inference/queueing';
+import { proxyLatencyMs, rrLatencyFactor } from './rr-model';
 
 export interface LatencyModel {
   /** Percentile (0..1) the SLO is stated at. */
@@ -18,6 +19,16 @@ export interface LatencyModel {
    * one M/D/c queue would; calibrated by bench/multitenant/ours-calibrate.ts). 0 or absent: no limit.
    */
   readonly poolCap?: number;
+  /**
+   * 'mdc' (default): Faro's M/D/c. 'roundRobin': the per-minute p99 measured on a round-robin router
+   * with 4 requests assigned per replica (rr-model.ts), at quantile `minuteQuantile` over minutes.
+   */
+  readonly router?: 'mdc' | 'roundRobin';
+  readonly minuteQuantile?: number;
+  /** roundRobin: the mean service time as a fraction of the job's declared p (1: p is the mean). */
+  readonly serviceScale?: number;
+  /** roundRobin: the proxy's time per request (ms, both passes). */
+  readonly routerMs?: number;
 }
 
 /** Predicted percentile latency (ms) of `n` replicas at quota `q` under λ req/s; Infinity above ρmax. */
@@ -26,6 +37,10 @@ export function replicaLatencyMs(m: LatencyModel, pMs: number, lambda: number, n
   const s = pMs / q;
   if (lambda <= 0) return s;
   if ((lambda * s) / 1000 / n > m.rhoMax) return Infinity;
+  if (m.router === 'roundRobin') {
+    const mean = s * (m.serviceScale ?? 1);
+    return mean * rrLatencyFactor(n, (lambda * mean) / 1000 / n, m.minuteQuantile) + proxyLatencyMs(m.routerMs ?? 0, lambda);
+  }
   const k = m.poolCap !== undefined && m.poolCap >= 1 && n > m.poolCap ? m.poolCap : n;
   return mdcLatencyMs(m.percentile, s, (lambda * k) / n, k);
 }
