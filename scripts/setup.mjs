@@ -73,6 +73,7 @@ function packages() {
     ['redis-server', 'redis-server', true], // the embedded store: required
     ['nft', 'nftables', false], // MLFAAS_FUNCTION_EGRESS=internet: the replicas' firewall
     ['chromium', 'chromium', false], // the dashboard's browser tests (test/ui, playwright-core drives /usr/bin/chromium)
+    ['prometheus', 'prometheus', false], // the Grafana dashboards' queries run by a real Prometheus (test/integration/grafana-metrics.test.ts)
   ].filter(([cmd]) => !has(cmd) && !existsSync(`/usr/sbin/${cmd}`));
   if (!want.length) return;
   if (want.some(([, , required]) => required)) return redis(want.map(([, pkg]) => pkg));

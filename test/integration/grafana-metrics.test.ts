@@ -1,8 +1,12 @@
-import { readFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { type AddressInfo, createServer } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
-  DASHBOARD_DIR, dashboardFiles, expressions, labelNames, legendLabels, loadDashboard, metricNames, type QueryDashboard, resultLabels,
-} from '../../deploy/grafana/schema/queries';
+  documentedConditional, metricFaults, type PromAnswer, prometheusFaults, parseScrape, type Scrape, targetLabelClashes,
+} from '../../deploy/grafana/schema/checks';
+import { DASHBOARD_DIR, dashboardFiles, loadDashboard, type QueryDashboard } from '../../deploy/grafana/schema/queries';
 import { GatewayMetrics } from '../../gateway/metrics/gateway-metrics';
 import { aFunction } from '../helpers/fixtures';
 import { hostCanEnforceCfs } from '../helpers/host-enforcement';
@@ -16,37 +20,6 @@ import { eventually, testGateway, testRedis, TestPlatform } from '../helpers/pla
  * among the series that appear only when a thing exists (training jobs, GPU replicas, …); each label a
  * matcher or a grouping names is one the metric's series carry.
  */
-
-/** What one scrape holds: the exported names (histograms and summaries with their suffixes) and each sampled name's label names. */
-interface Scrape { exported: Set<string>; series: Map<string, Set<string>> }
-
-/** Reads Prometheus' text exposition format. */
-function parseScrape(text: string): Scrape {
-  const exported = new Set<string>();
-  const series = new Map<string, Set<string>>();
-  for (const line of text.split('\n')) {
-    const type = /^# TYPE (\S+) (\w+)/.exec(line);
-    if (type) {
-      exported.add(type[1]);
-      if (type[2] === 'histogram') for (const s of ['_bucket', '_sum', '_count']) exported.add(type[1] + s);
-      if (type[2] === 'summary') for (const s of ['_sum', '_count']) exported.add(type[1] + s);
-      continue;
-    }
-    const sample = /^([a-zA-Z_:][\w:]*)(\{.*\})?\s/.exec(line);
-    if (!sample) continue;
-    const labels = series.get(sample[1]) ?? new Set<string>();
-    for (const m of (sample[2] ?? '').matchAll(/([a-zA-Z_]\w*)="(?:[^"\\]|\\.)*"/g)) labels.add(m[1]);
-    series.set(sample[1], labels);
-  }
-  return { exported, series };
-}
-
-/** The metric names deploy/grafana/README.md lists under "Series that appear only when a thing exists". */
-function documentedConditional(readme: string): Set<string> {
-  const section = /### Series that appear only when a thing exists\n([\s\S]*?)(?:\n#|$)/.exec(readme)?.[1] ?? '';
-  const rows = section.split('\n').filter((l) => l.startsWith('| `'));
-  return new Set(rows.flatMap((r) => [...r.split('|')[1].matchAll(/`([\w:]+)`/g)].map((m) => m[1])));
-}
 
 /**
  * The label names each metric of the gateway's registry is declared with (a fresh GatewayMetrics, the
@@ -64,42 +37,8 @@ function declaredLabels(): Map<string, Set<string>> {
   return out;
 }
 
-/** The labels Prometheus itself sets on every series it scrapes (the target's). */
-const TARGET_LABELS = ['job', 'instance'];
-
-/**
- * Each query of `d` that reads a metric the scrape does not export, one without series not documented
- * as conditional, a label none of its metrics carries (the scrape's series, else their declaration) nor
- * the target, or whose legend names a label its result series lack.
- */
-function metricFaults(d: QueryDashboard, scrape: Scrape, conditional: Set<string>, declared: Map<string, Set<string>>): string[] {
-  const faults: string[] = [];
-  for (const { where, expr, legend } of expressions(d)) {
-    const names = metricNames(expr);
-    const carried = new Set<string>();
-    for (const n of names) {
-      if (!scrape.exported.has(n)) faults.push(`${where}: ${n} is not exported`);
-      else if (!scrape.series.has(n) && !conditional.has(n)) faults.push(`${where}: ${n} has no series and is not documented as conditional`);
-      for (const l of scrape.series.get(n) ?? declared.get(n) ?? []) carried.add(l);
-      if (n.endsWith('_bucket')) carried.add('le');
-    }
-    for (const l of TARGET_LABELS) carried.add(l);
-    for (const l of labelNames(expr)) if (!carried.has(l)) faults.push(`${where}: label ${l} is on no series of ${names.join(', ')}`);
-    const result = new Set(resultLabels(expr) ?? carried);
-    for (const l of legendLabels(legend ?? '')) if (!result.has(l)) faults.push(`${where}: legend {{${l}}} names a label the result series lack`);
-  }
-  return faults;
-}
-
-/**
- * Metrics that carry a label of their own named as a target label (job, instance): Prometheus renames
- * theirs to exported_<label> unless the scrape config in `readme` sets honor_labels: true.
- */
-function targetLabelClashes(scrape: Scrape, declared: Map<string, Set<string>>, readme: string): string[] {
-  if (/^\s*honor_labels:\s*true\s*$/m.test(readme)) return [];
-  const names = new Set([...scrape.series.keys(), ...declared.keys()]);
-  return [...names].sort().flatMap((n) => TARGET_LABELS.filter((l) => (scrape.series.get(n) ?? declared.get(n))?.has(l)).map((l) => `${n}: ${l}`));
-}
+/** Debian's Prometheus (`apt-get install prometheus`; setup installs it when missing, as root). */
+const PROMETHEUS = '/usr/bin/prometheus';
 
 // answers with the batch size and queue time asked for in the query (as ml-inference replicas set them)
 const BATCH_SERVER = `
@@ -188,4 +127,91 @@ describe('Grafana dashboards against a running gateway\'s /metrics (issue 26)', 
     expect(metricFaults(bad, scrape, undocumented, declared)).toEqual(faults);
     expect(metricFaults(bad, scrape, conditional, declared)).toEqual(faults.filter((f) => !f.includes('has no series')));
   });
+
+  // A real Prometheus (Debian's) scraping this gateway with the README's scrape config, running every
+  // dashboard query as Grafana would send it, its variables filled in.
+  (existsSync(PROMETHEUS) ? describe : describe.skip)(`every query run by a real Prometheus (${PROMETHEUS})`, () => {
+    let prom: { url: string; stop(): Promise<void> };
+    const vars = { function: 'graf.openfaas-fn', __rate_interval: '1m', __interval: '5s' };
+    const query = async (expr: string) =>
+      (await (await fetch(`${prom.url}/api/v1/query?query=${encodeURIComponent(expr)}`)).json()) as PromAnswer;
+
+    beforeAll(async () => {
+      prom = await startPrometheus(readme, new URL(p.gw.url).host);
+      // four scrapes in the last minute: rate() over 1m has points; a few more invocations to rate
+      const scraped = await eventually(async () => {
+        await p.get('/function/graf');
+        const a = await query('count_over_time(up{job="mlfaas-gateway"}[1m]) >= 4 and up{job="mlfaas-gateway"} == 1');
+        return (a.data?.result.length ?? 0) > 0;
+      }, 60000, 500);
+      expect(scraped).toBe(true);
+    }, 120000);
+    afterAll(async () => {
+      await prom?.stop();
+    });
+
+    it.each(dashboardFiles())('%s: Prometheus parses every query and answers each with data (or its metric is conditional)', async (f) => {
+      expect(await prometheusFaults(loadDashboard(f), vars, conditional, query)).toEqual([]);
+    });
+
+    it('the $function variable (label_values of gateway_service_count) lists the deployed function', async () => {
+      const r = (await (await fetch(`${prom.url}/api/v1/label/function_name/values?match[]=gateway_service_count`)).json()) as { data: string[] };
+      expect(r.data).toContain('graf.openfaas-fn');
+    });
+
+    it('reports a query Prometheus rejects, one without data and a legend label the result lacks (failing cases)', async () => {
+      const d = loadDashboard('nodes.json');
+      const bad = JSON.parse(JSON.stringify(d)) as QueryDashboard;
+      const [p1, p2, p3] = bad.panels;
+      p1.targets = [{ expr: 'sum(rate(gateway_function_invocation_total[$__rate_interval])' }];
+      p2.targets = [{ expr: 'sum(gateway_service_counts)' }];
+      p3.targets = [{ expr: 'sum by (function_name) (gateway_service_count)', legendFormat: '{{code}}' }];
+      bad.panels = [p1, p2, p3];
+      const faults = await prometheusFaults(bad, vars, conditional, query);
+      expect(faults).toEqual([
+        expect.stringMatching(new RegExp(`^${d.uid} panel ${p1.id} "${p1.title}": Prometheus rejects it: .*parse error`)),
+        `${d.uid} panel ${p2.id} "${p2.title}": no data`,
+        `${d.uid} panel ${p3.id} "${p3.title}": legend {{code}} names a label the result series lack`,
+      ]);
+    });
+  });
 });
+
+/**
+ * Starts Prometheus scraping `target` (host:port) with the scrape config of deploy/grafana/README.md, its
+ * interval cut to 1 s, on a free port; stop() ends it (the child this started) and removes its data.
+ */
+async function startPrometheus(readme: string, target: string): Promise<{ url: string; stop(): Promise<void> }> {
+  const block = /```yaml\n([\s\S]*?)```/.exec(readme)?.[1] ?? '';
+  const indent = /^ */.exec(block)![0].length;
+  const documented = block.split('\n').map((l) => l.slice(indent)).join('\n');
+  const config = documented.replace("'127.0.0.1:8080'", `'${target}'`).replace('scrape_interval: 5s', 'scrape_interval: 1s');
+  expect(config).toContain(target); // the README's config still has the target and interval this substitutes
+  expect(config).toContain('scrape_interval: 1s');
+  const dir = mkdtempSync(join(tmpdir(), 'mlfaas-prom-'));
+  writeFileSync(join(dir, 'prometheus.yml'), config);
+  const port = await new Promise<number>((resolve) => {
+    const srv = createServer().listen(0, '127.0.0.1', () => {
+      const { port: free } = srv.address() as AddressInfo;
+      srv.close(() => resolve(free));
+    });
+  });
+  const child = spawn(PROMETHEUS, [`--config.file=${join(dir, 'prometheus.yml')}`, `--storage.tsdb.path=${join(dir, 'data')}`,
+    `--web.listen-address=127.0.0.1:${port}`, '--log.level=warn'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let log = '';
+  child.stderr.on('data', (b: Buffer) => (log = (log + b.toString()).slice(-4000)));
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const stop = async () => {
+    child.kill('SIGTERM');
+    const done = await Promise.race([exited.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), 10000))]);
+    if (!done) child.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  };
+  const url = `http://127.0.0.1:${port}`;
+  const ready = await eventually(async () => (await fetch(`${url}/-/ready`).catch(() => undefined))?.status === 200, 30000, 200);
+  if (!ready) {
+    await stop();
+    throw new Error(`Prometheus did not get ready on ${url}: ${log}`);
+  }
+  return { url, stop };
+}
