@@ -167,7 +167,7 @@ describe('jobs page', () => {
 });
 
 describe('nodes page', () => {
-  it('shows devices as a table, the enforcement facts, and says tokend and virtual clusters are not exposed', () => {
+  it('shows devices as a table and the enforcement facts (tokend, clusters and loans: test/ui/nodes.test.ts)', () => {
     const html = nodesPage.nodesHtml({
       provider: { provider: 'mlfaas', orchestration: 'local' }, version: { release: '0.1', sha: 'abc' }, arch: 'x86_64',
       mlfaas: { isolation: { sandbox: true }, auth: 'basic', gpus: [{ index: 0, name: 'H100 <80GB>', enforced: 'mps' }] },
@@ -175,7 +175,6 @@ describe('nodes page', () => {
     expect(html).toContain('data-part="devices"><table>');
     expect(html).toContain('H100 &lt;80GB&gt;');
     expect(html).toContain('data-key="isolation"');
-    expect(html).toContain('not exposed by the gateway yet');
     expect(nodesPage.nodesHtml({ mlfaas: {} })).toContain('CPU only');
     expect(nodesPage.nodesHtml({ error: 'HTTP 401' })).toContain('HTTP 401');
   });

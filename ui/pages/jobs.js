@@ -1,7 +1,8 @@
 // @ts-check
 // #/jobs (issue 26): training jobs as a Gantt chart (planned workers per round at admission
-// against the actual allocations, each job's deadline), progress, goodput, the refusals this
-// page received with their earliest feasible deadline, a submit form and cancel buttons.
+// against the actual allocations, each job's deadline), progress, goodput, the admission's
+// refusals (GET /system/jobs/refusals) with their earliest feasible deadline, a submit form and
+// cancel buttons.
 (function (root) {
   'use strict';
   /** @type {any} */
@@ -21,9 +22,9 @@
   }
 
   /**
-   * Gantt rows per job: `planned` (the admission's workers per round, its rounds spread evenly
-   * from submission to the predicted completion: the record does not carry the round length) and
-   * `actual` (each allocation until the next, the last until the job finished or now).
+   * Gantt rows per job: `planned` (the admission's workers per round: round i from submission +
+   * i·slotSeconds, exact; a record without `slotSeconds` spreads its rounds evenly to the predicted
+   * completion) and `actual` (each allocation until the next, the last until the job finished or now).
    */
   function ganttRows(jobs, now) {
     const rows = [];
@@ -34,7 +35,10 @@
       const end = Date.parse(j.predictedCompletion || '');
       const n = (j.plannedRounds || []).length;
       const planned = [];
-      if (n && Number.isFinite(end) && end > t0) {
+      const slotMs = Number(j.slotSeconds) * 1000;
+      if (n && slotMs > 0) {
+        j.plannedRounds.forEach((w, i) => { if (w > 0) planned.push({ start: t0 + i * slotMs, end: t0 + (i + 1) * slotMs, value: w, cls: 'planned' }); });
+      } else if (n && Number.isFinite(end) && end > t0) {
         const len = (end - t0) / n;
         j.plannedRounds.forEach((w, i) => { if (w > 0) planned.push({ start: t0 + i * len, end: t0 + (i + 1) * len, value: w, cls: 'planned' }); });
       }
@@ -69,11 +73,18 @@
     }).join('');
   }
 
-  /** Rows of the refusals (409 answers) this page got, with the earliest deadline that could be met. */
+  /** Rows of the refusals (409 answers), with the deadline asked for and the earliest deadline that could be met. */
   function refusalRows(refusals) {
     if (!refusals.length) return '';
     return '<h3>Refused</h3><table class="refusals">' + refusals.map((r) => `<tr data-refusal><td>${esc(r.at)}</td><td>${esc(r.function)}</td>` +
+      `<td>${r.requested ? `asked for ${esc(r.requested)}` : ''}</td>` +
       `<td>${esc(r.message)}</td><td>earliest feasible deadline: ${esc(r.earliest ?? 'none')}</td></tr>`).join('') + '</table>';
+  }
+
+  /** GET /system/jobs/refusals' entries as refusal rows. */
+  function fromStored(list) {
+    return (list || []).map((r) => ({ at: r.time, function: r.function, message: r.reason, earliest: r.earliestFeasibleDeadline,
+      requested: r.requestedDeadline }));
   }
 
   /** The POST /system/jobs body from the form's fields; a number-like deadline is seconds from now. */
@@ -113,6 +124,8 @@ deadline <input name="deadline" placeholder="s from now or RFC3339" size="18"> m
     try {
       const res = await fetch('/system/jobs');
       if (res.ok) p.jobs = (await res.json()).sort((a, b) => Date.parse(b.submittedAt) - Date.parse(a.submittedAt));
+      const refused = await fetch('/system/jobs/refusals?limit=20');
+      if (refused.ok) p.refusals = fromStored(await refused.json());
     } catch { /* keep the last list */ }
     draw(el, p);
   }
@@ -162,7 +175,7 @@ deadline <input name="deadline" placeholder="s from now or RFC3339" size="18"> m
     },
   };
 
-  const api = { progressOf, ganttRows, jobRows, refusalRows, submitBody, page };
+  const api = { progressOf, ganttRows, jobRows, refusalRows, fromStored, submitBody, page };
   if (typeof module === 'object' && module.exports) module.exports = api;
   if (root && root.mlfaasUI) root.mlfaasUI.register('jobs', page);
 })(typeof window !== 'undefined' ? window : undefined);
