@@ -3,7 +3,7 @@ import type { FaroSimConfig } from './config';
 import { EventQueue } from './event-queue';
 import { ControlPlane } from './executor';
 import { EV, JobPlane, type Replica, type SimCore } from './job';
-import { Stream, subSeed } from './random';
+import { faroStreams } from './random';
 import { JobWindow, buildView } from './view';
 
 /** Everything one run leaves behind: per request its job, arrival, end, and whether it was dropped. */
@@ -47,14 +47,15 @@ export function runFaroSim(input: SimInput): SimRecord {
   const windows = arrivals.map(() => new JobWindow(cfg.lookBackS));
   const arrivalsWin = arrivals.map(() => new JobWindow(cfg.lookBackS));
   let done = 0;
+  const streams = faroStreams(input.seed);
   const core: SimCore = {
     now: 0,
     q: new EventQueue(),
     cfg,
-    routeRng: new Stream(subSeed(input.seed, 1)),
-    serviceRng: new Stream(subSeed(input.seed, 2)),
-    dropRng: new Stream(subSeed(input.seed, 3)),
-    orderRng: new Stream(subSeed(input.seed, 4)),
+    routeRng: streams.latency,
+    serviceRng: streams.latency,
+    dropRng: streams.python,
+    orderRng: streams.python,
     replicaById: [] as Replica[],
     markDropped: (req) => {
       dropped[req] = 1;

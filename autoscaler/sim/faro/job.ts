@@ -1,6 +1,6 @@
 import type { FaroSimConfig } from './config';
 import type { EventQueue } from './event-queue';
-import { drawLogNorm, type Stream } from './random';
+import { drawLogNorm, type NormalSource, type UniformSource } from './random';
 
 /** Event kinds packed in the low 3 bits of a payload; the index is payload >> 3. */
 export const EV = { ARRIVAL: 0, ROUTER: 1, SERVICE: 2, START: 3, TICK: 4, MONITOR: 5, RETRY: 6, HOLD: 7 } as const;
@@ -10,10 +10,12 @@ export interface SimCore {
   now: number;
   readonly q: EventQueue;
   readonly cfg: FaroSimConfig;
-  readonly routeRng: Stream;
-  readonly serviceRng: Stream;
-  readonly dropRng: Stream;
-  readonly orderRng: Stream;
+  /** Service and proxy times (the artifact's global np.random: one stream for both). */
+  readonly routeRng: NormalSource;
+  readonly serviceRng: NormalSource;
+  /** The drop test and the replica order (the artifact's Python `random`: one stream for both). */
+  readonly dropRng: UniformSource;
+  readonly orderRng: UniformSource;
   readonly replicaById: Replica[];
   /** Marks request `req` dropped (it still passes the proxy once more on its way out). */
   markDropped(req: number): void;
@@ -112,7 +114,9 @@ export class JobPlane {
 
   private handle(req: number): void {
     const core = this.core;
-    const rejected = (this.acceptRate < 1 && core.dropRng.uniform() < 1 - this.acceptRate) || this.queueLength > core.cfg.maxQueueLen;
+    // as the artifact's handle(): one `random.random()` per request, whatever the drop rate
+    const u = core.dropRng.uniform();
+    const rejected = u < 1 - this.acceptRate || this.queueLength > core.cfg.maxQueueLen;
     if (rejected) {
       this.droppedSinceTick++;
       core.markDropped(req);

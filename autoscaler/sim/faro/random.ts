@@ -1,12 +1,46 @@
 import { mulberry32 } from '../rng';
+import { LegacyRandomState, NumpyGenerator, PythonRandom } from './numpy-random';
 
 /**
- * Seeded random streams for the Faro simulator. The artifact draws from numpy (arrivals from
- * `default_rng(seed)`, service and routing times from the global `np.random`, replica order from
- * Python's `random`); we do not reproduce numpy's bit streams, only the distributions, each from its
- * own stream so that changing one part of a run does not shift the others.
+ * Random streams of the Faro simulator. The artifact seeds three generators with the run's seed
+ * (`pl.seed_everything(seed)` and the load generator's `default_rng(seed)`), and so do we, with ports
+ * of the same generators (numpy-random.ts), so that our "seed 42" is the artifact's seed 42:
+ * - arrivals: numpy `default_rng(seed).exponential(60 / n, n)` per minute and job (trace.ts);
+ * - service and proxy times: the global `np.random` (legacy MT19937), one stream for both, as the
+ *   artifact's `LogNormDistribution.draw`;
+ * - the drop test (one `random.random()` per request, whatever the drop rate) and the replica order
+ *   (`random.shuffle` on every change of a job's replicas): CPython's `random`, one stream.
+ * The arrivals are the same draws in the same order. The other two streams are the same generators,
+ * but their draws are taken in our simulator's event order, which is not SimPy's in every tie, so
+ * after the first difference they are assigned to different requests.
  */
-export class Stream {
+export interface NormalSource {
+  normal(): number;
+}
+
+export interface UniformSource {
+  uniform(): number;
+  shuffle<T>(a: T[]): T[];
+}
+
+export interface FaroStreams {
+  readonly arrivals: NumpyGenerator;
+  readonly latency: NormalSource;
+  readonly python: UniformSource;
+}
+
+export function faroStreams(seed: number): FaroStreams {
+  const legacy = new LegacyRandomState(seed);
+  const py = new PythonRandom(seed);
+  return {
+    arrivals: new NumpyGenerator(seed),
+    latency: { normal: () => legacy.standardNormal() },
+    python: { uniform: () => py.random(), shuffle: <T>(a: T[]) => py.shuffle(a) },
+  };
+}
+
+/** A seeded stream with our own generator (mulberry32): for tests and callers that need no numpy parity. */
+export class Stream implements NormalSource, UniformSource {
   private readonly u: () => number;
   private spare = NaN;
 
@@ -48,15 +82,15 @@ export class Stream {
   }
 }
 
-/** scipy-style shifted log-normal: loc + scale · exp(shape · N(0, 1)) (the artifact's `lognorm`). */
+/** scipy-style shifted log-normal: exp(shape · N(0, 1)) · scale + loc (the artifact's `lognorm`, in its order of operations). */
 export interface LogNormSpec {
   readonly shape: number;
   readonly loc: number;
   readonly scale: number;
 }
 
-export function drawLogNorm(s: Stream, d: LogNormSpec): number {
-  return d.loc + d.scale * Math.exp(d.shape * s.normal());
+export function drawLogNorm(s: NormalSource, d: LogNormSpec): number {
+  return Math.exp(d.shape * s.normal()) * d.scale + d.loc;
 }
 
 /** Derives independent stream seeds from one run seed. */

@@ -1,5 +1,5 @@
 import { readFileSync } from 'fs';
-import { Stream } from './random';
+import { NumpyGenerator } from './numpy-random';
 
 /** A multi-job trace: requests per minute, `counts[job][minute]`. */
 export interface MinuteTrace {
@@ -43,10 +43,12 @@ export function loadFaroTrace(path = FARO_TRACE_PATH): MinuteTrace {
 /**
  * Arrival times (s) per job, sorted. As the artifact's JSON load generator with `poisson: true`:
  * each minute m, a job with n requests sends its first at 60·m and the next after exponential gaps
- * of mean 60/n, so a minute's requests may spill into the next minute.
+ * of mean 60/n, so a minute's requests may spill into the next minute. The gaps are numpy's
+ * `default_rng(seed).exponential(60 / n, n)`, drawn minute by minute in the trace's job order (jobs
+ * with n = 0 draw nothing), as the artifact's processes draw them: the same realisation as the artifact's.
  */
 export function poissonArrivals(trace: MinuteTrace, seed: number, unitS = 60): Float64Array[] {
-  const rng = new Stream(seed);
+  const rng = new NumpyGenerator(seed);
   const out: Float64Array[] = trace.counts.map((c) => new Float64Array(c.reduce((a, b) => a + b, 0)));
   const fill = out.map(() => 0);
   const minutes = trace.counts[0]?.length ?? 0;
