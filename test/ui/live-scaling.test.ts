@@ -93,7 +93,7 @@ describe('dashboard in chromium: a live scaling decision after a load ramp on di
     };
     const res = await p.json('POST', '/system/functions', dep, auth);
     expect({ status: res.status, body: await res.text() }).toEqual(expect.objectContaining({ status: 202 }));
-    expect(await eventually(async () => ((await p.gw.provider.get(ref))?.availableReplicas ?? 0) >= 1, 60000, 200)).toBe(true);
+    expect(await eventually(async () => ((await p.gw.provider.get(ref))?.availableReplicas ?? 0) >= 1, 90000, 200)).toBe(true);
     const seeded: CapabilityProfile = {
       function: `${NAME}.openfaas-fn`,
       version: 'seeded-by-live-scaling-test',
@@ -121,7 +121,7 @@ describe('dashboard in chromium: a live scaling decision after a load ramp on di
       },
     });
     await autoscaler.start();
-  }, 120000);
+  }, 150000);
 
   afterAll(async () => {
     await browser?.close();

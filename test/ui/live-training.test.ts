@@ -46,7 +46,7 @@ describe('dashboard in chromium: a training job submitted on #/jobs', () => {
     buildFunction(fn, stack.file, p.cfg.templatesDir, p.images);
     const res = await p.json('POST', '/system/functions', { service: NAME, image: fn.image, labels: {}, annotations: fn.annotations }, auth);
     expect({ status: res.status, body: await res.text() }).toEqual(expect.objectContaining({ status: 202 }));
-  }, 120000);
+  }, 150000);
 
   afterAll(async () => {
     await browser?.close();
@@ -113,6 +113,6 @@ describe('dashboard in chromium: a training job submitted on #/jobs', () => {
     // the workers the loop gave it show as actual Gantt bars
     expect(await page.locator('[data-page="jobs"] svg.gantt rect.bar.actual').count()).toBeGreaterThan(0);
     expect(await sameDocument()).toBe(true);
-    console.log(`digits-train ${EPOCHS} epochs on #/jobs: progress seen ${seen.join(' → ')} %, state ${state}`);
+    console.log(`digits-train ${EPOCHS} epochs on #/jobs: plan ${planned.join(',')} workers, progress seen ${seen.join(' → ')} %, state ${state}`);
   }, 180000);
 });
