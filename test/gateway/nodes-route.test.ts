@@ -102,14 +102,16 @@ describe('GET /system/nodes', () => {
   it('a control socket that never answers: the reason within the bound, not a hang', async () => {
     const t = tmp('nodes-');
     const path = join(t.dir, 'silent.sock');
-    const silent = net.createServer(() => undefined).listen(path);
+    const accepted: net.Socket[] = [];
+    const silent = net.createServer((c) => void accepted.push(c)).listen(path);
     await new Promise((r) => silent.once('listening', r));
     try {
       const a = await readNodes({ provider: () => 'x', enforcement: () => ({ spatial: 'none', temporal: 'none', memory: 'none', summary: 'none' }),
         tokend: localTokend(() => path, 200), clusters: { absent: 'none' }, timeoutMs: 5000 });
       expect(a.tokend).toMatchObject({ available: false, error: expect.stringMatching(/no reply in 200 ms/) });
     } finally {
-      silent.close();
+      for (const c of accepted) c.destroy();
+      await new Promise((r) => silent.close(r));
       t.cleanup();
     }
   });
