@@ -34,8 +34,8 @@
   const PAD = { l: 44, r: 12, t: 14, b: 22 };
 
   /**
-   * A line chart. `series`: [{ name, cls, points: [[x, y]], step? }]; `band`: optional
-   * [{ cls, points: [[x, lo, hi]] }]; `marks`: vertical lines [{ x, label }]; `hlines`: [{ y, label }].
+   * A line chart. `series`: [{ name, cls, points: [[x, y]], step? }]; `bands`: optional
+   * [{ name?, cls, points: [[x, lo, hi]] }] (a named band is in the legend); `marks`: vertical lines [{ x, label }]; `hlines`: [{ y, label }].
    * `xFormat` labels the x axis ends. Returns an <svg> string (aria-label = title).
    */
   function lineChart(opts) {
@@ -67,7 +67,9 @@
       if (!b.points.length) continue;
       const up = b.points.map((p) => `${sx(p[0]).toFixed(1)},${sy(p[2]).toFixed(1)}`);
       const down = b.points.slice().reverse().map((p) => `${sx(p[0]).toFixed(1)},${sy(p[1]).toFixed(1)}`);
-      out.push(`<polygon class="band ${esc(b.cls || '')}" points="${[...up, ...down].join(' ')}"/>`);
+      const named = b.name ? ` data-band="${esc(b.name)}"` : '';
+      const title = b.name ? `<title>${esc(b.name)}</title>` : '';
+      out.push(`<polygon class="band ${esc(b.cls || '')}"${named} points="${[...up, ...down].join(' ')}">${title}</polygon>`);
     }
     for (const h of hlines) {
       out.push(`<line class="hline" x1="${PAD.l}" x2="${W - PAD.r}" y1="${sy(h.y).toFixed(1)}" y2="${sy(h.y).toFixed(1)}"/>`);
@@ -93,7 +95,8 @@
     }
     // legend: the series' names along the top, in their colours
     let lx = PAD.l + 6;
-    for (const s of series.filter((x) => x.points.length).slice(0, 8)) {
+    const legend = [...series.filter((x) => x.points.length), ...bands.filter((b) => b.name && b.points.length)];
+    for (const s of legend.slice(0, 8)) {
       out.push(`<text class="legend ${esc(s.cls || '')}" x="${lx}" y="${PAD.t - 3}">${esc(s.name)}</text>`);
       lx += 8 + 6 * String(s.name).length;
     }
@@ -155,6 +158,32 @@
     return m[1] ? decodeURIComponent(m[1]) : '';
   }
 
+  /** Forecast points a page keeps (the gateway keeps 600: ten minutes at one autoscaler decision a second). */
+  const MAX_FORECASTS = 600;
+
+  /** A stored forecast point as the chart keeps it ({ t, rps, lo, hi, observed, label }), or undefined for anything else. */
+  function forecastPoint(p) {
+    if (!p || typeof p !== 'object') return undefined;
+    const t = Date.parse(p.at);
+    const ok = [p.rps, p.lo, p.hi].every((v) => typeof v === 'number' && Number.isFinite(v));
+    if (!Number.isFinite(t) || !ok) return undefined;
+    return { t, rps: p.rps, lo: p.lo, hi: p.hi, observed: typeof p.observed === 'number' ? p.observed : undefined, label: p.label };
+  }
+
+  /**
+   * Merges forecast points (`/system/forecasts`' list, newest first, or one overview's `forecast`)
+   * into `list` (oldest first, one per decision time, at most `max`); returns a new array, or
+   * `list` itself when nothing new came.
+   */
+  function mergeForecasts(list, points, max = MAX_FORECASTS) {
+    const add = (Array.isArray(points) ? points : [points]).map(forecastPoint).filter((p) => p !== undefined);
+    const seen = new Set(list.map((p) => p.t));
+    const fresh = add.filter((p) => !seen.has(p.t) && (seen.add(p.t), true));
+    if (!fresh.length) return list;
+    const out = list.concat(fresh).sort((a, b) => a.t - b.t);
+    return out.length > max ? out.slice(out.length - max) : out;
+  }
+
   /** The charts' look (SVG paths fill black by default): one <style> in the page's head. */
   const CSS = `svg.chart{width:100%;max-width:560px;height:auto;display:block;font:10px sans-serif}
 svg.chart .axis{stroke:#888}svg.chart .tick{fill:#555}svg.chart .line{fill:none;stroke-width:1.5;stroke:#1f77b4}
@@ -164,6 +193,8 @@ svg.chart .s4{stroke:#8c564b;fill:#8c564b}svg.chart .s5{stroke:#e377c2;fill:#e37
 svg.gantt .bar.planned{fill:#aec7e8}svg.gantt .bar.actual{fill:#1f77b4}svg.gantt .barlabel{fill:#fff}svg.gantt .deadline{stroke:#d62728;stroke-width:2}
 svg.gantt .now{stroke:#333;stroke-dasharray:3 2}svg.chart text.legend{fill:#1f77b4;stroke:none}svg.chart text.legend.s1,svg.chart text.legend.desired,
 svg.chart text.legend.p99{fill:#ff7f0e}svg.chart text.legend.s2{fill:#2ca02c}svg.chart text.legend.s3{fill:#9467bd}
+svg.chart .forecast{stroke:#2ca02c}svg.chart .band.forecast{fill:#2ca02c;stroke:none;opacity:.2}svg.chart text.legend.forecast{fill:#2ca02c}
+svg.chart .observed{stroke:#7f7f7f}svg.chart text.legend.observed{fill:#7f7f7f}
 .missing{color:#888;font-style:italic}pre.logs{max-height:240px;overflow:auto}`;
   if (root && root.document && !root.document.getElementById('mlfaas-charts-css')) {
     const style = root.document.createElement('style');
@@ -172,7 +203,7 @@ svg.chart text.legend.p99{fill:#ff7f0e}svg.chart text.legend.s2{fill:#2ca02c}svg
     root.document.head.appendChild(style);
   }
 
-  const api = { esc, num, scale, extent, lineChart, gantt, splitLines, routeArg };
+  const api = { esc, num, scale, extent, lineChart, gantt, splitLines, routeArg, mergeForecasts, MAX_FORECASTS };
   if (typeof module === 'object' && module.exports) module.exports = api;
   if (root && typeof root === 'object') root.mlfaasCharts = api;
 })(typeof window !== 'undefined' ? window : undefined);

@@ -1,5 +1,5 @@
 // @ts-check
-// #/function/NAME (issue 26): one function's load, replicas and their shares over time
+// #/function/NAME (issue 26): one function's load against the autoscaler's forecast and its band, replicas and their shares over time
 // (accumulated from the overview stream), scaling events with their reasons, latency against
 // its SLO, batch size, the capability curve, live logs and an invoke box. The pure part
 // (history and markup) is exported for test/ui/pages.test.ts; the I/O part runs in the browser.
@@ -7,9 +7,10 @@
   'use strict';
   /** @type {any} */
   const C = root && root.mlfaasCharts ? root.mlfaasCharts : require('./charts');
-  const { esc, num } = C;
+  const { esc, num, mergeForecasts } = C;
   const MAX_SAMPLES = 600;
   const MAX_LOG_LINES = 500;
+  const MAX_FORECASTS = C.MAX_FORECASTS;
 
   const clock = (t) => new Date(t).toISOString().slice(11, 19);
 
@@ -27,13 +28,31 @@
       t, ready: f.replicas ? f.replicas.ready : undefined, desired: f.replicas ? f.replicas.desired : undefined,
       min: f.replicas ? f.replicas.min : undefined, max: f.replicas ? f.replicas.max : undefined,
       rps: f.rps, queue: f.queueLength, inflight: f.inflight, p50: f.p50Ms, p99: f.p99Ms, slo: f.sloMs, sloPct: f.sloPercentile,
-      batch: f.batchMean, kind: f.kind, image: f.image, replicas,
+      batch: f.batchMean, kind: f.kind, image: f.image, replicas, forecast: f.forecast,
     };
     const out = history.concat([s]);
     return out.length > max ? out.slice(out.length - max) : out;
   }
 
   const pts = (history, key) => history.filter((s) => typeof s[key] === 'number').map((s) => [s.t, s[key]]);
+
+  /** The load chart: requests/s (the overview's), the rate the autoscaler observed and planned for (R), and the forecast's band. */
+  function loadHtml(history, forecasts, marks) {
+    const series = [{ name: 'requests/s', cls: 'load', points: pts(history, 'rps') }];
+    if (!forecasts.length) {
+      return C.lineChart({ title: 'load (requests/s)', xFormat: clock, marks, series }) +
+        '<p class="missing">no forecast from the autoscaler yet (its policy gives none, the function has no capability profile, or it is at zero)</p>';
+    }
+    const label = forecasts[forecasts.length - 1].label || 'forecast';
+    const observed = forecasts.filter((p) => typeof p.observed === 'number').map((p) => [p.t, p.observed]);
+    series.push({ name: 'observed (autoscaler)', cls: 'observed', points: observed });
+    series.push({ name: `planned R (${label})`, cls: 'forecast', step: true, points: forecasts.map((p) => [p.t, p.rps]) });
+    const band = { name: 'forecast band q0.1–q0.9', cls: 'forecast', points: forecasts.map((p) => [p.t, p.lo, p.hi]) };
+    const last = forecasts[forecasts.length - 1];
+    return C.lineChart({ title: 'load vs forecast (requests/s)', xFormat: clock, marks, series, bands: [band] }) +
+      `<p class="legend" data-field="forecast">forecast ${esc(label)} at ${esc(clock(last.t))}: planned R <b>${esc(num(last.rps))}</b> req/s, ` +
+      `band q0.1–q0.9 <b>${esc(num(last.lo))}–${esc(num(last.hi))}</b> req/s, observed ${esc(num(last.observed))} req/s</p>`;
+  }
 
   /** Scaling events inside the charted window, as vertical marks. */
   function eventMarks(history, events) {
@@ -92,7 +111,7 @@
   }
 
   /** Markup of every live part of the page from the accumulated history and the events. */
-  function parts(name, history, events) {
+  function parts(name, history, events, forecasts = []) {
     if (!history.length) {
       const none = `<p class="missing">waiting for ${esc(name)} in the overview stream</p>`;
       return { summary: none, load: '', replicas: '', shares: '', table: '', latency: '', batch: '', events: eventRows(events) };
@@ -107,8 +126,7 @@
       summary: `<p><span data-field="kind">${esc(last.kind ?? '')}</span> ${esc(last.image ?? '')} — replicas ` +
         `<b data-field="replicas">${esc(last.ready ?? '?')}/${esc(last.desired ?? '?')}</b> (min ${esc(last.min ?? '?')}, max ${esc(last.max ?? '?')}), ` +
         `${esc(num(last.rps))} req/s, queue ${esc(last.queue ?? '–')}, in flight ${esc(last.inflight ?? '–')}</p>`,
-      load: C.lineChart({ title: 'load (requests/s)', xFormat: clock, marks, series: [{ name: 'requests/s', cls: 'load', points: pts(history, 'rps') }] }) +
-        '<p class="missing">forecast: the gateway does not expose the autoscaler\'s Kalman forecast or its band yet (no overview or scaling-event field)</p>',
+      load: loadHtml(history, forecasts, marks),
       replicas: C.lineChart({
         title: 'replicas', xFormat: clock, marks,
         series: [
@@ -147,6 +165,8 @@
 <button data-action="invoke">POST /function/${esc(name)}</button> <span data-part="invoke-status"></span><pre data-part="invoke-answer"></pre>
 <h3>Logs</h3><pre data-part="logs" class="logs"></pre></div>`;
 
+  const lastForecast = (history) => (history.length ? history[history.length - 1].forecast : undefined);
+
   // ---- browser I/O below ----
   /** @type {WeakMap<any, any>} */
   const pages = new WeakMap();
@@ -159,6 +179,15 @@
       const res = await fetch(`/system/scaling-events?function=${encodeURIComponent(p.name)}&limit=50`);
       if (res.ok) p.events = await res.json();
     } catch { /* shown as the last list */ }
+    draw(el, p);
+  }
+
+  /** The forecast history the gateway keeps (the stream then adds one point a second). */
+  async function loadForecasts(el, p) {
+    try {
+      const res = await fetch(`/system/forecasts?function=${encodeURIComponent(p.name)}&limit=${MAX_FORECASTS}`);
+      if (res.ok) p.forecasts = mergeForecasts(p.forecasts, await res.json());
+    } catch { /* the stream's points only */ }
     draw(el, p);
   }
 
@@ -213,7 +242,7 @@
   }
 
   function draw(el, p) {
-    const out = parts(p.name, p.history, p.events);
+    const out = parts(p.name, p.history, p.events, p.forecasts);
     for (const [k, v] of Object.entries(out)) {
       const node = q(el, k);
       if (node && p.drawn[k] !== v) { node.innerHTML = v; p.drawn[k] = v; }
@@ -227,13 +256,15 @@
       if (old && old.logs) old.logs.abort();
       el.dataset.page = 'function';
       el.innerHTML = SKELETON(name);
-      const p = { name, history: [], events: [], drawn: {}, profile: undefined, logs: undefined, lastEventsFetch: 0, newest: undefined };
+      const p = { name, history: [], events: [], forecasts: [], drawn: {}, profile: undefined, logs: undefined, lastEventsFetch: 0, newest: undefined };
       pages.set(el, p);
       p.newest = state && Array.isArray(state.events) ? state.events.find((e) => !e.function || e.function === name) : undefined;
       p.history = accumulate(p.history, state && state.overview, name);
+      p.forecasts = mergeForecasts(p.forecasts, lastForecast(p.history));
       el.querySelector('[data-action="invoke"]').addEventListener('click', () => invoke(el, p));
       draw(el, p);
       loadEvents(el, p);
+      loadForecasts(el, p);
       loadCapability(el, p);
       followLogs(el, p);
     },
@@ -242,13 +273,14 @@
       if (!p) return;
       if (!stillShown(el, p.name)) { if (p.logs) p.logs.abort(); return; }
       p.history = accumulate(p.history, state && state.overview, p.name);
+      p.forecasts = mergeForecasts(p.forecasts, lastForecast(p.history));
       // a new scaling event of this function on the stream (newest first; or 5 s gone by): its list again
       const newest = state && Array.isArray(state.events) ? state.events.find((e) => !e.function || e.function === p.name) : undefined;
       if (newest !== p.newest || Date.now() - p.lastEventsFetch > 5000) { p.newest = newest; loadEvents(el, p); } else draw(el, p);
     },
   };
 
-  const api = { accumulate, parts, eventRows, capabilityHtml, replicaSeries, page };
+  const api = { accumulate, parts, eventRows, capabilityHtml, replicaSeries, mergeForecasts, page };
   if (typeof module === 'object' && module.exports) module.exports = api;
   if (root && root.mlfaasUI) root.mlfaasUI.register('function', page);
 })(typeof window !== 'undefined' ? window : undefined);
