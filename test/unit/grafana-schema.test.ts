@@ -74,6 +74,16 @@ const MUTATIONS: Array<{ name: string; mutate: (d: Mutable) => void; want: RegEx
   },
   { name: 'target-unknown-field', mutate: (d) => (panelOf(d, 'stat').targets[0].exp = 'up'), want: /TS2353 .*"exp"' does not exist/ },
   { name: 'no-schema-version', mutate: (d) => delete d.schemaVersion, want: /TS2322 [\s\S]*Property 'schemaVersion' is missing/ },
+  {
+    name: 'table-footer-option', // what the table panel's options held before (fixed in the dashboards)
+    mutate: (d) => (panelOf(d, 'table').options.footer = { show: false, reducer: ['sum'], fields: '' }),
+    want: /TS2353 .*"footer"' does not exist/,
+  },
+  {
+    name: 'timeseries-unknown-custom-field',
+    mutate: (d) => (panelOf(d, 'timeseries').fieldConfig.defaults.custom = { drawStyle: 'line', lineWidht: 2 }),
+    want: /TS2353 .*"lineWidht"' does not exist/,
+  },
   { name: 'variable-empty-current', mutate: (d) => (d.templating.list[0].current = {}), want: /TS2739 .*text, value/ },
 ];
 
