@@ -57,6 +57,7 @@ export class UiStreamHub {
   private timer?: NodeJS.Timeout;
   private heartbeat?: NodeJS.Timeout;
   private busy = false;
+  private closed = false;
   private lastSeen = new Map<string, string>();
   private backlog = new Map<string, StreamScalingEvent[]>();
   private readonly o: Required<UiStreamOptions>;
@@ -71,6 +72,12 @@ export class UiStreamHub {
 
   /** Express handler for `GET /ui/api/stream`. */
   handle = (req: Request, res: Response): void => {
+    if (this.closed) {
+      // shutting down: a keep-alive connection's new stream would hold the server open
+      res.status(503).set({ 'Retry-After': '2', Connection: 'close' })
+        .json({ error: { code: 'unavailable', message: 'the gateway is shutting down; reconnect shortly' } });
+      return;
+    }
     res.status(200).set({
       'Content-Type': 'text/event-stream; charset=utf-8',
       'Cache-Control': 'no-store',
@@ -89,8 +96,9 @@ export class UiStreamHub {
     else void this.tick();
   };
 
-  /** Ends every client and stops polling (gateway shutdown, tests). */
+  /** Ends every client and stops polling; later connections get a 503 (gateway shutdown, tests). */
   close(): void {
+    this.closed = true;
     for (const c of [...this.clients]) {
       c.res.end();
       this.remove(c);
