@@ -7,6 +7,7 @@ import { parseDeployment, parseMlSpec } from '../registry/function-spec';
 import { clearPin, manualHoldMs, pinReplicas } from '../registry/manual-scale';
 import type { Registry } from '../registry/registry';
 import { ScalingEvents } from '../registry/scaling-events';
+import { Forecasts } from '../registry/forecasts';
 
 /** `namespace` query parameter, validated, defaulting to openfaas-fn. */
 export function namespaceOf(q: unknown, field = 'namespace'): string {
@@ -78,6 +79,7 @@ export function functionRoutes(provider: FunctionProvider, registry: Registry, e
     const ref = deleteRef(req.body);
     await provider.remove(ref);
     await events.remove(ref);
+    await new Forecasts(registry.redis).remove(ref); // the dashboard's forecast history (issue 26)
     await clearPin(registry.redis, ref);
     res.status(202).end();
   });

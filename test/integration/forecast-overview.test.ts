@@ -7,7 +7,7 @@
 import { LiveAutoscaler } from '../../autoscaler/live/live-autoscaler';
 import { connectRedis } from '../../gateway/lib/redis-server';
 import type { Overview } from '../../gateway/routes/overview-model';
-import type { ForecastPoint } from '../../gateway/registry/forecasts';
+import { Forecasts, type ForecastPoint } from '../../gateway/registry/forecasts';
 import { profileKey, type CapabilityProfile } from '../../node-runtime/profiler';
 import { aFunction } from '../helpers/fixtures';
 import { ECHO_HTTP_SERVER, seedImage } from '../helpers/images';
@@ -102,5 +102,12 @@ describe('a live decision\'s forecast in /system/overview (real gateway, real Re
       return fn && fn.batchMean !== undefined && fn.rps * 60 >= 12 ? fn : undefined;
     }, 20_000, 250);
     expect(f?.batchMean).toBe(3);
+  });
+
+  it('deleting the function drops its forecast history (a redeploy starts afresh)', async () => {
+    expect((await new Forecasts(client).list(ref)).length).toBeGreaterThan(0);
+    const res = await p.json('DELETE', '/system/functions', { functionName: 'batchy' }, auth);
+    expect(res.status).toBe(202);
+    expect(await new Forecasts(client).list(ref)).toEqual([]);
   });
 });
