@@ -35,6 +35,8 @@ export interface ReplicaInfo {
   quota: number;
   /** GPU replicas under MPS: the SM share in (0, 1] it was started at (absent: none enforced). */
   smShare?: number;
+  /** GPU replicas: the node's GPU it was given (tokend's device, `gpuN`); absent: a CPU replica. */
+  gpu?: string;
   /** Why it last exited or failed to start (status and last error line); cleared once it is ready. */
   lastError?: string;
 }

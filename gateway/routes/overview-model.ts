@@ -20,7 +20,7 @@ export interface OverviewReplica {
   smShare?: number;
   /** its cores as a cpuset list (`3`): the CPU device the autoscaler placed it on (`cpuN`; the local agent pins it there); absent: not placed on one */
   cpuset?: string;
-  /** its GPU: the GPU device the autoscaler placed it on; absent: not placed on one */
+  /** its GPU: the one the provider gave it (local: tokend's `gpuN`), else the GPU device the autoscaler placed it on; absent: none */
   gpu?: string;
   startedAt: string;
 }
@@ -186,7 +186,8 @@ function functionOf(f: FunctionInputs, windowSeconds: number): OverviewFunction 
       ...(r.quota > 0 ? { cpuQuota: r.quota } : {}),
       ...(limitOf(r) !== undefined ? { cpuLimit: limitOf(r) } : {}),
       ...(r.smShare !== undefined ? { smShare: r.smShare } : {}),
-      ...deviceFields(f.placements?.[r.id]?.gpu),
+      // a GPU replica's own GPU (the provider's) wins; its CPU is not pinned to the placement's core
+      ...(r.gpu ? { gpu: r.gpu } : deviceFields(f.placements?.[r.id]?.gpu)),
       startedAt: r.startedAt,
     })),
   };

@@ -74,6 +74,11 @@ describe('overview: replica cpuset and gpu from the placement book', () => {
     expect(f.replicaList.map((r) => [r.id, r.cpuset, r.gpu])).toEqual([['r1', '0', undefined], ['r2', undefined, 'GPU-1'], ['r3', undefined, undefined]]);
     expect(f.replicaList[2]).not.toHaveProperty('cpuset');
   });
+  it('a GPU replica shows the GPU the provider gave it, and no cpuset from its placement', () => {
+    const f = one(fn({ replicas: [{ ...replica('g1'), gpu: 'gpu1' }], placements: { g1: { gpu: 'cpu1' } } }));
+    expect(f.replicaList[0]).toMatchObject({ id: 'g1', gpu: 'gpu1' });
+    expect(f.replicaList[0]).not.toHaveProperty('cpuset');
+  });
 });
 
 describe('/system/forecasts ?limit=', () => {

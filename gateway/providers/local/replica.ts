@@ -155,6 +155,7 @@ export class Replica {
       weight: this.weight,
       quota: this.quota,
       ...(this.smShare !== undefined ? { smShare: this.smShare } : {}),
+      ...(this.gpu !== undefined ? { gpu: `gpu${this.gpu}` } : {}),
       ...(this.lastError ? { lastError: this.lastError } : {}),
     };
   }
