@@ -3,7 +3,7 @@ import type { FaroSimConfig } from './config';
 import { EventQueue } from './event-queue';
 import { ControlPlane } from './executor';
 import { EV, JobPlane, type Replica, type SimCore } from './job';
-import { faroStreams } from './random';
+import { faroStreams, type FaroStreams } from './random';
 import { JobWindow, buildView } from './view';
 
 /** Everything one run leaves behind: per request its job, arrival, end, and whether it was dropped. */
@@ -29,6 +29,8 @@ export interface SimInput {
   readonly seed: number;
   /** Called after every applied decision (tests, logs). */
   readonly onDecision?: (nowS: number, d: ControllerDecision) => void;
+  /** Random streams (default `faroStreams(seed)`); tests pass wrapped ones to see the draw order. */
+  readonly streams?: FaroStreams;
 }
 
 /**
@@ -47,7 +49,7 @@ export function runFaroSim(input: SimInput): SimRecord {
   const windows = arrivals.map(() => new JobWindow(cfg.lookBackS));
   const arrivalsWin = arrivals.map(() => new JobWindow(cfg.lookBackS));
   let done = 0;
-  const streams = faroStreams(input.seed);
+  const streams = input.streams ?? faroStreams(input.seed);
   const core: SimCore = {
     now: 0,
     q: new EventQueue(),

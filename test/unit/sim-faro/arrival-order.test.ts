@@ -1,0 +1,66 @@
+import { readFileSync } from 'fs';
+import { join } from 'path';
+import { FairShare } from '../../../autoscaler/reproductions/faro/baselines';
+import { faroSimConfig, poissonArrivals, runFaroSim, type MinuteTrace } from '../../../autoscaler/sim/faro';
+import { faroStreams } from '../../../autoscaler/sim/faro/random';
+import { loadFaroTrace } from '../../../autoscaler/sim/faro/trace';
+
+/** The artifact's own load generator's arrivals for seed 42 (see the fixture's `madeBy`). */
+interface ArtifactArrivals {
+  minutes: number;
+  jobs: Record<string, { count: number; first: number[]; last: number[] }>;
+}
+
+const A = JSON.parse(readFileSync(join(__dirname, '../../fixtures/faro-rng/artifact-arrivals-42.json'), 'utf8')) as ArtifactArrivals;
+
+function firstMinutes(t: MinuteTrace, minutes: number): MinuteTrace {
+  return { jobs: t.jobs, counts: t.counts.map((c) => c.slice(0, minutes)) };
+}
+
+describe('arrivals: seed 42 is the artifact seed 42', () => {
+  it('every job gets the artifact arrival times, in the artifact draw order', () => {
+    const trace = firstMinutes(loadFaroTrace(), A.minutes);
+    const ours = poissonArrivals(trace, 42);
+    trace.jobs.forEach((name, j) => {
+      const want = A.jobs[name.split('/')[0]];
+      expect(ours[j].length).toBe(want.count);
+      const first = Array.from(ours[j].subarray(0, want.first.length));
+      const last = Array.from(ours[j].subarray(ours[j].length - want.last.length));
+      [...first, ...last].forEach((t, i) => {
+        const w = [...want.first, ...want.last][i];
+        expect(Math.abs(t - w)).toBeLessThan(1e-9);
+      });
+    });
+  });
+
+  it('another seed is another realisation', () => {
+    const trace = firstMinutes(loadFaroTrace(), A.minutes);
+    const other = poissonArrivals(trace, 43);
+    const name = trace.jobs[0].split('/')[0];
+    expect(Math.abs(other[0][1] - A.jobs[name].first[1])).toBeGreaterThan(1e-6);
+  });
+});
+
+/** The artifact's first np.random draws of a FairShare run at 36 (see the fixture's `madeBy`). */
+interface ArtifactDraws {
+  draws: Array<[number, 'route' | 'service', number]>;
+}
+
+describe('service and proxy times: the artifact draw order', () => {
+  it('the first 1000 lognormal draws of FairShare at 36, seed 42, come in the artifact order', () => {
+    const D = JSON.parse(readFileSync(join(__dirname, '../../fixtures/faro-rng/artifact-draws-fairshare36-42.json'), 'utf8')) as ArtifactDraws;
+    const full = loadFaroTrace();
+    const trace = { jobs: full.jobs, counts: full.counts.map((c) => c.slice(0, 1)) };
+    const cfg = faroSimConfig(36);
+    const s = faroStreams(42);
+    const values: number[] = [];
+    const wrapped = { ...s, latency: { normal: () => { const g = s.latency.normal(); values.push(g); return g; } } };
+    runFaroSim({ cfg, jobNames: trace.jobs, arrivals: poissonArrivals(trace, 42), controller: new FairShare(36, 10), initialReplicas: new Array(10).fill(3), seed: 42, streams: wrapped });
+    expect(values.length).toBeGreaterThanOrEqual(D.draws.length);
+    D.draws.forEach(([, kind, v], i) => {
+      const d = kind === 'route' ? cfg.route : cfg.service;
+      const g = Math.log((v - d.loc) / d.scale) / d.shape;
+      expect(Math.abs(values[i] - g)).toBeLessThan(1e-6);
+    });
+  }, 60_000);
+});
