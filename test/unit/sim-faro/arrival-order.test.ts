@@ -56,7 +56,8 @@ describe('service and proxy times: the artifact draw order', () => {
     const values: number[] = [];
     const wrapped = { ...s, latency: { normal: () => { const g = s.latency.normal(); values.push(g); return g; } } };
     const controller = new FairShare(36, 10);
-    runFaroSim({ cfg, jobNames: trace.jobs, arrivals: poissonArrivals(trace, 42), controller, initialReplicas: new Array(10).fill(3), seed: 42, streams: wrapped });
+    const arrivals = poissonArrivals(trace, 42);
+    runFaroSim({ cfg, jobNames: trace.jobs, arrivals, controller, initialReplicas: new Array(10).fill(3), seed: 42, streams: wrapped });
     expect(values.length).toBeGreaterThanOrEqual(D.draws.length);
     D.draws.forEach(([, kind, v], i) => {
       const d = kind === 'route' ? cfg.route : cfg.service;
