@@ -17,8 +17,10 @@ export function formatFaroTable(
   lines.push('### Faro comparison: lost cluster utility (cluster SLO violation rate), 10 jobs × 6 h');
   lines.push('');
   lines.push(`Ours = the TypeScript port of the artifact's simulator (autoscaler/sim/faro), seed ${o.rerunSeed} and the mean ± 95 % CI over seeds `
-    + `${o.seeds.join(', ')} (naive forecaster for the predictive policies). Our random streams are not numpy's: a seed number `
-    + 'names a different Poisson realisation in each simulator, so the seed mean is the fair comparison with one rerun seed. '
+    + `${o.seeds.join(', ')} (naive forecaster for the predictive policies). Our simulator draws the artifact's random streams `
+    + '(numpy default_rng arrivals, numpy legacy service and proxy times, CPython random for drops and replica order; '
+    + 'autoscaler/sim/faro/numpy-random.ts): a seed number names the same Poisson realisation in both simulators, so "err seed '
+    + `${o.rerunSeed}" compares the same run; its service times follow the artifact's draw order (tested on the first draws of a run). `
     + 'Authors = issue 24\'s table (their artifact; stored = 5 seeds with their N-HiTS; rerun = seed 42 with the naive / oracle stand-ins).');
   lines.push('');
   lines.push(`| cluster | policy | ours seed ${o.rerunSeed} naive | ours seed ${o.rerunSeed} oracle | ours ${o.seeds.length} seeds (naive) `
