@@ -34,6 +34,15 @@ export interface SimInput {
 }
 
 /**
+ * A minute's first request (at exactly 60·m) comes from a load process that SimPy starts at that
+ * instant with URGENT priority, in the trace's job order, so those run before anything else then and
+ * in job order; other arrivals keep the insertion order.
+ */
+function pushArrival(q: EventQueue, t: number, j: number, nJobs: number): void {
+  q.push(t, EV.ARRIVAL | (j << 3), t % 60 === 0 ? j - nJobs - 1 : undefined);
+}
+
+/**
  * Runs one simulation to the end (every request served or dropped) and returns the request record.
  * The controller is called every `tickS` from t = tickS; its allocations go to the jobs' executors.
  */
@@ -54,8 +63,8 @@ export function runFaroSim(input: SimInput): SimRecord {
     now: 0,
     q: new EventQueue(),
     cfg,
-    routeRng: streams.latency,
-    serviceRng: streams.latency,
+    routeRng: streams.route,
+    serviceRng: streams.service,
     dropRng: streams.python,
     orderRng: streams.python,
     replicaById: [] as Replica[],
@@ -75,7 +84,7 @@ export function runFaroSim(input: SimInput): SimRecord {
   const next = new Int32Array(nJobs);
   const minuteCounts: number[][] = arrivals.map(() => []);
   let reqId = 0;
-  for (let j = 0; j < nJobs; j++) if (arrivals[j].length > 0) core.q.push(arrivals[j][0], EV.ARRIVAL | (j << 3));
+  for (let j = 0; j < nJobs; j++) if (arrivals[j].length > 0) pushArrival(core.q, arrivals[j][0], j, nJobs);
   core.q.push(controller.tickS, EV.TICK);
   core.q.push(cfg.monitorIntervalS, EV.MONITOR);
   let ticks = 0;
@@ -97,7 +106,7 @@ export function runFaroSim(input: SimInput): SimRecord {
         mc[m]++;
         arrivalsWin[idx].add(t, 0);
         planes[idx].arrive(id);
-        if (next[idx] < arrivals[idx].length) core.q.push(arrivals[idx][next[idx]], EV.ARRIVAL | (idx << 3));
+        if (next[idx] < arrivals[idx].length) pushArrival(core.q, arrivals[idx][next[idx]], idx, nJobs);
         break;
       }
       case EV.ROUTER:

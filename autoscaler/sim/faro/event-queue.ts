@@ -19,9 +19,13 @@ export class EventQueue {
     return this.n > 0 ? this.t[0] : Infinity;
   }
 
-  push(time: number, payload: number): void {
+  /**
+   * Schedules `payload` at `time`. `order` overrides the insertion order among events at the same
+   * instant (lower first; insertion numbers start at 0), for events that SimPy runs first there.
+   */
+  push(time: number, payload: number, order?: number): void {
     if (this.n === this.t.length) this.grow();
-    const s = this.counter++;
+    const s = order ?? this.counter++;
     let i = this.n++;
     while (i > 0) {
       const par = (i - 1) >> 1;

@@ -89,17 +89,23 @@ export class JobPlane {
     this.rHead = (this.rHead + 1) % this.router.length;
     this.rLen--;
     this.routerBusy = false;
+    let queued = false;
     if ((code & 1) === 1) this.core.finish(code >> 1);
-    else this.handle(code >> 1);
+    else queued = this.handle(code >> 1);
+    // SimPy's order at this instant: the proxy takes its next pass (route draw) before the job's
+    // scheduler wakes up for the request just queued (which then starts a service)
     if (this.rLen > 0 && !this.routerBusy) this.startRouter();
+    if (queued) this.schedule();
   }
 
   onServiceDone(r: Replica): void {
     const req = r.queue.shift()!;
     r.busy = false;
     r.inflight--;
-    this.routerPush(req * 2 + 1);
+    // SimPy's order at this instant: the replica takes its next request (service draw) before the
+    // proxy's get of the finished one resumes (route draw), and the blocked scheduler comes last
     if (r.queue.length > 0) this.startService(r);
+    this.routerPush(req * 2 + 1);
     if (this.blocked) {
       this.blocked = false;
       this.schedule();
@@ -112,7 +118,8 @@ export class JobPlane {
     this.ptr = 0;
   }
 
-  private handle(req: number): void {
+  /** The artifact's handle(): drop test, then the job's queue; true when queued (the caller schedules). */
+  private handle(req: number): boolean {
     const core = this.core;
     // as the artifact's handle(): one `random.random()` per request, whatever the drop rate
     const u = core.dropRng.uniform();
@@ -121,10 +128,10 @@ export class JobPlane {
       this.droppedSinceTick++;
       core.markDropped(req);
       this.routerPush(req * 2 + 1);
-      return;
+      return false;
     }
     this.mq.push(req);
-    this.schedule();
+    return true;
   }
 
   private schedule(): void {

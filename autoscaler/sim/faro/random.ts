@@ -25,7 +25,9 @@ export interface UniformSource {
 
 export interface FaroStreams {
   readonly arrivals: NumpyGenerator;
-  readonly latency: NormalSource;
+  /** Proxy and service times: two views of one generator (kept apart so that tests can tell the draws apart). */
+  readonly route: NormalSource;
+  readonly service: NormalSource;
   readonly python: UniformSource;
 }
 
@@ -34,7 +36,8 @@ export function faroStreams(seed: number): FaroStreams {
   const py = new PythonRandom(seed);
   return {
     arrivals: new NumpyGenerator(seed),
-    latency: { normal: () => legacy.standardNormal() },
+    route: { normal: () => legacy.standardNormal() },
+    service: { normal: () => legacy.standardNormal() },
     python: { uniform: () => py.random(), shuffle: <T>(a: T[]) => py.shuffle(a) },
   };
 }
