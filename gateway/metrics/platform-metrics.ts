@@ -213,7 +213,7 @@ export function registerScrapeGauges(registry: PromRegistry, sources: () => Plat
   new Gauge({
     name: 'mlfaas_training_job_progress',
     help: 'Unfinished training jobs\' done fraction of their iterations, 0..1',
-    labelNames: ['job', 'function'],
+    labelNames: ['job_id', 'function'],
     registers: [registry],
     async collect() {
       this.reset();
@@ -223,7 +223,7 @@ export function registerScrapeGauges(registry: PromRegistry, sources: () => Plat
   new Gauge({
     name: 'mlfaas_training_job_workers',
     help: 'Unfinished training jobs\' workers this round',
-    labelNames: ['job', 'function'],
+    labelNames: ['job_id', 'function'],
     registers: [registry],
     async collect() {
       this.reset();
@@ -232,7 +232,8 @@ export function registerScrapeGauges(registry: PromRegistry, sources: () => Plat
   });
 }
 
-const jobLabels = (j: JobSample) => ({ job: j.id, function: `${j.function}.${j.namespace}` });
+// `job_id`, not `job`: Prometheus's scrape sets `job` (the scrape job), which would rename ours `exported_job`
+const jobLabels = (j: JobSample) => ({ job_id: j.id, function: `${j.function}.${j.namespace}` });
 
 /** Every routed function's replicas as the provider lists them (a function whose read fails: none). */
 async function replicaSamples(src: PlatformSources | undefined): Promise<Array<{ fn: string; r: ReplicaSample }>> {

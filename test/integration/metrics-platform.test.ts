@@ -87,8 +87,8 @@ describe('platform metrics (issue 26)', () => {
     expect(value(text, 'mlfaas_replica_cpu_quota{function_name="a.fn",replica="r1",state="ready"}')).toBe(1);
     expect(value(text, 'mlfaas_replica_sm_share{function_name="a.fn",replica="r0"}')).toBe(0.25);
     expect(text).not.toContain('mlfaas_replica_sm_share{function_name="a.fn",replica="r1"}');
-    expect(value(text, 'mlfaas_training_job_progress{job="j1",function="train.fn"}')).toBe(0.25);
-    expect(value(text, 'mlfaas_training_job_workers{job="j1",function="train.fn"}')).toBe(2);
+    expect(value(text, 'mlfaas_training_job_progress{job_id="j1",function="train.fn"}')).toBe(0.25);
+    expect(value(text, 'mlfaas_training_job_workers{job_id="j1",function="train.fn"}')).toBe(2);
     expect(text).not.toContain('job="j2"');
   });
 
