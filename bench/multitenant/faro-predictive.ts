@@ -32,7 +32,8 @@ export function registerPredictivePolicies(): void {
   registerFaroPolicy({
     name: 'MArk/Cocktail/Barista',
     predictive: true,
-    make: (_R, _seed, p) => markHybrid({ predictor: makePredictor(p), quantile: 0.6 }),
+    // model_8.yaml: num_samples 1, quantile 0.6; with one sample the artifact never applies the quantile (point forecast)
+    make: (_R, _seed, p) => markHybrid({ predictor: makePredictor(p), quantile: 0.6, samples: 1 }),
     initialReplicas: () => 1,
   });
 }

@@ -62,8 +62,14 @@ export class ReactiveBaseline implements ClusterController {
 
 export interface MarkOptions {
   readonly predictor: MinutePredictor;
-  /** Forecast quantile (the artifact's model_8 config: 0.6). */
+  /** Forecast quantile (the artifact's model_8 config: 0.6), applied only when the forecaster draws more than one sample. */
   readonly quantile?: number;
+  /**
+   * Samples the forecaster draws (model_8.yaml: `num_samples: 1`, a model without a likelihood). The
+   * artifact's DartsPredictor.predict applies the quantile only `if pred_raw.n_samples > 1`, so with one
+   * sample MArk acts on the point forecast: q = 0.5 of our symmetric stand-in forecasters. Default 1.
+   */
+  readonly samples?: number;
   readonly horizonMin?: number;
   readonly processingMs?: number;
   readonly sloMs?: number;
@@ -83,7 +89,8 @@ export class MarkLongTerm implements LongTermPolicy {
   }
 
   plan(view: ClusterView): Array<{ target: number } | null> {
-    const { predictor, quantile = 0.6, horizonMin = 7, processingMs = 180, sloMs = 720 } = this.opts;
+    const { predictor, quantile: q = 0.6, samples = 1, horizonMin = 7, processingMs = 180, sloMs = 720 } = this.opts;
+    const quantile = samples > 1 ? q : 0.5;
     const out = view.jobs.map((jv, j) => {
       if (jv.minuteCounts.length === 0) return null;
       // forecast, or the counts since the previous long-term run when the forecaster answers None (see LongTermInputs)
