@@ -53,7 +53,8 @@ export interface FaroRow {
   readonly errorSeedMean?: number;
   /**
    * Whether each rerun figure lies in the 95 % prediction interval of one more of our seeds (mean ± t·sd·√(1 + 1/n)): the
-   * statistical-equivalence check for one seed of another random stream. Undefined without a rerun figure or with one seed.
+   * statistical-equivalence check (from when our streams were not numpy's; with the same streams, the rerun-seed error is the
+   * direct check). Undefined without a rerun figure or with one seed.
    */
   readonly rerunInPrediction?: boolean;
   /** |our seed mean − stored| / stored, for the policies without a forecaster (the stored runs' N-HiTS is not ours). */
