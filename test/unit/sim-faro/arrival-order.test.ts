@@ -3,13 +3,16 @@ import { join } from 'path';
 import { FairShare } from '../../../autoscaler/reproductions/faro/baselines';
 import { faroSimConfig, poissonArrivals, runFaroSim, type MinuteTrace } from '../../../autoscaler/sim/faro';
 import { faroStreams } from '../../../autoscaler/sim/faro/random';
-import { loadFaroTrace } from '../../../autoscaler/sim/faro/trace';
+import { parseFaroTrace } from '../../../autoscaler/sim/faro/trace';
 
 /** The artifact's own load generator's arrivals for seed 42 (see the fixture's `madeBy`). */
 interface ArtifactArrivals {
   minutes: number;
   jobs: Record<string, { count: number; first: number[]; last: number[] }>;
 }
+
+/** The first 3 minutes of the Faro workload (../shared/data/traces/faro_top9_twitter/faro_eval_10jobs_6h_input.jsonl, lines 1-3). */
+const loadFaroTrace = (): MinuteTrace => parseFaroTrace(readFileSync(join(__dirname, '../../fixtures/faro-rng/trace-first-3min.jsonl'), 'utf8'));
 
 const A = JSON.parse(readFileSync(join(__dirname, '../../fixtures/faro-rng/artifact-arrivals-42.json'), 'utf8')) as ArtifactArrivals;
 
