@@ -3,7 +3,7 @@
  * check of the same simulator) on the evaluation trace (day 11), seeds 24, 32, 40, 42, 62, at
  * 36 / 32 / 16 replicas' worth of CPU. Mean and 95 % CI (Student t, n − 1 dof) of lost utility,
  * SLO violation rate and drop rate, beside Faro's best (the authors' stored 5-seed means).
- *   tsx bench/multitenant/ours-eval.ts [--sizes 36,32,16] [--seeds 24,32,40,42,62]
+ *   tsx bench/multitenant/ours-eval.ts [--sizes 36,32,16] [--seeds 24,32,40,42,62] [--policies mlfaas,FairShare]
  */
 import { FairShare } from '../../autoscaler/reproductions/faro/baselines';
 import { runOne } from './ours-lib';
@@ -43,7 +43,7 @@ function main(): void {
   ];
   const ratios: number[] = [];
   for (const size of sizes) {
-    for (const policy of ['mlfaas', 'FairShare']) {
+    for (const policy of arg('policies', 'mlfaas,FairShare').split(',')) {
       const runs = seeds.map((seed) =>
         runOne({ size, seed, day: 'eval', ...(policy === 'FairShare' ? { make: (R: number) => new FairShare(R, 10) } : {}) }),
       );

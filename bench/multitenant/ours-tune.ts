@@ -24,6 +24,7 @@ for (const size of sizes) {
   for (const day of days) {
     for (const seed of seeds) {
       const m = runOne({ size, seed, day, params });
+      console.error(`size ${size} day ${day} seed ${seed}: lost ${m.lostUtility.toFixed(4)} viol ${m.sloViolationRate.toFixed(4)} (${m.wallS.toFixed(0)} s)`);
       lost += m.lostUtility;
       viol += m.sloViolationRate;
       drop += m.dropRate;
