@@ -128,8 +128,10 @@ export function runFaroSim(input: SimInput): SimRecord {
         break;
       case EV.MONITOR:
         control.monitor();
-        control.kick();
+        // the monitors' next timeouts are scheduled before the executors act at this instant (their
+        // backoff timeouts come later), so at a later instant the reclaim runs before the retries
         core.q.push(core.now + cfg.monitorIntervalS, EV.MONITOR);
+        control.kick();
         break;
       case EV.TICK: {
         ticks++;
