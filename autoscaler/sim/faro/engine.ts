@@ -33,6 +33,9 @@ export interface SimInput {
   readonly streams?: FaroStreams;
 }
 
+/** A MONITOR event with this index lets the executors pick up the actions of the tick (no free event kind is left). */
+const KICK = 1;
+
 /**
  * A minute's first request (at exactly 60·m) comes from a load process that SimPy starts at that
  * instant with URGENT priority, in the trace's job order, so those run before anything else then and
@@ -127,11 +130,12 @@ export function runFaroSim(input: SimInput): SimRecord {
         control.onHoldDone(idx);
         break;
       case EV.MONITOR:
+        if (idx === KICK) {
+          control.kick();
+          break;
+        }
         control.monitor();
-        // the monitors' next timeouts are scheduled before the executors act at this instant (their
-        // backoff timeouts come later), so at a later instant the reclaim runs before the retries
         core.q.push(core.now + cfg.monitorIntervalS, EV.MONITOR);
-        control.kick();
         break;
       case EV.TICK: {
         ticks++;
@@ -143,8 +147,10 @@ export function runFaroSim(input: SimInput): SimRecord {
           applyDecision(d, planes, control, cfg);
           input.onDecision?.(core.now, d);
         }
-        // The executors pick the actions up after the idle monitor of this instant (SimPy's order).
-        if (core.now % cfg.monitorIntervalS !== 0) control.kick();
+        // The executors pick the actions up after every event already due at this instant (the idle
+        // monitor, backoff retries, starts): in SimPy an action reaches its executor through a put
+        // and a get, two events scheduled now, behind those.
+        if (d !== null) core.q.push(core.now, EV.MONITOR | (KICK << 3));
         core.q.push(core.now + controller.tickS, EV.TICK);
         break;
       }
