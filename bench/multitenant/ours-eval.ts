@@ -4,9 +4,13 @@
  * 36 / 32 / 16 replicas' worth of CPU. Mean and 95 % CI (Student t, n − 1 dof) of lost utility,
  * SLO violation rate and drop rate, beside Faro's best (the authors' stored 5-seed means).
  *   tsx bench/multitenant/ours-eval.ts [--sizes 36,32,16] [--seeds 24,32,40,42,62] [--policies mlfaas,FairShare]
+ * Policies: mlfaas (the artifact's round robin), mlfaas-lo (the platform's least-outstanding router, what b is
+ * measured on), Faro-FairSum-lo / Faro-Sum-lo (naive forecaster on the platform's router), FairShare.
  */
 import { FairShare } from '../../autoscaler/reproductions/faro/baselines';
-import { runOne } from './ours-lib';
+import { faroPolicy } from './faro-policies';
+import { registerPredictivePolicies } from './faro-predictive';
+import { runOne, type RunSpec } from './ours-lib';
 
 function arg(name: string, def: string): string {
   const i = process.argv.indexOf(`--${name}`);
@@ -34,6 +38,18 @@ export function meanCi(xs: readonly number[]): { mean: number; ci: number } {
 const fmt = (m: { mean: number; ci: number }, pct = false): string =>
   pct ? `${(m.mean * 100).toFixed(2)} ± ${(m.ci * 100).toFixed(2)} %` : `${m.mean.toFixed(3)} ± ${m.ci.toFixed(3)}`;
 
+/** The run spec of a policy name of --policies. */
+export function evalSpec(policy: string, seed: number): Partial<RunSpec> {
+  if (policy === 'mlfaas') return {};
+  if (policy === 'mlfaas-lo') return { router: 'leastOutstanding' };
+  if (policy === 'FairShare') return { make: (R: number) => new FairShare(R, 10) };
+  const m = /^(Faro-FairSum|Faro-Sum)-lo$/.exec(policy);
+  if (m === null) throw new Error(`--policies: unknown ${policy} (mlfaas, mlfaas-lo, Faro-FairSum-lo, Faro-Sum-lo, FairShare)`);
+  registerPredictivePolicies();
+  const def = faroPolicy(m[1]);
+  return { router: 'leastOutstanding', make: (R: number) => def.make(R, seed, 'naive', 10), initialReplicas: 1, acceptRateOnlyWithReplicaChange: true };
+}
+
 function main(): void {
   const sizes = nums(arg('sizes', '36,32,16'));
   const seeds = nums(arg('seeds', '24,32,40,42,62'));
@@ -44,15 +60,17 @@ function main(): void {
   const ratios: number[] = [];
   for (const size of sizes) {
     for (const policy of arg('policies', 'mlfaas,FairShare').split(',')) {
-      const runs = seeds.map((seed) =>
-        runOne({ size, seed, day: 'eval', ...(policy === 'FairShare' ? { make: (R: number) => new FairShare(R, 10) } : {}) }),
-      );
+      const runs = seeds.map((seed) => {
+        const r = runOne({ size, seed, day: 'eval', ...evalSpec(policy, seed) });
+        console.error(`${size} ${policy} seed ${seed}: lost ${r.lostUtility.toFixed(4)} viol ${r.sloViolationRate.toFixed(4)} (${r.wallS.toFixed(0)} s)`);
+        return r;
+      });
       const lost = meanCi(runs.map((r) => r.lostUtility));
       const viol = meanCi(runs.map((r) => r.sloViolationRate));
       const drop = meanCi(runs.map((r) => r.dropRate));
       const best = FARO_BEST[size];
       const ratio = best ? lost.mean / best.lost : NaN;
-      if (policy === 'mlfaas' && best) ratios.push(ratio);
+      if (policy === (arg('b-policy', 'mlfaas-lo')) && best) ratios.push(ratio);
       lines.push(
         `| ${size} | ${policy} | ${fmt(lost)} | ${fmt(viol, true)} | ${fmt(drop, true)} | ${best ? ratio.toFixed(3) : '—'} | ` +
           `${best ? `${best.policy} ${best.lost} (${(best.viol * 100).toFixed(2)} %)` : '—'} |`,

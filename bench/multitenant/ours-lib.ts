@@ -8,7 +8,7 @@
 import { readFileSync } from 'fs';
 import { mlfaasClusterController, type MlfaasParams } from '../../autoscaler/multitenant/mlfaas';
 import type { ClusterController } from '../../autoscaler/multitenant/types';
-import { faroSimConfig } from '../../autoscaler/sim/faro/config';
+import { faroSimConfig, type FaroSimConfig } from '../../autoscaler/sim/faro/config';
 import { runFaroSim, type SimRecord } from '../../autoscaler/sim/faro/engine';
 import { analyzeFaro, type FaroMetrics } from '../../autoscaler/sim/faro/metrics';
 import { loadFaroTrace, poissonArrivals, type MinuteTrace } from '../../autoscaler/sim/faro/trace';
@@ -40,6 +40,10 @@ export interface RunSpec {
   readonly make?: (size: number) => ClusterController;
   /** Replicas per job at t = 0 (default: 1 for ours, as Faro; ⌊R/jobs⌋ for another controller). */
   readonly initialReplicas?: number;
+  /** The simulator's router (default the artifact's round robin; 'leastOutstanding' = the mlfaas gateway's rule). */
+  readonly router?: FaroSimConfig['router'];
+  /** With `make`: apply accept rates only with a replica change, as the artifact does for Faro (default false, as ours). */
+  readonly acceptRateOnlyWithReplicaChange?: boolean;
 }
 
 /**
@@ -78,7 +82,10 @@ export function withArrivalRate(c: ClusterController, arrivals: readonly Float64
 export function runOne(spec: RunSpec): FaroMetrics & { wallS: number; record: SimRecord } {
   const t = Date.now();
   const trace = spec.day === 'eval' ? loadFaroTrace() : historyDay(spec.day, spec.sample ?? 0);
-  const cfg = faroSimConfig(spec.size, { acceptRateOnlyWithReplicaChange: false });
+  const cfg = faroSimConfig(spec.size, {
+    acceptRateOnlyWithReplicaChange: spec.acceptRateOnlyWithReplicaChange ?? false,
+    ...(spec.router ? { router: spec.router } : {}),
+  });
   const controller = spec.make ? spec.make(spec.size) : mlfaasClusterController({ capacity: spec.size, ...(spec.params ?? {}) });
   // As the Faro comparison starts its policies: Faro and ours with 1 replica per job, FairShare with its share.
   const init = spec.initialReplicas ?? (spec.make ? Math.max(1, Math.floor(spec.size / trace.jobs.length)) : 1);
@@ -100,16 +107,18 @@ export function runOne(spec: RunSpec): FaroMetrics & { wallS: number; record: Si
  * controller, the arrival rate added to its view from the arrivals the simulator will draw for that
  * seed (only those already past at each tick are counted), accept rates applied at once.
  */
-export function mlfaasExtraPolicy(params: Partial<MlfaasParams> = {}): {
+export interface MlfaasExtra {
   name: string;
   make(R: number, seed: number): ClusterController;
   initialReplicas: number;
-  simConfig: { acceptRateOnlyWithReplicaChange: boolean };
-} {
+  simConfig: { acceptRateOnlyWithReplicaChange: boolean; router?: FaroSimConfig['router'] };
+}
+
+export function mlfaasExtraPolicy(params: Partial<MlfaasParams> = {}, router?: FaroSimConfig['router'], name = 'mlfaas (ours)'): MlfaasExtra {
   return {
-    name: 'mlfaas (ours)',
+    name,
     make: (R, seed) => withArrivalRate(mlfaasClusterController({ capacity: R, ...params }), poissonArrivals(loadFaroTrace(), seed)),
     initialReplicas: 1,
-    simConfig: { acceptRateOnlyWithReplicaChange: false },
+    simConfig: { acceptRateOnlyWithReplicaChange: false, ...(router ? { router } : {}) },
   };
 }

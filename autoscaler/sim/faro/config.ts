@@ -38,6 +38,14 @@ export interface FaroSimConfig {
    * count, once that change is done. False: it takes effect at the tick that sets it.
    */
   readonly acceptRateOnlyWithReplicaChange: boolean;
+  /**
+   * Which replica a job's scheduler hands the head request to, among those with < `maxConcurrent`
+   * assigned. 'roundRobin' (default): the artifact's, the next one in the shuffled cycle.
+   * 'leastOutstanding': the mlfaas gateway's rule (gateway/proxy/balancer.ts, equal weights): the one
+   * with the fewest assigned, ties broken in the shuffled cycle's order from the round robin's
+   * pointer (no extra random draws).
+   */
+  readonly router?: 'roundRobin' | 'leastOutstanding';
 }
 
 export function faroSimConfig(capacity: number, over: Partial<FaroSimConfig> = {}): FaroSimConfig {

@@ -46,7 +46,8 @@ export interface Replica {
  * One job's data plane, as the artifact's `Cluster` + `InferenceModel` + replicas: a single-server
  * HTTP proxy every request passes twice (arrival and response, each a route-latency draw), the
  * accept-rate and tail drop, one FIFO queue, and a scheduler that hands the head request to the next
- * replica in a shuffled round robin that has fewer than `maxConcurrent` assigned. When none has, the
+ * replica in a shuffled round robin that has fewer than `maxConcurrent` assigned (or, with
+ * `cfg.router` 'leastOutstanding', to the one with the fewest assigned). When none has, the
  * scheduler holds that request and waits for one of the job's requests to finish: a replica that
  * has just started does not wake it.
  */
@@ -154,6 +155,7 @@ export class JobPlane {
   }
 
   private assign(): Replica | null {
+    if (this.core.cfg.router === 'leastOutstanding') return this.assignLeastOutstanding();
     const n = this.replicas.length;
     const c = this.cycle;
     const max = this.core.cfg.maxConcurrent;
@@ -163,6 +165,28 @@ export class JobPlane {
       if (r.inflight < max) return r;
     }
     return null;
+  }
+
+  /** The gateway's rule: fewest assigned below the cap; the first such in cycle order from the pointer wins a tie. */
+  private assignLeastOutstanding(): Replica | null {
+    const c = this.cycle;
+    const len = c.length;
+    const n = Math.min(this.replicas.length, len);
+    const max = this.core.cfg.maxConcurrent;
+    let best = -1;
+    let bestLoad = max;
+    for (let k = 0; k < n; k++) {
+      const i = (this.ptr + k) % len;
+      const load = c[i].inflight;
+      if (load < bestLoad) {
+        best = i;
+        bestLoad = load;
+        if (load === 0) break;
+      }
+    }
+    if (best < 0) return null;
+    this.ptr = (best + 1) % len;
+    return c[best];
   }
 
   private startService(r: Replica): void {
