@@ -20,10 +20,10 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { RESULTS_DIR } from './lib/results';
 import { runFaroComparison } from './multitenant/faro';
-import { FARO_BEST_STORED, authorsFigure } from './multitenant/faro-authors';
 import { runDiluComparison } from './multitenant/dilu';
 import { runDiluInference } from './multitenant/dilu-inference';
-import { OURS_POLICY } from './multitenant/ours-policy';
+import { OURS_POLICIES } from './multitenant/ours-policy';
+import { oursVsFaroTable } from './multitenant/ours-table';
 
 const list = (v: string | undefined, def: string) => (v ?? def).split(',').map((s) => s.trim()).filter((s) => s !== '');
 const SEEDS = list(process.env.BENCH_MULTITENANT_SEEDS, '24,32,40,42,62').map(Number);
@@ -45,28 +45,15 @@ async function main(): Promise<void> {
   let vsFaroBest = NaN;
   if (PARTS.has('faro')) {
     const policies = POLICIES.length > 0 ? POLICIES : undefined;
-    const faro = await runFaroComparison({ seeds: SEEDS, sizes: SIZES, policies, extra: [OURS_POLICY], oracleSeeds: [42], log });
+    const faro = await runFaroComparison({ seeds: SEEDS, sizes: SIZES, policies, extra: OURS_POLICIES, oracleSeeds: [42], log });
     faroFidelity = faro.fidelityMaxError;
-    const ours: string[] = [];
-    vsFaroBest = 0;
-    for (const size of SIZES) {
-      const row = faro.rows.find((r) => r.size === size && r.policy === OURS_POLICY.name);
-      const s = row?.ours.none?.seeds;
-      const best = FARO_BEST_STORED[size];
-      if (!s || best === undefined) continue;
-      const bestName = ['Faro-FairSum', 'Faro-Sum'].find((p) => authorsFigure(size, p)?.stored === best) ?? 'Faro';
-      const bestViolation = authorsFigure(size, bestName)?.storedViolation;
-      const ratio = s.lostMean / best;
-      vsFaroBest = Math.max(vsFaroBest, ratio);
-      ours.push(`| ${size} | ${f3(s.lostMean)} ± ${f3(s.lostCi)} | ${(100 * s.violationMean).toFixed(2)} % ± ${(100 * s.violationCi).toFixed(2)} | ` +
-        `${bestName} ${f3(best)} | ${bestViolation === undefined ? '—' : `${(100 * bestViolation).toFixed(2)} %`} | ${f3(ratio)} |`);
-    }
+    // b: ours on the platform's least-outstanding router ÷ best Faro stored (bench/multitenant/ours-table.ts)
+    const ours = oursVsFaroTable(faro.rows, SIZES);
+    vsFaroBest = ours.vsFaroBest;
     out.push('', '## Faro: the authors\' simulator setup, our port and ours', '', faro.markdown, '',
       `Fidelity (our port, seed 42, vs the authors' seed-42 rerun, worst over rows): ${f3(faro.fidelityMaxError)}; ` +
       `our 5-seed mean vs the same rerun: ${f3(faro.fidelityMeanMaxError)}. ${faro.runs} simulator runs.`,
-      '', '### Ours vs the best Faro variant (authors\' stored 5-seed mean)', '',
-      '| replicas | ours lost utility (mean ± 95 % CI) | ours SLO violations | best Faro | its violations | ours ÷ best |',
-      '| --- | --- | --- | --- | --- | --- |', ...ours);
+      '', ...ours.lines);
   }
   let diluFidelity = NaN;
   let gpusVsDilu = NaN;

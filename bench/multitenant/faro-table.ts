@@ -23,6 +23,10 @@ export function formatFaroTable(
     + `${o.rerunSeed}" compares the same run; its service times follow the artifact's draw order (tested on the first draws of a run). `
     + 'Authors = issue 24\'s table (their artifact; stored = 5 seeds with their N-HiTS; rerun = seed 42 with the naive / oracle stand-ins).');
   lines.push('');
+  lines.push('Every row runs on the artifact\'s router (a shuffled round robin over the replicas below 4 assigned) except those named "on the '
+    + 'platform\'s router" / "the platform\'s least-outstanding router", which run with the simulator\'s `router: \'leastOutstanding\'` '
+    + '(the mlfaas gateway\'s rule, gateway/proxy/balancer.ts, same cap of 4).');
+  lines.push('');
   lines.push(`| cluster | policy | ours seed ${o.rerunSeed} naive | ours seed ${o.rerunSeed} oracle | ours ${o.seeds.length} seeds (naive) `
     + `| ours ${o.oracleSeeds.length} seed${o.oracleSeeds.length > 1 ? 's' : ''} (oracle) `
     + `| authors stored | authors rerun naive | authors rerun oracle | err seed ${o.rerunSeed} | err seed mean `
