@@ -5,7 +5,8 @@
  * SLO violation rate and drop rate, beside Faro's best (the authors' stored 5-seed means).
  *   tsx bench/multitenant/ours-eval.ts [--sizes 36,32,16] [--seeds 24,32,40,42,62] [--policies mlfaas,FairShare]
  * Policies: mlfaas (the artifact's round robin), mlfaas-lo (the platform's least-outstanding router, what b is
- * measured on), Faro-FairSum-lo / Faro-Sum-lo (naive forecaster on the platform's router), FairShare.
+ * measured on), Faro-FairSum-lo / Faro-Sum-lo (naive forecaster on the platform's router; without -lo on the
+ * artifact's round robin), FairShare.
  */
 import { FairShare } from '../../autoscaler/reproductions/faro/baselines';
 import { faroPolicy } from './faro-policies';
@@ -43,11 +44,12 @@ export function evalSpec(policy: string, seed: number): Partial<RunSpec> {
   if (policy === 'mlfaas') return {};
   if (policy === 'mlfaas-lo') return { router: 'leastOutstanding' };
   if (policy === 'FairShare') return { make: (R: number) => new FairShare(R, 10) };
-  const m = /^(Faro-FairSum|Faro-Sum)-lo$/.exec(policy);
-  if (m === null) throw new Error(`--policies: unknown ${policy} (mlfaas, mlfaas-lo, Faro-FairSum-lo, Faro-Sum-lo, FairShare)`);
+  const m = /^(Faro-FairSum|Faro-Sum)(-lo)?$/.exec(policy);
+  if (m === null) throw new Error(`--policies: unknown ${policy} (mlfaas, mlfaas-lo, Faro-FairSum[-lo], Faro-Sum[-lo], FairShare)`);
   registerPredictivePolicies();
   const def = faroPolicy(m[1]);
-  return { router: 'leastOutstanding', make: (R: number) => def.make(R, seed, 'naive', 10), initialReplicas: 1, acceptRateOnlyWithReplicaChange: true };
+  const router = m[2] === '-lo' ? 'leastOutstanding' : 'roundRobin';
+  return { router, make: (R: number) => def.make(R, seed, 'naive', 10), initialReplicas: 1, acceptRateOnlyWithReplicaChange: true };
 }
 
 function main(): void {
