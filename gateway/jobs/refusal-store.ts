@@ -1,4 +1,5 @@
 import type Redis from 'ioredis';
+import { CappedList } from '../lib/capped-list';
 
 /** A training job the admission refused (a 409 answer, not a dry run), as `GET /system/jobs/refusals` lists it. */
 export interface JobRefusal {
@@ -25,21 +26,18 @@ export const REFUSALS_KEPT = 200;
 
 /** The last {@link REFUSALS_KEPT} refusals, in one Redis list (newest first), shared by every gateway. */
 export class RefusalStore {
-  constructor(private readonly redis: Redis, private readonly kept = REFUSALS_KEPT) {}
+  private readonly store: CappedList<JobRefusal>;
+
+  constructor(redis: Redis, kept = REFUSALS_KEPT) {
+    this.store = new CappedList<JobRefusal>(redis, kept);
+  }
 
   async add(r: JobRefusal): Promise<void> {
-    await this.redis.multi().lpush(KEY, JSON.stringify(r)).ltrim(KEY, 0, this.kept - 1).exec();
+    await this.store.push(KEY, r);
   }
 
   /** Newest first, at most `limit`. */
-  async list(limit = this.kept): Promise<JobRefusal[]> {
-    const raw = await this.redis.lrange(KEY, 0, Math.max(0, Math.min(limit, this.kept) - 1));
-    return raw.flatMap((s) => {
-      try {
-        return [JSON.parse(s) as JobRefusal];
-      } catch {
-        return [];
-      }
-    });
+  async list(limit = this.store.kept): Promise<JobRefusal[]> {
+    return this.store.range(KEY, limit);
   }
 }

@@ -1,4 +1,5 @@
 import type Redis from 'ioredis';
+import { CappedList } from '../lib/capped-list';
 import { FunctionRef, refKey } from '../lib/names';
 
 /**
@@ -43,20 +44,21 @@ function parse(raw: string): ForecastPoint | undefined {
 
 /** The last FORECASTS_KEPT forecasts per function in Redis, newest first, expiring. */
 export class Forecasts {
-  constructor(private readonly redis: Redis) {}
+  private readonly store: CappedList<ForecastPoint>;
+
+  constructor(redis: Redis) {
+    this.store = new CappedList(redis, FORECASTS_KEPT, parse, FORECASTS_TTL_S);
+  }
 
   async record(ref: FunctionRef, p: ForecastPoint): Promise<void> {
     const point: ForecastPoint = { at: p.at, rps: r3(p.rps), lo: r3(p.lo), hi: r3(p.hi), observed: r3(p.observed),
       ...(p.mean !== undefined ? { mean: r3(p.mean) } : {}), ...(p.label !== undefined ? { label: p.label } : {}) };
-    const k = listKey(ref);
-    await this.redis.multi().lpush(k, JSON.stringify(point)).ltrim(k, 0, FORECASTS_KEPT - 1).expire(k, FORECASTS_TTL_S).exec();
+    await this.store.push(listKey(ref), point);
   }
 
   /** Newest first, at most `limit` (1..FORECASTS_KEPT). */
   async list(ref: FunctionRef, limit = FORECASTS_KEPT): Promise<ForecastPoint[]> {
-    const n = Math.max(1, Math.min(Math.floor(limit), FORECASTS_KEPT));
-    const raw = await this.redis.lrange(listKey(ref), 0, n - 1);
-    return raw.map(parse).filter((p): p is ForecastPoint => p !== undefined);
+    return this.store.range(listKey(ref), limit);
   }
 
   async latest(ref: FunctionRef): Promise<ForecastPoint | undefined> {
@@ -64,6 +66,6 @@ export class Forecasts {
   }
 
   async remove(ref: FunctionRef): Promise<void> {
-    await this.redis.del(listKey(ref));
+    await this.store.remove(listKey(ref));
   }
 }

@@ -1,4 +1,5 @@
 import type Redis from 'ioredis';
+import { CappedList } from '../lib/capped-list';
 import { FunctionRef, refKey } from '../lib/names';
 
 /** One autoscaler decision as users see it (`GET /system/scaling-events`, `faas-cli describe`). */
@@ -27,19 +28,23 @@ const listKey = (r: FunctionRef) => `mlfaas:scaling-events:${refKey(r)}`;
 
 /** Decisions with their reasons, newest first, the last `KEEP` per function. */
 export class ScalingEvents {
-  constructor(private readonly redis: Redis) {}
+  // strict: events are only ever written by record(), so a value that is not JSON is a fault to see
+  private readonly store: CappedList<ScalingEvent>;
+
+  constructor(redis: Redis) {
+    this.store = new CappedList(redis, KEEP, (r) => JSON.parse(r) as ScalingEvent);
+  }
 
   async record(ref: FunctionRef, e: ScalingEvent): Promise<void> {
-    await this.redis.multi().lpush(listKey(ref), JSON.stringify(e)).ltrim(listKey(ref), 0, KEEP - 1).exec();
+    await this.store.push(listKey(ref), e);
   }
 
   async list(ref: FunctionRef, limit = 100): Promise<ScalingEvent[]> {
-    const raw = await this.redis.lrange(listKey(ref), 0, Math.max(0, Math.min(limit, KEEP) - 1));
-    return raw.map((r) => JSON.parse(r) as ScalingEvent);
+    return this.store.range(listKey(ref), limit);
   }
 
   async remove(ref: FunctionRef): Promise<void> {
-    await this.redis.del(listKey(ref));
+    await this.store.remove(listKey(ref));
   }
 
   /** One line for `faas-cli describe` (an annotation value). */
