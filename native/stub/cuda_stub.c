@@ -496,7 +496,12 @@ CUresult cuDeviceGetAttribute(int *pi, CUdevice_attribute a, CUdevice d) {
   switch (a) {
     case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *pi = 8; break;
     case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *pi = 0; break;
-    case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *pi = 108; break;
+    case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: { /* an MPS client sees its share of the SMs */
+      const char *pct = getenv("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"), *pipe = getenv("CUDA_MPS_PIPE_DIRECTORY");
+      int p = pct && pipe ? atoi(pct) : 100;
+      *pi = p > 0 && p < 100 ? (108 * p + 99) / 100 : 108;
+      break;
+    }
     case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *pi = 1024; break;
     case CU_DEVICE_ATTRIBUTE_WARP_SIZE: *pi = 32; break;
     default: *pi = 1; break;

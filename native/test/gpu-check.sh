@@ -224,12 +224,17 @@ elif in_budget mps; then
   if timeout 20 nvidia-cuda-mps-control -d </dev/null >"$T/mps-control.out" 2>&1; then
     MPS_ON=1
     sleep 0.5
-    comp() { timeout 60 env CUDA_MPS_ACTIVE_THREAD_PERCENTAGE="$1" "$BIN/probe" --mode compute --seconds "$COMPUTE_S" | tee -a "$T/mps_compute.json" | jget /dev/stdin meanKernelUs; }
-    t100=$(comp 100); t50=$(comp 50); t25=$(comp 25)
-    CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=50 timeout 60 "$BIN/probe" --mode compute --seconds "$COMPUTE_S" >"$T/mps_c1.json" & c1=$!
-    CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=50 timeout 60 "$BIN/probe" --mode compute --seconds "$COMPUTE_S" >"$T/mps_c2.json" & c2=$!
+    # The grid is fixed at 8 blocks per SM of the whole device (the 100 % run's count): under MPS a
+    # client's MULTIPROCESSOR_COUNT attribute reports only its share of SMs, so a grid sized from it
+    # shrinks with the share and the kernel time cannot show the share (runs 1-5 printed x1.00).
+    comp() { timeout 60 env CUDA_MPS_ACTIVE_THREAD_PERCENTAGE="$1" "$BIN/probe" --mode compute --seconds "$COMPUTE_S" ${2:+--blocks "$2"} >"$T/mps_compute_$1.json"; jget "$T/mps_compute_$1.json" meanKernelUs; }
+    t100=$(comp 100); sms100=$(jget "$T/mps_compute_100.json" sms); grid=$(jget "$T/mps_compute_100.json" blocks)
+    [ "$grid" = na ] && grid=
+    t50=$(comp 50 "$grid"); t25=$(comp 25 "$grid")
+    CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=50 timeout 60 "$BIN/probe" --mode compute --seconds "$COMPUTE_S" ${grid:+--blocks "$grid"} >"$T/mps_c1.json" & c1=$!
+    CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=50 timeout 60 "$BIN/probe" --mode compute --seconds "$COMPUTE_S" ${grid:+--blocks "$grid"} >"$T/mps_c2.json" & c2=$!
     wait "$c1" "$c2"
-    say "mps spatial (compute kernel, 8 blocks per SM): $(calc "${t100:-na} / 1000" "%.1f") ms at 100 %, $(calc "${t50:-na} / 1000" "%.1f") ms at 50 % (x$(calc "${t50:-na} / ${t100:-na}" "%.2f"), ideal 2), $(calc "${t25:-na} / 1000" "%.1f") ms at 25 % (x$(calc "${t25:-na} / ${t100:-na}" "%.2f"), ideal 4); two clients at 50 % together: $(calc "$(jget "$T/mps_c1.json" meanKernelUs) / 1000" "%.1f") / $(calc "$(jget "$T/mps_c2.json" meanKernelUs) / 1000" "%.1f") ms"
+    say "mps spatial (compute kernel, ${grid:-na} blocks = 8 per SM of $sms100): $(calc "${t100:-na} / 1000" "%.1f") ms at 100 %, $(calc "${t50:-na} / 1000" "%.1f") ms at 50 % (x$(calc "${t50:-na} / ${t100:-na}" "%.2f"), ideal 2), $(calc "${t25:-na} / 1000" "%.1f") ms at 25 % (x$(calc "${t25:-na} / ${t100:-na}" "%.2f"), ideal 4); two clients at 50 % together: $(calc "$(jget "$T/mps_c1.json" meanKernelUs) / 1000" "%.1f") / $(calc "$(jget "$T/mps_c2.json" meanKernelUs) / 1000" "%.1f") ms; SMs the client saw / blocks it ran at 100, 50, 25 %: $sms100/$grid, $(jget "$T/mps_compute_50.json" sms)/$(jget "$T/mps_compute_50.json" blocks), $(jget "$T/mps_compute_25.json" sms)/$(jget "$T/mps_compute_25.json" blocks)"
     share_run mps "$RUN_S" 0.3 0.7
     if [ -n "$TORCH" ] && in_budget "torch mps"; then
       mkdir -p "$T/barrier"

@@ -139,7 +139,9 @@ test('without a GPU it says so and exits 0', async () => {
       expect(m.slice(3, 6)).toEqual(['1.000', '1.000', '1.000']);
       expect(r.stdout).toMatch(/torch unlimited: 1000\.0 img\/s; GPU busy fraction 0\.5/);
       expect(r.stdout).toMatch(/torch q=0\.25: 500\.0 img\/s, expected 500\.0: ratio 1\.000/);
-      expect(r.stdout).toMatch(/mps spatial \(compute kernel, 8 blocks per SM\): [0-9.]+ ms at 100 %/);
+      expect(r.stdout).toMatch(/mps spatial \(compute kernel, 864 blocks = 8 per SM of 108\): [0-9.]+ ms at 100 %/);
+      // an MPS client sees its share of the SMs (the stub as the driver); the grid stays the device's
+      expect(r.stdout).toMatch(/SMs the client saw \/ blocks it ran at 100, 50, 25 %: 108\/864, 54\/864, 27\/864/);
       expect(r.stdout).toMatch(new RegExp(`share mps: q=0\\.3 used=[0-9.]+ ${SHARE}; q=0\\.7`));
       expect(r.stdout)
         .toMatch(/torch mps pair: q=0\.3 600\.0 img\/s \(expected 600\.0\) ratio 1\.000; q=0\.7 1000\.0 img\/s \(expected 1000\.0\) ratio 1\.000/);
