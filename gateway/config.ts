@@ -137,8 +137,9 @@ export interface Config {
      * `MLFAAS_CLUSTER_CAPACITY`: the fixed-cluster mode (docs/scaling.md). Cores the inference
      * functions share (`auto`: this node's); a fixed-cluster controller (`MLFAAS_CLUSTER_CONTROLLER`)
      * then allocates replicas, CPU quotas and accept rates instead of the per-function policy.
+     * `lending` (`MLFAAS_CLUSTER_LENDING`, unset: the controller's default) lends idle CPU up to limit 1.
      */
-    cluster?: { capacity: number | 'auto'; controller: string };
+    cluster?: { capacity: number | 'auto'; controller: string; lending?: boolean };
   };
   training: {
     /** Registered training policy (`mlfaas`, `elasticflow`, `edf`, `gandiva`, …). */
@@ -313,7 +314,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       sloGuardS: int(env, 'MLFAAS_SLO_GUARD_S', 5, 1),
       ...(env.MLFAAS_SLO_GUARD_HOLD_S ? { sloGuardHoldS: seconds(env, 'MLFAAS_SLO_GUARD_HOLD_S', 0, 3600) } : {}),
       ...(env.MLFAAS_CLUSTER_CAPACITY
-        ? { cluster: { capacity: clusterCapacity(env.MLFAAS_CLUSTER_CAPACITY), controller: env.MLFAAS_CLUSTER_CONTROLLER || 'grid' } }
+        ? { cluster: { capacity: clusterCapacity(env.MLFAAS_CLUSTER_CAPACITY), controller: env.MLFAAS_CLUSTER_CONTROLLER || 'grid',
+            ...(env.MLFAAS_CLUSTER_LENDING ? { lending: bool(env, 'MLFAAS_CLUSTER_LENDING', false) } : {}) } }
         : {}),
     },
     training: {

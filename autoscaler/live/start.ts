@@ -11,6 +11,7 @@ import { TrainingLoop } from './training-loop';
 import { type Clock, systemClock } from '../../gateway/ports/clock';
 import { ClusterAutoscaler, createClusterController } from '../multitenant/live/cluster-autoscaler';
 import { bestFitPlace } from '../multitenant/live/kube-placement';
+import { clusterLending } from '../multitenant/live/lending';
 import { kubePlacementGate } from '../../gateway/providers/kubernetes/start';
 
 /** The node's devices as the autoscaler sees them: one per core on a machine without a GPU. */
@@ -29,7 +30,8 @@ export function clusterCores(cfg: Config): number | undefined {
 /** The autoscaler's policy in words for the start-up log: the per-function policy, or the fixed-cluster controller and its cores. */
 export function autoscalerPolicyName(cfg: Config): string {
   const c = cfg.autoscaler.cluster;
-  return c ? `fixed cluster of ${c.capacity} cores, controller ${c.controller}` : `policy ${cfg.autoscaler.policy}`;
+  return c ? `fixed cluster of ${c.capacity} cores, controller ${c.controller}${clusterLending(c.controller, c.lending) ? ', lending idle CPU' : ''}`
+    : `policy ${cfg.autoscaler.policy}`;
 }
 
 /**
@@ -46,8 +48,9 @@ export async function startAutoscaler(cfg: Config, redis: Redis, provider: Funct
     // on Kubernetes the placement chooses each new pod's node and GPU (the pods wait behind its scheduling gate)
     const gate = cfg.provider === 'kubernetes' ? kubePlacementGate(cfg, bestFitPlace) : undefined;
     const beforeTick = gate && (async () => (await gate.round()).map((r) => `placement: ${r.pod} ${r.node ? `→ ${r.node}` : 'waits'}: ${r.why}`));
-    const c = new ClusterAutoscaler(redis, provider, controller, { leader, capacity, intervalMs, defaultSloMs: cfg.autoscaler.defaultSloMs, beforeTick },
-      clock);
+    const lending = clusterLending(cfg.autoscaler.cluster!.controller, cfg.autoscaler.cluster!.lending);
+    const c = new ClusterAutoscaler(redis, provider, controller, { leader, capacity, intervalMs, defaultSloMs: cfg.autoscaler.defaultSloMs, beforeTick,
+      lending }, clock);
     await c.start();
     return c;
   }

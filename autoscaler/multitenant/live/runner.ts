@@ -3,9 +3,11 @@
  * function (its replicas, per-second counters, capability profile and SLO labels), builds the
  * controller's ClusterView, calls the controller, keeps the decision within the cluster
  * (capacity.ts) and applies it through the provider: replica counts (`scale`), each replica's CPU
- * quota (`setQuota`, vertical; request = limit: nothing is lent in a full cluster) and the accept
- * rate (the gateways' admission table, gateway/proxy/admission.ts). Every change is a scaling
- * event whose reason is the controller's (the trade-off in words).
+ * quota (`setQuota`, vertical) and the accept rate (the gateways' admission table,
+ * gateway/proxy/admission.ts). With `lending` the quota is each replica's request and its limit is
+ * one whole replica's CPU, so a busy replica borrows what idle ones leave (lending.ts); without it
+ * request = limit. Every change is a scaling event whose reason is the controller's (the
+ * trade-off in words) and names the replica's request and limit.
  */
 import type Redis from 'ioredis';
 import type { FunctionRef } from '../../../gateway/lib/names';
@@ -19,6 +21,7 @@ import type { ClusterController, ClusterView, ControllerDecision, JobView } from
 import { coresOf, damp, fitCapacity, resolveTargets, Target } from './capacity';
 import { jobView, MinuteBook, processingMsOf } from './view';
 import { tradeOff } from './trade-off';
+import { limitOf, limitStale, quotaWords } from './lending';
 
 /** A reason that already names the utility before and after. */
 const UTILITY_SAID = /utility \S+ → \S+/;
@@ -34,6 +37,11 @@ export interface ClusterRunnerOptions {
   defaultProcessingMs?: number;
   /** Seconds of counters a job's rate and latency are read over (default 5). */
   windowS?: number;
+  /**
+   * Lend idle CPU (`MLFAAS_CLUSTER_LENDING`, lending.ts): every setQuota passes limit 1, the quota
+   * stays the request (Σ replicas × quota ≤ capacity holds on the requests). Default off.
+   */
+  lending?: boolean;
 }
 
 /** What one tick saw, decided and did (logs, tests). */
@@ -60,6 +68,8 @@ export class ClusterRunner {
   private readonly books = new Map<string, MinuteBook>();
   private readonly quotas = new Map<string, number>();
   private readonly accept = new Map<string, number>();
+  /** The limit each replica was last given by this runner (request = limit: its quota), by replica id. */
+  private readonly limits = new Map<string, number>();
   /** Why each function admits less than all (the decision that set it), for the 429's body. */
   private readonly reasons = new Map<string, string>();
   private readonly events: ScalingEvents;
@@ -110,7 +120,7 @@ export class ClusterRunner {
         replicas: Math.max(f.replicas, 1), readyReplicas: eps.filter((r) => r.state === 'ready').length, quota, minuteCounts: book.counts(),
         window: window as ReadonlyMap<number, SecondCounters>, windowS, lastSec, tickS }));
     }
-    this.forget(new Set(items.map((x) => x.fnId)));
+    this.forget(new Set(items.map((x) => x.fnId)), new Set(read.flatMap((x) => x.eps.map((r) => r.id))));
     const view: ClusterView = { nowS: nowMs / 1000, capacity: this.opts.capacity, jobs };
     const notes: string[] = [];
     let decision: ControllerDecision | null = null;
@@ -145,9 +155,17 @@ export class ClusterRunner {
     const errors: string[] = [];
     const time = new Date(nowMs).toISOString();
     const base = { time, policy: this.policy, reason: reason ?? 'a new replica at its function\'s quota' };
-    const record = async (ref: FunctionRef, e: Omit<ScalingEvent, 'time' | 'policy' | 'reason'>, error: string | undefined, force = false) => {
+    const record = async (ref: FunctionRef, e: Omit<ScalingEvent, 'time' | 'policy' | 'reason'>, error: string | undefined, force = false, note = '') => {
       if (error) errors.push(`${ref.name}: ${e.action} → ${e.to}: ${error}`);
-      if (reason || error || force) await this.events.record(ref, { ...base, ...e, ...(error ? { error } : {}) }).catch(() => undefined);
+      if (reason || error || force) {
+        await this.events.record(ref, { ...base, reason: base.reason + note, ...e, ...(error ? { error } : {}) }).catch(() => undefined);
+      }
+    };
+    const limit = limitOf(this.opts.lending ?? false);
+    const setQuota = async (ref: FunctionRef, id: string, quota: number) => {
+      const error = await this.call(() => (limit === undefined ? this.provider.setQuota(ref, id, quota) : this.provider.setQuota(ref, id, quota, limit)));
+      if (!error) this.limits.set(id, limit ?? quota);
+      return error;
     };
     // fewer requests admitted takes effect first (the quickest lever, and it frees capacity): the
     // gateways read the table within half a second; more admitted waits for the capacity below
@@ -160,9 +178,18 @@ export class ClusterRunner {
         const staying = t.replicas < eps.length ? eps.slice(0, t.replicas) : eps;
         const leaving = eps.slice(staying.length).map((r) => r.id);
         await Promise.all(staying.filter((r) => grows(r.quota, t.quota)).map(async (r) => {
-          const error = await this.call(() => this.provider.setQuota(ref, r.id, t.quota));
-          await record(ref, { action: 'quota', replica: r.id, from: r.quota, to: t.quota }, error);
+          const error = await setQuota(ref, r.id, t.quota);
+          await record(ref, { action: 'quota', replica: r.id, from: r.quota, to: t.quota }, error, false, ` | ${quotaWords(t.quota, limit)}`);
         }));
+        // a replica whose quota stays but whose limit is not the cluster's (lending switched, a new
+        // leader, a provider holding request = limit from before) gets it; no event unless it fails
+        if (phase === 'grow') {
+          await Promise.all(staying.filter((r) => Math.abs(r.quota - t.quota) <= 1e-9 && limitStale(this.limits.get(r.id) ?? limitOfReplica(r), r.quota,
+            this.opts.lending ?? false)).map(async (r) => {
+            const error = await setQuota(ref, r.id, r.quota);
+            if (error) await record(ref, { action: 'quota', replica: r.id, from: r.quota, to: r.quota }, error, false, ` | ${quotaWords(r.quota, limit)}`);
+          }));
+        }
         if (phase === 'grow') this.quotas.set(fnId, t.quota);
         if (grows(f.replicas, t.replicas)) {
           const error = await this.call(() => this.provider.scale(ref, t.replicas, leaving.length ? leaving : undefined));
@@ -202,13 +229,20 @@ export class ClusterRunner {
     }
   }
 
-  /** Forgets functions that are gone (a redeployed one starts afresh). */
-  private forget(live: Set<string>): void {
+  /** Forgets functions and replicas that are gone (a redeployed one starts afresh). */
+  private forget(live: Set<string>, replicas: Set<string>): void {
     for (const m of [this.books, this.quotas, this.accept, this.reasons]) for (const k of m.keys()) if (!live.has(k)) m.delete(k);
+    for (const k of this.limits.keys()) if (!replicas.has(k)) this.limits.delete(k);
   }
 
   /** Σ replicas × quota of what the runner applied last (for logs). */
   static cores(r: ClusterTickReport): number {
     return coresOf(Object.values(r.applied));
   }
+}
+
+/** The limit a provider reports with a replica (the local provider merges its settings), if any. */
+function limitOfReplica(r: ReplicaInfo): number | undefined {
+  const l = (r as ReplicaInfo & { limit?: unknown }).limit;
+  return typeof l === 'number' && l > 0 ? l : undefined;
 }
