@@ -228,16 +228,26 @@ export class KubernetesProvider implements FunctionProvider {
     return p;
   }
 
-  async setQuota(ref: FunctionRef, replicaId: string, quota: number): Promise<void> {
+  /**
+   * A replica's <request, limit>: the `mlfaas.io/quota` annotation (the quota), and where the API
+   * server resizes in place, `requests.cpu` = quota × the pod's declared cores and `limits.cpu` =
+   * limit × them (absent: the quota, request = limit). A Guaranteed pod cannot change its QoS class
+   * in a resize, so it is held to request = limit (the contract lets a provider that cannot lend
+   * ignore `limit`). Without the resize subresource the node agent applies the quota alone.
+   */
+  async setQuota(ref: FunctionRef, replicaId: string, quota: number, limit?: number): Promise<void> {
     if (!(quota > 0 && quota <= 1)) throw invalid('quota', `${quota} must be in (0, 1]`);
+    if (limit !== undefined && !(limit >= quota && limit <= 1)) throw invalid('limit', `${limit} must be in [quota ${quota}, 1]`);
     const pod = await this.replicaPod(ref, replicaId);
     this.cache.notePod(await this.core.patchNamespacedPod({ name: replicaId, namespace: ref.namespace,
       body: { metadata: { annotations: { [QUOTA_ANNOTATION]: String(quota) } } } }, MERGE));
-    const cpu = cpuLimitFor(pod, quota);
-    if (cpu && this.podResize) {
+    const request = cpuLimitFor(pod, quota);
+    const lends = limit !== undefined && limit > quota && pod.status?.qosClass !== 'Guaranteed';
+    const cap = lends ? cpuLimitFor(pod, limit) : request;
+    if (request && cap && this.podResize) {
       const c = pod.spec!.containers[0];
       const resized = await this.core.patchNamespacedPodResize({ name: replicaId, namespace: ref.namespace,
-        body: { spec: { containers: [{ name: c.name, resources: { limits: { cpu } } }] } } }, STRATEGIC);
+        body: { spec: { containers: [{ name: c.name, resources: { requests: { cpu: request }, limits: { cpu: cap } } }] } } }, STRATEGIC);
       this.cache.notePod(resized);
     }
   }
