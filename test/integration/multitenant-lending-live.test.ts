@@ -1,0 +1,145 @@
+/**
+ * Lending in the fixed-cluster mode, live (issue 24): three functions on the real platform
+ * (gateway, agent, Redis, replicas as processes in cgroups) share a cluster of 2 cores
+ * (`MLFAAS_CLUSTER_CAPACITY=2`) under the `mlfaas` controller, started through `startAutoscaler`
+ * as `mlfaas up` starts it, with `MLFAAS_CLUSTER_LENDING` unset (on by default for `mlfaas`).
+ * Every replica's cgroup, read at the kernel's path, must hold its quota as the request
+ * (cpu.shares = quota × its cores × 1024) and one whole replica's CPU as the limit (CFS quota =
+ * 1 × its cores × the period), with Σ replicas × quota ≤ 2 on the requests and the quota events
+ * naming both. Then the same cluster with lending off (a new leader, `lending: false`): every
+ * replica is taken back to request = limit (CFS quota = quota × its cores × the period).
+ * What the busy replica borrows is measured in multitenant-lending.timing.test.ts.
+ *
+ * Checked that it fails when the mechanism is broken: with the runner passing no limit it fails
+ * at the CFS quota of the lending half; with the stale-limit refresh removed, at the second half.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { startAutoscaler } from '../../autoscaler/live/start';
+import { Cgroups } from '../../node-runtime/cgroups';
+import { CFS_PERIOD_US, parseCpuList } from '../../node-runtime/cpu-values';
+import { sandboxUnavailable } from '../../node-runtime/sandbox';
+import { profileKey } from '../../node-runtime/profiler';
+import type { ScalingEvent } from '../../gateway/registry/scaling-events';
+import { seedImage } from '../helpers/images';
+import { eventually, testGateway, testRedis, TestPlatform } from '../helpers/platform';
+
+const cg = sandboxUnavailable() ? undefined : Cgroups.detect();
+const maybe = cg && cg.hasCpuset && cg.version === 1 ? describe : describe.skip;
+const ROOT = '/sys/fs/cgroup';
+const NS = 'openfaas-fn';
+const FNS = ['hot', 'warm', 'idle'];
+
+const SERVER = `
+const http = require('http');
+const server = http.createServer((req, res) => {
+  if (req.url === '/_/ready' || req.url === '/_/health') return res.writeHead(200).end('ok');
+  req.resume();
+  req.on('end', () => res.writeHead(200).end('{}'));
+});
+server.listen(Number(process.env.PORT), process.env.HOST || '127.0.0.1');
+process.on('SIGTERM', () => server.close(() => process.exit(0)));
+`;
+
+const read = (ctrl: string, id: string, f: string) => {
+  try {
+    return readFileSync(join(ROOT, ctrl, 'mlfaas', id, f), 'utf8').trim();
+  } catch {
+    return undefined;
+  }
+};
+
+/** One replica as its cgroup holds it. */
+interface Held { fn: string; id: string; quota: number; limit?: number; cores: number; shares?: string; cfs?: string }
+
+maybe('fixed-cluster lending live: mlfaas controller, 2 cores, cgroup v1', () => {
+  let redis: Awaited<ReturnType<typeof testRedis>>;
+  let p: TestPlatform;
+  let autoscaler: Awaited<ReturnType<typeof startAutoscaler>> | undefined;
+  const log: string[] = [];
+
+  /** Every running replica with its quota and limit (the provider's settings) and its cgroup's values. */
+  async function held(): Promise<Held[]> {
+    const out: Held[] = [];
+    for (const fn of FNS) {
+      for (const r of await p.gw.provider.endpoints({ name: fn, namespace: NS })) {
+        if (r.state !== 'ready') continue;
+        const cpus = read('cpuset', r.id, 'cpuset.cpus');
+        out.push({ fn, id: r.id, quota: r.quota, limit: (r as { limit?: number }).limit, cores: cpus ? parseCpuList(cpus).length : 0,
+          shares: read('cpu', r.id, 'cpu.shares'), cfs: read('cpu', r.id, 'cpu.cfs_quota_us') });
+      }
+    }
+    return out;
+  }
+  const shares = (h: Held) => String(Math.max(2, Math.round(h.quota * h.cores * 1024)));
+  const cfs = (h: Held, limit: number) => String(Math.max(1000, Math.round(limit * h.cores * CFS_PERIOD_US)));
+  const fmt = (hs: Held[]) => hs.map((h) => `${h.id} q=${h.quota} l=${h.limit} cores=${h.cores} shares=${h.shares} cfs=${h.cfs}`).join('; ');
+
+  beforeAll(async () => {
+    redis = await testRedis();
+    p = await testGateway(redis.url, { MLFAAS_CLUSTER_CAPACITY: '2', MLFAAS_CLUSTER_CONTROLLER: 'mlfaas' });
+    seedImage(p.images, 'test/idle:1', { 'server.js': SERVER },
+      { language: 'node', kind: 'inference', mode: 'http', fprocess: 'node server.js', readiness: '/_/ready', health: '/_/health' });
+    for (const service of FNS) {
+      const dep = { service, image: 'test/idle:1', labels: { 'com.openfaas.scale.min': '1', 'com.openfaas.scale.max': '2' },
+        annotations: { 'mlfaas.slo.latency_ms': '500', 'mlfaas.slo.percentile': '99' } };
+      expect((await p.json('POST', '/system/functions', dep)).status).toBe(202);
+      await p.gw.redis.set(profileKey({ name: service, namespace: NS }), JSON.stringify({
+        function: `${service}.${NS}`, version: 'seeded-by-test', measuredAt: new Date().toISOString(), device: 'cpu',
+        points: [1, 0.5, 0.25].map((quota) => ({ batch: 1, quota, smShare: 1, throughput: (1000 * quota) / 100, latencyMs: 100 / quota })),
+      }));
+    }
+    const ready = await eventually(async () => {
+      for (const fn of FNS) if (((await p.gw.provider.get({ name: fn, namespace: NS }))?.availableReplicas ?? 0) < 1) return false;
+      return true;
+    }, 45000, 200);
+    expect(ready).toBe(true);
+    expect(p.cfg.autoscaler.cluster).toEqual({ capacity: 2, controller: 'mlfaas' });
+    autoscaler = await startAutoscaler(p.cfg, p.gw.redis, p.gw.provider);
+  }, 60000);
+
+  afterAll(async () => {
+    console.log([...log, ...(autoscaler && 'history' in autoscaler ? autoscaler.history.slice(-20) : [])].join('\n'));
+    await autoscaler?.close();
+    await p?.stop();
+    await redis?.stop();
+  });
+
+  it('lending on (the mlfaas default): cpu.shares ∝ quota, CFS quota = one whole replica (limit 1), Σ requests ≤ 2, events say both', async () => {
+    let last: Held[] = [];
+    const ok = await eventually(async () => {
+      last = await held();
+      return last.length >= FNS.length && last.reduce((s, h) => s + h.quota, 0) <= 2 + 1e-6 &&
+        last.every((h) => h.limit === 1 && h.cores > 0 && h.shares === shares(h) && h.cfs === cfs(h, 1));
+    }, 20000, 250);
+    log.push(`lending on: ${fmt(last)}`);
+    expect(ok).toBe(true);
+    // a request under the limit: the cluster lends (not every replica at quota 1)
+    expect(last.some((h) => h.quota < 1)).toBe(true);
+    const events = (await Promise.all(FNS.map(async (fn) =>
+      (await (await p.get(`/system/scaling-events?function=${fn}&limit=1000`)).json()) as ScalingEvent[]))).flat();
+    const q = events.filter((e) => e.action === 'quota' && !e.error);
+    expect(q.length).toBeGreaterThan(0);
+    log.push(`a quota event: ${q[0].reason}`);
+    for (const e of q) {
+      expect(e.policy).toBe('cluster:mlfaas');
+      expect(e.reason).toMatch(/quota \d+(\.\d+)? \(limit 1: borrows idle CPU\)/);
+    }
+  }, 40000);
+
+  it('lending off (MLFAAS_CLUSTER_LENDING=0): every replica is taken back to request = limit', async () => {
+    await autoscaler?.close();
+    autoscaler = undefined;
+    const cluster = { ...p.cfg.autoscaler.cluster!, lending: false };
+    autoscaler = await startAutoscaler({ ...p.cfg, autoscaler: { ...p.cfg.autoscaler, cluster } }, p.gw.redis, p.gw.provider);
+    let last: Held[] = [];
+    const ok = await eventually(async () => {
+      last = await held();
+      return last.length >= FNS.length && last.every((h) => h.limit === h.quota && h.shares === shares(h) && h.cfs === cfs(h, h.quota));
+    }, 20000, 250);
+    log.push(`lending off: ${fmt(last)}`);
+    expect(ok).toBe(true);
+    expect(last.reduce((s, h) => s + h.quota, 0)).toBeLessThanOrEqual(2 + 1e-6);
+    expect(last.some((h) => h.quota < 1)).toBe(true);
+  }, 40000);
+});
