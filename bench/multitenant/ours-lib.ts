@@ -42,6 +42,9 @@ export interface RunSpec {
   readonly initialReplicas?: number;
   /** The simulator's router (default the artifact's round robin; 'leastOutstanding' = the mlfaas gateway's rule). */
   readonly router?: FaroSimConfig['router'];
+  /** The simulator's CPU model (default 'quota', the artifact's hard cap; 'shares' = work conserving). */
+  readonly cpu?: FaroSimConfig['cpu'];
+  readonly nodeUnits?: number;
   /** With `make`: apply accept rates only with a replica change, as the artifact does for Faro (default false, as ours). */
   readonly acceptRateOnlyWithReplicaChange?: boolean;
 }
@@ -85,6 +88,8 @@ export function runOne(spec: RunSpec): FaroMetrics & { wallS: number; record: Si
   const cfg = faroSimConfig(spec.size, {
     acceptRateOnlyWithReplicaChange: spec.acceptRateOnlyWithReplicaChange ?? false,
     ...(spec.router ? { router: spec.router } : {}),
+    ...(spec.cpu ? { cpu: spec.cpu } : {}),
+    ...(spec.nodeUnits ? { nodeUnits: spec.nodeUnits } : {}),
   });
   const controller = spec.make ? spec.make(spec.size) : mlfaasClusterController({ capacity: spec.size, ...(spec.params ?? {}) });
   // As the Faro comparison starts its policies: Faro and ours with 1 replica per job, FairShare with its share.
@@ -111,14 +116,20 @@ export interface MlfaasExtra {
   name: string;
   make(R: number, seed: number): ClusterController;
   initialReplicas: number;
-  simConfig: { acceptRateOnlyWithReplicaChange: boolean; router?: FaroSimConfig['router'] };
+  simConfig: Partial<FaroSimConfig> & { acceptRateOnlyWithReplicaChange: boolean };
 }
 
-export function mlfaasExtraPolicy(params: Partial<MlfaasParams> = {}, router?: FaroSimConfig['router'], name = 'mlfaas (ours)'): MlfaasExtra {
+/** `sim`: the simulator's router, CPU model and node size for this row (defaults: the artifact's). */
+export function mlfaasExtraPolicy(
+  params: Partial<MlfaasParams> = {},
+  router?: FaroSimConfig['router'],
+  name = 'mlfaas (ours)',
+  sim: Pick<Partial<FaroSimConfig>, 'cpu' | 'nodeUnits'> = {},
+): MlfaasExtra {
   return {
     name,
     make: (R, seed) => withArrivalRate(mlfaasClusterController({ capacity: R, ...params }), poissonArrivals(loadFaroTrace(), seed)),
     initialReplicas: 1,
-    simConfig: { acceptRateOnlyWithReplicaChange: false, ...(router ? { router } : {}) },
+    simConfig: { acceptRateOnlyWithReplicaChange: false, ...(router ? { router } : {}), ...sim },
   };
 }

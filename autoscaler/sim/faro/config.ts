@@ -46,6 +46,19 @@ export interface FaroSimConfig {
    * pointer (no extra random draws).
    */
   readonly router?: 'roundRobin' | 'leastOutstanding';
+  /**
+   * How a job's quota limits its replicas' CPU. 'quota' (default, the artifact's): a request's
+   * service time is its draw ÷ the quota (a hard cap, cgroup `cpu.cfs_quota_us`). 'shares': work
+   * conserving, the quota a weight (`cpu.shares`) and one CPU the cap (shares.ts): a busy replica
+   * gets at least its quota and borrows what idle replicas of the cluster leave.
+   */
+  readonly cpu?: 'quota' | 'shares';
+  /**
+   * With `cpu` 'shares': units per node (default: the whole capacity on one node). Pods are placed
+   * on the node with the most units free (Σ its pods × their job's quota); a replica borrows only
+   * from its own node. Nodes of `nodeUnits`, the last one the remainder.
+   */
+  readonly nodeUnits?: number;
 }
 
 export function faroSimConfig(capacity: number, over: Partial<FaroSimConfig> = {}): FaroSimConfig {

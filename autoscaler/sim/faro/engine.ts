@@ -4,6 +4,7 @@ import { EventQueue } from './event-queue';
 import { ControlPlane } from './executor';
 import { EV, JobPlane, type Replica, type SimCore } from './job';
 import { faroStreams, type FaroStreams } from './random';
+import { sharePools } from './shares';
 import { JobWindow, buildView } from './view';
 
 /** Everything one run leaves behind: per request its job, arrival, end, and whether it was dropped. */
@@ -62,15 +63,20 @@ export function runFaroSim(input: SimInput): SimRecord {
   const arrivalsWin = arrivals.map(() => new JobWindow(cfg.lookBackS));
   let done = 0;
   const streams = input.streams ?? faroStreams(input.seed);
+  const q0 = new EventQueue();
   const core: SimCore = {
     now: 0,
-    q: new EventQueue(),
+    q: q0,
     cfg,
     routeRng: streams.route,
     serviceRng: streams.service,
     dropRng: streams.python,
     orderRng: streams.python,
     replicaById: [] as Replica[],
+    shares:
+      cfg.cpu === 'shares'
+        ? sharePools(q0, cfg.capacity, cfg.nodeUnits, (j) => planes[j].quota, (id) => EV.SERVICE | (id << 3))
+        : undefined,
     markDropped: (req) => {
       dropped[req] = 1;
     },
@@ -117,6 +123,11 @@ export function runFaroSim(input: SimInput): SimRecord {
         break;
       case EV.SERVICE: {
         const r = core.replicaById[idx];
+        if (core.shares) {
+          const pool = core.shares[r.node];
+          if (!pool.isDue(r, core.now)) break; // superseded by a speed change
+          pool.stop(r, core.now);
+        }
         planes[r.job].onServiceDone(r);
         break;
       }
@@ -145,6 +156,7 @@ export function runFaroSim(input: SimInput): SimRecord {
         if (d !== null) {
           decisions++;
           applyDecision(d, planes, control, cfg);
+          if (core.shares) for (const pool of core.shares) pool.reweigh(core.now);
           input.onDecision?.(core.now, d);
         }
         // The executors pick the actions up after every event already due at this instant (the idle

@@ -185,13 +185,27 @@ export class ControlPlane {
   }
 
   private createPod(job: number): Worker {
-    const w: Worker = { replica: null, idleSince: this.core.now };
+    const w: Worker = { replica: null, idleSince: this.core.now, node: this.placeNode() };
     this.workers[job].push(w);
     return w;
   }
 
+  /** With work-conserving shares: the node with the most units free (the first on a tie); else 0. */
+  private placeNode(): number {
+    const pools = this.core.shares;
+    if (!pools || pools.length <= 1) return 0;
+    const free = pools.map((p) => p.capacity);
+    for (let j = 0; j < this.jobs.length; j++) for (const w of this.workers[j]) free[w.node] -= this.jobs[j].quota;
+    let best = 0;
+    for (let k = 1; k < free.length; k++) if (free[k] > free[best] + 1e-9) best = k;
+    return best;
+  }
+
   private newReplica(job: number, worker: Worker): Replica {
-    const r: Replica = { id: this.nextReplicaId++, job, queue: [], busy: false, inflight: 0, stopped: false, worker };
+    const r: Replica = {
+      id: this.nextReplicaId++, job, queue: [], busy: false, inflight: 0, stopped: false, worker, node: worker.node,
+      work: 0, speed: 0, since: 0, dueAt: -1,
+    };
     worker.replica = r;
     this.core.replicaById[r.id] = r;
     return r;

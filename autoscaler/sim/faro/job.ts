@@ -1,6 +1,7 @@
 import type { FaroSimConfig } from './config';
 import type { EventQueue } from './event-queue';
 import { drawLogNorm, type NormalSource, type UniformSource } from './random';
+import type { SharePool } from './shares';
 
 /** Event kinds packed in the low 3 bits of a payload; the index is payload >> 3. */
 export const EV = { ARRIVAL: 0, ROUTER: 1, SERVICE: 2, START: 3, TICK: 4, MONITOR: 5, RETRY: 6, HOLD: 7 } as const;
@@ -17,6 +18,8 @@ export interface SimCore {
   readonly dropRng: UniformSource;
   readonly orderRng: UniformSource;
   readonly replicaById: Replica[];
+  /** With `cfg.cpu` 'shares': the work-conserving pool of each node the replicas' services run in. */
+  readonly shares?: SharePool[];
   /** Marks request `req` dropped (it still passes the proxy once more on its way out). */
   markDropped(req: number): void;
   /** Called when request `req` leaves the system (served or dropped). */
@@ -27,6 +30,8 @@ export interface SimCore {
 export interface Worker {
   replica: Replica | null;
   idleSince: number;
+  /** The node it was placed on (`cfg.cpu` 'shares'; 0 otherwise). */
+  node: number;
 }
 
 /** A replica: serves the requests assigned to it one at a time, in order. */
@@ -40,6 +45,12 @@ export interface Replica {
   /** Removed: takes no new request, finishes what it holds. */
   stopped: boolean;
   worker: Worker | null;
+  readonly node: number;
+  /** `cfg.cpu` 'shares' only: remaining work (s at speed 1), speed, since when, and the completion due. */
+  work: number;
+  speed: number;
+  since: number;
+  dueAt: number;
 }
 
 /**
@@ -192,8 +203,12 @@ export class JobPlane {
   private startService(r: Replica): void {
     r.busy = true;
     const core = this.core;
-    const dt = drawLogNorm(core.serviceRng, core.cfg.service) / this.quota;
-    core.q.push(core.now + dt, EV.SERVICE | (r.id << 3));
+    const draw = drawLogNorm(core.serviceRng, core.cfg.service);
+    if (core.shares) {
+      core.shares[r.node].start(r, draw, core.now);
+      return;
+    }
+    core.q.push(core.now + draw / this.quota, EV.SERVICE | (r.id << 3));
   }
 
   private routerPush(code: number): void {
