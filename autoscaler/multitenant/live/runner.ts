@@ -5,9 +5,11 @@
  * (capacity.ts) and applies it through the provider: replica counts (`scale`), each replica's CPU
  * quota (`setQuota`, vertical) and the accept rate (the gateways' admission table,
  * gateway/proxy/admission.ts). With `lending` the quota is each replica's request and its limit is
- * one whole replica's CPU, so a busy replica borrows what idle ones leave (lending.ts); without it
- * request = limit. Every change is a scaling event whose reason is the controller's (the
- * trade-off in words) and names the replica's request and limit.
+ * one whole CPU, so a busy replica borrows what idle ones leave (lending.ts); without it
+ * request = limit. Quotas are cores here and in the controllers; the provider is given (and
+ * reports) fractions of each of the replica's cores (`ReplicaInfo.cores`), converted at the edge
+ * (units.ts). Every change is a scaling event whose reason is the controller's (the trade-off in
+ * words) and names the replica's request and limit.
  */
 import type Redis from 'ioredis';
 import type { FunctionRef } from '../../../gateway/lib/names';
@@ -22,6 +24,7 @@ import { coresOf, damp, fitCapacity, resolveTargets, Target } from './capacity';
 import { jobView, MinuteBook, processingMsOf } from './view';
 import { tradeOff } from './trade-off';
 import { limitOf, limitStale, quotaWords } from './lending';
+import { coreQuotaOf, coresOf as replicaCores, heldCores, providerLimit, providerQuota } from './units';
 
 /** A reason that already names the utility before and after. */
 const UTILITY_SAID = /utility \S+ → \S+/;
@@ -38,8 +41,9 @@ export interface ClusterRunnerOptions {
   /** Seconds of counters a job's rate and latency are read over (default 5). */
   windowS?: number;
   /**
-   * Lend idle CPU (`MLFAAS_CLUSTER_LENDING`, lending.ts): every setQuota passes limit 1, the quota
-   * stays the request (Σ replicas × quota ≤ capacity holds on the requests). Default off.
+   * Lend idle CPU (`MLFAAS_CLUSTER_LENDING`, lending.ts): every setQuota passes a limit of one CPU
+   * (1 / the replica's cores), the quota stays the request (Σ replicas × quota ≤ capacity holds on
+   * the requests). Default off.
    */
   lending?: boolean;
 }
@@ -68,7 +72,7 @@ export class ClusterRunner {
   private readonly books = new Map<string, MinuteBook>();
   private readonly quotas = new Map<string, number>();
   private readonly accept = new Map<string, number>();
-  /** The limit each replica was last given by this runner (request = limit: its quota), by replica id. */
+  /** The provider limit each replica was last given by this runner (request = limit: its quota), by replica id. */
   private readonly limits = new Map<string, number>();
   /** Why each function admits less than all (the decision that set it), for the 429's body. */
   private readonly reasons = new Map<string, string>();
@@ -114,7 +118,8 @@ export class ClusterRunner {
       if (f.replicas === 0 && eps.length === 0 && ![...window.values()].some((c) => c.arrivals > 0)) continue;
       const ml = parseMlSpec(f.labels, f.annotations);
       const processingMs = processingMsOf(profile) ?? this.opts.defaultProcessingMs ?? 100;
-      const quota = this.quotas.get(fnId) ?? (eps.length ? eps.reduce((s, r) => s + r.quota, 0) / eps.length : 1);
+      // in cores; a replica holds at most one unit in the controllers' model (a new one at the provider's 1 may hold more)
+      const quota = this.quotas.get(fnId) ?? (eps.length ? Math.min(1, eps.reduce((s, r) => s + coreQuotaOf(r), 0) / eps.length) : 1);
       items.push({ f, ref, fnId, ml, eps });
       jobs.push(jobView({ name: fnId, processingMs, sloMs: ml.sloLatencyMs ?? this.opts.defaultSloMs, sloPercentile: ml.sloPercentile,
         replicas: Math.max(f.replicas, 1), readyReplicas: eps.filter((r) => r.state === 'ready').length, quota, minuteCounts: book.counts(),
@@ -162,9 +167,13 @@ export class ClusterRunner {
       }
     };
     const limit = limitOf(this.opts.lending ?? false);
-    const setQuota = async (ref: FunctionRef, id: string, quota: number) => {
-      const error = await this.call(() => (limit === undefined ? this.provider.setQuota(ref, id, quota) : this.provider.setQuota(ref, id, quota, limit)));
-      if (!error) this.limits.set(id, limit ?? quota);
+    // quota and limit in cores → the provider's fractions of each of the replica's cores
+    const setQuota = async (ref: FunctionRef, r: ReplicaInfo, quota: number) => {
+      const cores = replicaCores(r);
+      const pq = providerQuota(quota, cores);
+      const pl = providerLimit(limit, quota, cores);
+      const error = await this.call(() => (pl === undefined ? this.provider.setQuota(ref, r.id, pq) : this.provider.setQuota(ref, r.id, pq, pl)));
+      if (!error) this.limits.set(r.id, pl ?? pq);
       return error;
     };
     // fewer requests admitted takes effect first (the quickest lever, and it frees capacity): the
@@ -177,17 +186,21 @@ export class ClusterRunner {
         // a scale-down stops the replicas listed last (newest): their quotas are left alone
         const staying = t.replicas < eps.length ? eps.slice(0, t.replicas) : eps;
         const leaving = eps.slice(staying.length).map((r) => r.id);
-        await Promise.all(staying.filter((r) => grows(r.quota, t.quota)).map(async (r) => {
-          const error = await setQuota(ref, r.id, t.quota);
-          await record(ref, { action: 'quota', replica: r.id, from: r.quota, to: t.quota }, error, false, ` | ${quotaWords(t.quota, limit)}`);
+        // in cores: what the replica holds against what it would hold at the target (a pod of under one core holds less)
+        const want = (r: ReplicaInfo) => heldCores(t.quota, replicaCores(r));
+        await Promise.all(staying.filter((r) => grows(coreQuotaOf(r), want(r))).map(async (r) => {
+          const error = await setQuota(ref, r, t.quota);
+          await record(ref, { action: 'quota', replica: r.id, from: coreQuotaOf(r), to: t.quota }, error, false,
+            ` | ${quotaWords(t.quota, limit, replicaCores(r))}`);
         }));
         // a replica whose quota stays but whose limit is not the cluster's (lending switched, a new
         // leader, a provider holding request = limit from before) gets it; no event unless it fails
         if (phase === 'grow') {
-          await Promise.all(staying.filter((r) => Math.abs(r.quota - t.quota) <= 1e-9 && limitStale(this.limits.get(r.id) ?? limitOfReplica(r), r.quota,
-            this.opts.lending ?? false)).map(async (r) => {
-            const error = await setQuota(ref, r.id, r.quota);
-            if (error) await record(ref, { action: 'quota', replica: r.id, from: r.quota, to: r.quota }, error, false, ` | ${quotaWords(r.quota, limit)}`);
+          await Promise.all(staying.filter((r) => Math.abs(coreQuotaOf(r) - want(r)) <= 1e-9 &&
+            limitStale(this.limits.get(r.id) ?? limitOfReplica(r), t.quota, limit, replicaCores(r))).map(async (r) => {
+            const error = await setQuota(ref, r, t.quota);
+            const words = ` | ${quotaWords(t.quota, limit, replicaCores(r))}`;
+            if (error) await record(ref, { action: 'quota', replica: r.id, from: t.quota, to: t.quota }, error, false, words);
           }));
         }
         if (phase === 'grow') this.quotas.set(fnId, t.quota);
@@ -241,7 +254,7 @@ export class ClusterRunner {
   }
 }
 
-/** The limit a provider reports with a replica (the local provider merges its settings), if any. */
+/** The limit a provider reports with a replica (the local provider merges its settings), if any: its own units. */
 function limitOfReplica(r: ReplicaInfo): number | undefined {
   const l = (r as ReplicaInfo & { limit?: unknown }).limit;
   return typeof l === 'number' && l > 0 ? l : undefined;

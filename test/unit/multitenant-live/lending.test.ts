@@ -86,7 +86,7 @@ describe('fixed-cluster lending: the runner', () => {
     const ev = await new ScalingEvents(redis).list({ name: 'a', namespace: NS }, 100);
     const q = ev.filter((e) => e.action === 'quota');
     expect(q.length).toBeGreaterThan(0);
-    for (const e of q) expect(e.reason).toMatch(/quota 0\.6 \(limit 1: borrows idle CPU\)/);
+    for (const e of q) expect(e.reason).toMatch(/quota 0\.6 core \(limit 1 core: borrows idle CPU\)/);
     // a third tick changes nothing: no call (the limits are known)
     const before = calls.length;
     await runner.tick(12_000);
@@ -112,7 +112,7 @@ describe('fixed-cluster lending: the runner', () => {
     expect(reps.get('a')!.map((r) => [r.quota, r.limit])).toEqual([[0.6, 0.6]]);
     expect(reps.get('b')!.map((r) => [r.quota, r.limit])).toEqual([[0.5, 0.5]]);
     const ev = await new ScalingEvents(redis).list({ name: 'a', namespace: NS }, 100);
-    expect(ev.find((e) => e.action === 'quota')?.reason).toMatch(/quota 0\.6 \(limit 0\.6: request = limit, nothing lent\)/);
+    expect(ev.find((e) => e.action === 'quota')?.reason).toMatch(/quota 0\.6 core \(limit 0\.6 core: request = limit, nothing lent\)/);
   });
 });
 
@@ -127,12 +127,17 @@ describe('fixed-cluster lending: the setting', () => {
   });
 
   it('words and staleness', () => {
-    expect(quotaWords(0.6, 1)).toBe('quota 0.6 (limit 1: borrows idle CPU)');
-    expect(quotaWords(0.6, undefined)).toBe('quota 0.6 (limit 0.6: request = limit, nothing lent)');
-    expect(limitStale(undefined, 0.5, true)).toBe(true);
-    expect(limitStale(undefined, 0.5, false)).toBe(false);
-    expect(limitStale(1, 0.5, true)).toBe(false);
-    expect(limitStale(1, 0.5, false)).toBe(true);
-    expect(limitStale(0.5, 0.5, false)).toBe(false);
+    expect(quotaWords(0.6, 1)).toBe('quota 0.6 core (limit 1 core: borrows idle CPU)');
+    expect(quotaWords(0.6, undefined)).toBe('quota 0.6 core (limit 0.6 core: request = limit, nothing lent)');
+    expect(quotaWords(0.6, 1, 2)).toBe('quota 0.6 core (limit 1 core: borrows idle CPU; the provider\'s 0.3/0.5 of each of its 2 cores)');
+    expect(limitStale(undefined, 0.5, 1)).toBe(true);
+    expect(limitStale(undefined, 0.5, undefined)).toBe(false);
+    expect(limitStale(1, 0.5, 1)).toBe(false);
+    expect(limitStale(1, 0.5, undefined)).toBe(true);
+    expect(limitStale(0.5, 0.5, undefined)).toBe(false);
+    // in the provider's units of a 2-core replica: limit 1 core = 0.5, request = limit 0.5 core = 0.25
+    expect(limitStale(0.5, 0.5, 1, 2)).toBe(false);
+    expect(limitStale(1, 0.5, 1, 2)).toBe(true);
+    expect(limitStale(0.25, 0.5, undefined, 2)).toBe(false);
   });
 });
