@@ -33,6 +33,11 @@ export interface ReplicaInfo {
   weight: number;
   /** Time quota in (0, 1] of the device (vertical scaling; default 1). */
   quota: number;
+  /**
+   * CPU replicas: the cores `quota` is a fraction of, each (locally its cpuset's cores, every core of
+   * the node while unplaced; on Kubernetes the pod's declared CPU). Absent: 1.
+   */
+  cores?: number;
   /** GPU replicas under MPS: the SM share in (0, 1] it was started at (absent: none enforced). */
   smShare?: number;
   /** GPU replicas: the node's GPU it was given (tokend's device, `gpuN`); absent: a CPU replica. */

@@ -6,7 +6,8 @@
  * (0, 1]; the node agent enforces it) and `mlfaas.io/weight` (load-balancer weight).
  */
 import type { ReplicaInfo, ReplicaState } from '../../registry/registry';
-import { SM_PERCENT_ANNOTATION, WATCHDOG_PORT } from './manifests';
+import { cpuCores } from '../../../node-runtime/cpu-values';
+import { CPU_BASE_ANNOTATION, SM_PERCENT_ANNOTATION, WATCHDOG_PORT } from './manifests';
 
 export const QUOTA_ANNOTATION = 'mlfaas.io/quota';
 export const WEIGHT_ANNOTATION = 'mlfaas.io/weight';
@@ -61,6 +62,9 @@ export function replicaOf(p: PodLike): ReplicaInfo {
     weight: num(a[WEIGHT_ANNOTATION], 1),
     quota: Math.min(1, num(a[QUOTA_ANNOTATION], 1)),
   };
+  // the cores its quota is a fraction of: the pod's declared CPU, which setQuota's requests/limits multiply by (pod-ops.ts)
+  const base = a[CPU_BASE_ANNOTATION] ? cpuCores(a[CPU_BASE_ANNOTATION]) : NaN;
+  if (base > 0) r.cores = base;
   // a fractional-GPU pod's container starts at this percentage (the node agent restarts one at another)
   if (a[SM_PERCENT_ANNOTATION] !== undefined) r.smShare = Math.min(100, num(a[SM_PERCENT_ANNOTATION], 100)) / 100;
   const err = r.state === 'ready' ? undefined : lastError(p);

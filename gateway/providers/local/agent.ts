@@ -376,6 +376,11 @@ export class LocalAgent {
       }
       this.applied.set(`${r.id}:${pid}`, sig);
       r.quota = a.quota;
+      // placed (or moved) since it started: its quota is now a fraction of these cores (ReplicaInfo.cores)
+      if (r.gpu === undefined && r.cores !== a.cores.length && r.state === 'ready') {
+        r.cores = a.cores.length;
+        await this.host.publish(r.info());
+      }
     }
   }
 

@@ -109,6 +109,8 @@ export class Replica {
   recovering = false;
   /** The SM share its GPU process was started at, where MPS enforces it; undefined: none enforced. */
   smShare?: number;
+  /** The cores its CPU quota is a fraction of (its cpuset's; the agent updates it when placed): `ReplicaInfo.cores`. */
+  cores?: number;
   /** The uid its function process runs as (sandboxed); undefined: the platform's. */
   runUid?: number;
   /** Its model file on the host when fetched by URI (the node's cache); undefined: the model is in its image. */
@@ -154,6 +156,7 @@ export class Replica {
       restarts: this.restarts,
       weight: this.weight,
       quota: this.quota,
+      ...(this.cores !== undefined && this.gpu === undefined ? { cores: this.cores } : {}),
       ...(this.smShare !== undefined ? { smShare: this.smShare } : {}),
       ...(this.gpu !== undefined ? { gpu: `gpu${this.gpu}` } : {}),
       ...(this.lastError ? { lastError: this.lastError } : {}),
@@ -206,7 +209,7 @@ export class Replica {
       MLFAAS_FUNCTION_NAME: ref.name,
       MLFAAS_NAMESPACE: ref.namespace,
       MLFAAS_REPLICA_ID: this.id,
-      MLFAAS_CPU_CORES: String((await this.host.cpuCores?.(this.id)) ?? cpus().length),
+      MLFAAS_CPU_CORES: String((this.cores = (await this.host.cpuCores?.(this.id)) ?? cpus().length)),
     };
     const nodePath = (iso ? platformPath : (p: string) => p)(join(REPO_ROOT, 'node_modules'));
     const env: Record<string, string> = { ...functionBaseEnv(!!iso, SANDBOX_PATH_ENV), NODE_PATH: nodePath, ...spec.envVars };

@@ -12,6 +12,8 @@ import type { FunctionProvider, FunctionStatus } from '../../../gateway/provider
 import type { ReplicaInfo } from '../../../gateway/registry/registry';
 import { connectRedis } from '../../../gateway/lib/redis-server';
 import { ScalingEvents } from '../../../gateway/registry/scaling-events';
+import { replicaOf } from '../../../gateway/providers/kubernetes/pods';
+import { CPU_BASE_ANNOTATION } from '../../../gateway/providers/kubernetes/manifests';
 import { testRedis } from '../../helpers/platform';
 
 const NS = 'openfaas-fn';
@@ -43,6 +45,20 @@ describe('fixed-cluster units: the conversions', () => {
     expect(providerWords(0.67, 1, 1)).toBe('');
     expect(providerWords(0.67, 1, 2)).toBe('; the provider\'s 0.335/0.5 of each of its 2 cores');
     expect(providerWords(0.67, undefined, 2)).toBe('; the provider\'s 0.335/0.335 of each of its 2 cores');
+  });
+});
+
+describe('fixed-cluster units: what the Kubernetes provider reports', () => {
+  test.each([
+    { base: '2', cores: 2 },
+    { base: '500m', cores: 0.5 },
+    { base: undefined, cores: undefined },
+    { base: 'lots', cores: undefined },
+  ])('a pod declaring cpu $base: cores $cores (what setQuota multiplies by)', ({ base, cores }) => {
+    const annotations = { 'mlfaas.io/quota': '0.25', ...(base !== undefined ? { [CPU_BASE_ANNOTATION]: base } : {}) };
+    const r = replicaOf({ metadata: { name: 'p-1', annotations }, spec: { nodeName: 'n1' }, status: { phase: 'Running' } });
+    expect(r.cores).toBe(cores);
+    expect(r.quota).toBe(0.25);
   });
 });
 
