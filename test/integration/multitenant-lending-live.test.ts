@@ -3,15 +3,19 @@
  * (gateway, agent, Redis, replicas as processes in cgroups) share a cluster of 2 cores
  * (`MLFAAS_CLUSTER_CAPACITY=2`) under the `mlfaas` controller, started through `startAutoscaler`
  * as `mlfaas up` starts it, with `MLFAAS_CLUSTER_LENDING` unset (on by default for `mlfaas`).
- * Every replica's cgroup, read at the kernel's path, must hold its quota as the request
- * (cpu.shares = quota × its cores × 1024) and one whole replica's CPU as the limit (CFS quota =
- * 1 × its cores × the period), with Σ replicas × quota ≤ 2 on the requests and the quota events
- * naming both. Then the same cluster with lending off (a new leader, `lending: false`): every
- * replica is taken back to request = limit (CFS quota = quota × its cores × the period).
- * What the busy replica borrows is measured in multitenant-lending.timing.test.ts.
+ * The runner counts quotas in cores; the provider is given fractions of each of the replica's
+ * cores (`ReplicaInfo.cores`: an unplaced replica's cpuset is both of this machine's cores). Every
+ * replica's cgroup, read at the kernel's path, must hold its quota in cores as the request
+ * (cpu.shares = core quota × 1024, the core quota being the runner's last quota event for it, and
+ * Σ cpu.shares ≤ 2 × 1024) and ONE core as the limit (CFS quota = 100 ms per 100 ms period, not the
+ * node's two), the quota events naming both. Then the same cluster with lending off (a new leader,
+ * `lending: false`): every replica is taken back to request = limit (CFS quota = its core quota ×
+ * the period, ± 1 ms). What the busy replica borrows is measured in multitenant-lending.timing.test.ts.
  *
  * Checked that it fails when the mechanism is broken: with the runner passing no limit it fails
- * at the CFS quota of the lending half; with the stale-limit refresh removed, at the second half.
+ * at the CFS quota of the lending half; with the stale-limit refresh removed, at the second half;
+ * with the runner passing core quotas to the provider unconverted (before issue 24's units fix),
+ * at the CFS quota of both halves (2 cores, and 2 × the core quota).
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -26,6 +30,8 @@ import { eventually, testGateway, testRedis, TestPlatform } from '../helpers/pla
 
 const cg = sandboxUnavailable() ? undefined : Cgroups.detect();
 const maybe = cg && cg.hasCpuset && cg.version === 1 ? describe : describe.skip;
+/** The cores an unplaced replica's cpuset spans (2 on the machine this was written on). */
+const cgroupCores = cg?.nodeCores.length ?? 0;
 const ROOT = '/sys/fs/cgroup';
 const NS = 'openfaas-fn';
 const FNS = ['hot', 'warm', 'idle'];
@@ -49,8 +55,13 @@ const read = (ctrl: string, id: string, f: string) => {
   }
 };
 
-/** One replica as its cgroup holds it. */
-interface Held { fn: string; id: string; quota: number; limit?: number; cores: number; shares?: string; cfs?: string }
+/**
+ * One replica: the provider's quota and limit (fractions of each of its `reported` cores), its core
+ * quota by the runner's last quota event, and its cgroup's values.
+ */
+interface Held {
+  fn: string; id: string; quota: number; limit?: number; reported?: number; coreQuota?: number; cores: number; shares?: string; cfs?: string;
+}
 
 maybe('fixed-cluster lending live: mlfaas controller, 2 cores, cgroup v1', () => {
   let redis: Awaited<ReturnType<typeof testRedis>>;
@@ -62,18 +73,27 @@ maybe('fixed-cluster lending live: mlfaas controller, 2 cores, cgroup v1', () =>
   async function held(): Promise<Held[]> {
     const out: Held[] = [];
     for (const fn of FNS) {
+      const events = (await (await p.get(`/system/scaling-events?function=${fn}&limit=1000`)).json()) as ScalingEvent[];
       for (const r of await p.gw.provider.endpoints({ name: fn, namespace: NS })) {
         if (r.state !== 'ready') continue;
         const cpus = read('cpuset', r.id, 'cpuset.cpus');
-        out.push({ fn, id: r.id, quota: r.quota, limit: (r as { limit?: number }).limit, cores: cpus ? parseCpuList(cpus).length : 0,
-          shares: read('cpu', r.id, 'cpu.shares'), cfs: read('cpu', r.id, 'cpu.cfs_quota_us') });
+        // newest first: the core quota the runner last gave this replica
+        const coreQuota = events.find((e) => e.action === 'quota' && e.replica === r.id && !e.error)?.to;
+        out.push({ fn, id: r.id, quota: r.quota, limit: (r as { limit?: number }).limit, reported: r.cores, coreQuota,
+          cores: cpus ? parseCpuList(cpus).length : 0, shares: read('cpu', r.id, 'cpu.shares'), cfs: read('cpu', r.id, 'cpu.cfs_quota_us') });
       }
     }
     return out;
   }
   const shares = (h: Held) => String(Math.max(2, Math.round(h.quota * h.cores * 1024)));
   const cfs = (h: Held, limit: number) => String(Math.max(1000, Math.round(limit * h.cores * CFS_PERIOD_US)));
-  const fmt = (hs: Held[]) => hs.map((h) => `${h.id} q=${h.quota} l=${h.limit} cores=${h.cores} shares=${h.shares} cfs=${h.cfs}`).join('; ');
+  /** The cgroup's CFS quota within 1 ms per period of `cores` cores. */
+  const cfsNear = (h: Held, cores: number) => h.cfs !== undefined && Math.abs(Number(h.cfs) - cores * CFS_PERIOD_US) <= 1000;
+  /** cpu.shares ∝ the core quota (1024 per core), within the kernel's rounding. */
+  const sharesNear = (h: Held) => h.coreQuota !== undefined && h.shares !== undefined && Math.abs(Number(h.shares) - h.coreQuota * 1024) <= 1;
+  const sumShares = (hs: Held[]) => hs.reduce((s, h) => s + Number(h.shares ?? NaN), 0);
+  const fmt = (hs: Held[]) => hs.map((h) =>
+    `${h.id} q=${h.quota} l=${h.limit} reported=${h.reported} coreQ=${h.coreQuota} cores=${h.cores} shares=${h.shares} cfs=${h.cfs}`).join('; ');
 
   beforeAll(async () => {
     redis = await testRedis();
@@ -105,17 +125,22 @@ maybe('fixed-cluster lending live: mlfaas controller, 2 cores, cgroup v1', () =>
     await redis?.stop();
   });
 
-  it('lending on (the mlfaas default): cpu.shares ∝ quota, CFS quota = one whole replica (limit 1), Σ requests ≤ 2, events say both', async () => {
+  it('lending on (the mlfaas default): cpu.shares ∝ the core quota, Σ ≤ 2 cores, CFS quota = ONE core (not the node\'s 2), events say both', async () => {
     let last: Held[] = [];
     const ok = await eventually(async () => {
       last = await held();
-      return last.length >= FNS.length && last.reduce((s, h) => s + h.quota, 0) <= 2 + 1e-6 &&
-        last.every((h) => h.limit === 1 && h.cores > 0 && h.shares === shares(h) && h.cfs === cfs(h, 1));
+      return last.length >= FNS.length && last.every((h) => h.cores > 0 && h.reported === h.cores && h.shares === shares(h) && sharesNear(h) &&
+        h.limit === Math.max(h.quota, 1 / h.cores) && cfsNear(h, 1));
     }, 20000, 250);
     log.push(`lending on: ${fmt(last)}`);
     expect(ok).toBe(true);
-    // a request under the limit: the cluster lends (not every replica at quota 1)
-    expect(last.some((h) => h.quota < 1)).toBe(true);
+    // unplaced on this machine: each replica's cpuset is every core (the test is about quota × 2 cores)
+    expect(last.every((h) => h.cores === cgroupCores)).toBe(true);
+    // Σ requests in cores within the cluster: the cgroups' weights and the runner's core quotas
+    expect(sumShares(last)).toBeLessThanOrEqual(2 * 1024 + last.length);
+    expect(last.reduce((s, h) => s + h.coreQuota!, 0)).toBeLessThanOrEqual(2 + 1e-6);
+    // a request under the limit: the cluster lends (not every replica at one core)
+    expect(last.some((h) => h.coreQuota! < 1)).toBe(true);
     const events = (await Promise.all(FNS.map(async (fn) =>
       (await (await p.get(`/system/scaling-events?function=${fn}&limit=1000`)).json()) as ScalingEvent[]))).flat();
     const q = events.filter((e) => e.action === 'quota' && !e.error);
@@ -123,7 +148,7 @@ maybe('fixed-cluster lending live: mlfaas controller, 2 cores, cgroup v1', () =>
     log.push(`a quota event: ${q[0].reason}`);
     for (const e of q) {
       expect(e.policy).toBe('cluster:mlfaas');
-      expect(e.reason).toMatch(/quota \d+(\.\d+)? \(limit 1: borrows idle CPU\)/);
+      expect(e.reason).toMatch(/quota \d+(\.\d+)? core \(limit 1 core: borrows idle CPU(; the provider's [\d.]+\/[\d.]+ of each of its \d+ cores)?\)/);
     }
   }, 40000);
 
@@ -135,11 +160,13 @@ maybe('fixed-cluster lending live: mlfaas controller, 2 cores, cgroup v1', () =>
     let last: Held[] = [];
     const ok = await eventually(async () => {
       last = await held();
-      return last.length >= FNS.length && last.every((h) => h.limit === h.quota && h.shares === shares(h) && h.cfs === cfs(h, h.quota));
+      return last.length >= FNS.length && last.every((h) => h.limit === h.quota && h.reported === h.cores && h.shares === shares(h) &&
+        h.cfs === cfs(h, h.quota) && sharesNear(h) && cfsNear(h, h.coreQuota!));
     }, 20000, 250);
     log.push(`lending off: ${fmt(last)}`);
     expect(ok).toBe(true);
-    expect(last.reduce((s, h) => s + h.quota, 0)).toBeLessThanOrEqual(2 + 1e-6);
-    expect(last.some((h) => h.quota < 1)).toBe(true);
+    expect(sumShares(last)).toBeLessThanOrEqual(2 * 1024 + last.length);
+    expect(last.reduce((s, h) => s + h.coreQuota!, 0)).toBeLessThanOrEqual(2 + 1e-6);
+    expect(last.some((h) => h.coreQuota! < 1)).toBe(true);
   }, 40000);
 });
