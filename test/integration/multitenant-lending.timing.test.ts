@@ -4,9 +4,10 @@
  * (ClusterRunner) with a controller that holds every function at one replica of quota 0.2 (Σ 0.6
  * of 2 cores: the requests fit), so the quota under test is the test's choice, not a controller's.
  * One replica burns CPU in a single thread, its neighbours idle; its cgroup's cpuacct is read over
- * a bounded window. Lending on (limit 1): it borrows the idle time, more than its quota; lending
- * off (request = limit): CFS holds it to its quota. Quotas are the provider's units, a fraction of
- * each of the replica's cores (all the node's here), so "its quota" in cores is 0.2 × its cores.
+ * a bounded window. Lending on (limit one core): it borrows the idle time, more than its quota;
+ * lending off (request = limit): CFS holds it to its quota. The runner's quotas are cores: it gives
+ * the provider 0.2 / the replica's cores (all the node's here) of each core, so CFS holds 0.2 core
+ * without lending and one core with it (issue 24's units fix; before it, 0.2 × and 1 × its cores).
  *
  * Bounds are generous: beside `stress-ng --cpu 2` the node has no idle time, the kernel's fair
  * share decides, and lending must only never make it worse (as request-limit.timing.test.ts).
@@ -88,7 +89,7 @@ maybe('fixed-cluster lending live: what a busy replica borrows (cgroup v1)', () 
   /** Ticks a runner (lending on or off) until the hot replica's CFS quota is its limit's. */
   async function settle(lending: boolean): Promise<void> {
     const runner = new ClusterRunner(p.gw.redis, p.gw.provider, hold, { capacity: 2, intervalMs: 1000, defaultSloMs: 1000, lending });
-    const want = String(Math.round((lending ? 1 : Q) * hot.cores * 100_000));
+    const want = String(Math.round((lending ? 1 : Q) * 100_000)); // cores × the period
     const ok = await eventually(async () => {
       await runner.tick(Date.now());
       return cfs() === want;
@@ -115,8 +116,8 @@ maybe('fixed-cluster lending live: what a busy replica borrows (cgroup v1)', () 
     const on = await measure();
     await settle(false);
     const off = await measure();
-    const quotaCores = Q * hot.cores;
-    console.log(`hot at quota ${Q} of ${hot.cores} cores (${quotaCores} cores), neighbours idle: lending on ${on.used.toFixed(3)} cores ` +
+    const quotaCores = Q;
+    console.log(`hot at quota ${Q} core (its cpuset: ${hot.cores} cores), neighbours idle: lending on ${on.used.toFixed(3)} cores ` +
       `(node idle ${(on.idle * 100).toFixed(0)}%), off ${off.used.toFixed(3)} cores (node idle ${(off.idle * 100).toFixed(0)}%)`);
     // the hard cap without lending
     expect(off.used).toBeLessThanOrEqual(quotaCores * 1.1 + 0.02);
