@@ -150,6 +150,37 @@ if in_budget reaction; then
         before / 25, n[0], (end > 2e8 ? after / ((end - 2e8) / 2e7) : 0), r, thr }' "$T/react.trace" 2>/dev/null)"
 fi
 
+# ---- 3b. lending (Dilu's <request, limit>, tokend's RCKM): A at request 0.3 / limit 1.0 alone, then B at
+# 0.7 / 0.7 beside it. Alone A may borrow up to its limit; once B is busy each gets its request. Reported, not a target.
+if in_budget lending; then
+  LEND_S=$(calc "$RUN_S" "%.1f")
+  # shellcheck disable=SC2046
+  spawn lendA $((${RUN_S%.*} * 2 + 60)) env "${CUENV[@]}" STUB_KERNEL_US=1000 $(lim lendA) \
+    "$BIN/probe" --mode spin --seconds "$(calc "$LEND_S * 2 + 0.5" "%.1f")" --kernel-us 1000 --trace "$T/lendA.trace"
+  pa=$SPAWNED
+  quota "$pa" 0.3 1.0 >/dev/null
+  sleep "$LEND_S"
+  # shellcheck disable=SC2046
+  spawn lendB $((${RUN_S%.*} + 60)) env "${CUENV[@]}" STUB_KERNEL_US=1000 $(lim lendB) \
+    "$BIN/probe" --mode spin --seconds "$LEND_S" --kernel-us 1000 --trace "$T/lendB.trace"
+  pb=$SPAWNED
+  quota "$pb" 0.7 0.7 >/dev/null
+  wait "$pa" "$pb" 2>/dev/null
+  # B's busy window [its 20th kernel, its last] on the shared CLOCK_MONOTONIC; A's kernels before B's first and inside the window
+  say "lending: $(awk '
+    FNR == 1 { f++ }
+    f == 1 { a[++na] = $1 }
+    f == 2 { b[++nb] = $1 }
+    END {
+      if (na < 50 || nb < 40) { printf "na (A %d kernels, B %d)", na, nb; exit }
+      b0 = b[20]; b1 = b[nb]; w = (b1 - b0) / 1e9
+      for (i = 1; i <= na; i++) { if (a[i] < b[1] && a[i] >= a[1] + 2e8) { alone++; if (!s0) s0 = a[i]; s1 = a[i] } if (a[i] > b0 && a[i] <= b1) both++ }
+      aw = (s1 - s0) / 1e9
+      printf "A (request 0.3, limit 1.0) alone used %.3f; beside B (0.7 / 0.7) A used %.3f, B %.3f", (aw > 0 ? alone / 1000 / aw : 0), both / 1000 / w, (nb - 20) / 1000 / w
+    }' "$T/lendA.trace" "$T/lendB.trace" 2>/dev/null)"
+  for n in lendA lendB; do say "  $n limiter: $(stats_brief $n)"; done
+fi
+
 # ---- 4. CUDA 13 runtime programs (nvcc, -cudart static and shared) under the limiter at 0.5 ----
 for v in static shared; do
   prog=$B/prog_cudart_$v

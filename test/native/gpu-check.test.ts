@@ -139,6 +139,11 @@ test('without a GPU it says so and exits 0', async () => {
       expect(m.slice(3, 6)).toEqual(['1.000', '1.000', '1.000']);
       expect(r.stdout).toMatch(/torch unlimited: 1000\.0 img\/s; GPU busy fraction 0\.5/);
       expect(r.stdout).toMatch(/torch q=0\.25: 500\.0 img\/s, expected 500\.0: ratio 1\.000/);
+      // lending (tokend's <request, limit>) on the stub: alone A borrows past its request; beside B each near its request
+      const lend = /lending: A \(request 0\.3, limit 1\.0\) alone used ([0-9.]+); beside B \(0\.7 \/ 0\.7\) A used ([0-9.]+), B ([0-9.]+)/.exec(r.stdout);
+      expect(lend).not.toBeNull();
+      expect(Number(lend![1])).toBeGreaterThan(0.5);
+      expect(Number(lend![2])).toBeLessThan(0.45);
       expect(r.stdout).toMatch(/mps spatial \(compute kernel, 864 blocks = 8 per SM of 108\): [0-9.]+ ms at 100 %/);
       // an MPS client sees its share of the SMs (the stub as the driver); the grid stays the device's
       expect(r.stdout).toMatch(/SMs the client saw \/ blocks it ran at 100, 50, 25 %: 108\/864, 54\/864, 27\/864/);
