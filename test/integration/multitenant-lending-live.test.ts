@@ -24,6 +24,7 @@ import { Cgroups } from '../../node-runtime/cgroups';
 import { CFS_PERIOD_US, parseCpuList } from '../../node-runtime/cpu-values';
 import { sandboxUnavailable } from '../../node-runtime/sandbox';
 import { profileKey } from '../../node-runtime/profiler';
+import { PlacementBook } from '../../gateway/registry/placements';
 import type { ScalingEvent } from '../../gateway/registry/scaling-events';
 import { seedImage } from '../helpers/images';
 import { eventually, testGateway, testRedis, TestPlatform } from '../helpers/platform';
@@ -168,5 +169,20 @@ maybe('fixed-cluster lending live: mlfaas controller, 2 cores, cgroup v1', () =>
     expect(sumShares(last)).toBeLessThanOrEqual(2 * 1024 + last.length);
     expect(last.reduce((s, h) => s + h.coreQuota!, 0)).toBeLessThanOrEqual(2 + 1e-6);
     expect(last.some((h) => h.coreQuota! < 1)).toBe(true);
+  }, 40000);
+
+  it('a replica placed on one core reports cores 1 (the agent republishes it) and is given its core quota as is', async () => {
+    const before = (await held()).find((h) => h.fn === 'idle');
+    expect(before).toBeDefined();
+    const core = cg!.nodeCores[0];
+    await new PlacementBook(p.gw.redis).write({ name: 'idle', namespace: NS }, before!.id, { gpu: `cpu${core}`, smShare: 1, batchSize: 1 });
+    let h: Held | undefined;
+    const ok = await eventually(async () => {
+      h = (await held()).find((x) => x.id === before!.id);
+      return !!h && h.cores === 1 && h.reported === 1 && h.coreQuota !== undefined && Math.abs(h.quota - h.coreQuota) <= 1e-9 &&
+        h.limit === h.quota && h.shares === shares(h) && sharesNear(h) && cfsNear(h, h.coreQuota);
+    }, 20000, 250);
+    log.push(`placed on cpu${core}: ${fmt(h ? [h] : [])} (before: ${fmt([before!])})`);
+    expect(ok).toBe(true);
   }, 40000);
 });
