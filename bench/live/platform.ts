@@ -51,10 +51,12 @@ export interface Platform {
 }
 
 /** `node bin/mlfaas up` as a child process on a free port, its own data dir and Redis, auth off. */
-export async function startPlatform(dir: string, policy: string, env: Record<string, string>, log: (l: string) => void): Promise<Platform> {
+export async function startPlatform(dir: string, policy: string, env: Record<string, string>, log: (l: string) => void,
+  stackFile?: string): Promise<Platform> {
   mkdirSync(dir, { recursive: true });
   const embedded = await startEmbeddedRedis({ dir: join(dir, 'r') });
-  const stack = writeStack(dir, Number(env.BENCH_ZERO_S ?? ZERO_S));
+  // another bench's stack (`stackFile`), or this one's two functions
+  const stack = stackFile ?? writeStack(dir, Number(env.BENCH_ZERO_S ?? ZERO_S));
   const child: ChildProcess = spawn(process.execPath, [join(ROOT, 'bin', 'mlfaas'), 'up', '-f', stack, '--port', '0', '--redis-url', embedded.url], {
     cwd: dir,
     env: { ...process.env, MLFAAS_BASIC_AUTH: 'false', MLFAAS_DATA_DIR: join(dir, 'data'), MLFAAS_AUTOSCALER_POLICY: policy, MLFAAS_PROFILE_SECONDS: '1',
