@@ -5,17 +5,10 @@
  * `unit` is the bench's "minute" in seconds (a short one, to fit the machine's time). Pure and seeded.
  */
 
-/** mulberry32: a small seeded PRNG in [0, 1). */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { mulberry32 } from '../../autoscaler/sim/rng';
+
+/** The seeded PRNG in [0, 1) (the simulators' mulberry32). */
+export const rng = mulberry32;
 
 /** Arrival times, s from the start, sorted: n_m requests from m · unitS, exponential gaps of mean unitS / n_m. */
 export function arrivalTimes(counts: number[], unitS: number, rand: () => number): number[] {
