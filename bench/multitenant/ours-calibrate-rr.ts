@@ -11,11 +11,7 @@ import { faroSimConfig } from '../../autoscaler/sim/faro/config';
 import { runFaroSim } from '../../autoscaler/sim/faro/engine';
 import { quantileSorted } from '../../autoscaler/sim/faro/metrics';
 import { poissonArrivals } from '../../autoscaler/sim/faro/trace';
-
-function arg(name: string, def: string): string {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 ? process.argv[i + 1] : def;
-}
+import { arg } from './cli-args';
 
 export const RR_NS = [1, 2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 32];
 export const RR_RHOS = [0.1, 0.2, 0.3, 0.4, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95];

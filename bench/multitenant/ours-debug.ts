@@ -1,11 +1,8 @@
 /** Debug: one run with the decisions' reasons logged every `--every` ticks: `tsx bench/multitenant/ours-debug.ts --size 36 --seed 42 --day 1`. */
 import { mlfaasClusterController } from '../../autoscaler/multitenant/mlfaas';
 import { runOne } from './ours-lib';
+import { arg } from './cli-args';
 
-function arg(name: string, def: string): string {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 ? process.argv[i + 1] : def;
-}
 const size = Number(arg('size', '36'));
 const every = Number(arg('every', '30'));
 const params = JSON.parse(arg('params', '{}'));

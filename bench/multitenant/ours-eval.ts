@@ -12,12 +12,7 @@ import { FairShare } from '../../autoscaler/reproductions/faro/baselines';
 import { faroPolicy } from './faro-policies';
 import { registerPredictivePolicies } from './faro-predictive';
 import { runOne, type RunSpec } from './ours-lib';
-
-function arg(name: string, def: string): string {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 ? process.argv[i + 1] : def;
-}
-const nums = (s: string): number[] => s.split(',').map(Number);
+import { arg, nums } from './cli-args';
 
 /** Faro's best variant per size, the authors' stored 5-seed means (issue 24's table): lost utility, SLO violation rate. */
 export const FARO_BEST: Record<number, { policy: string; lost: number; viol: number }> = {

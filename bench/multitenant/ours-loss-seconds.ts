@@ -4,20 +4,12 @@
  * and split into minutes lost to drops (p99 infinite) and to lateness. Tuning days only:
  *   npx tsx bench/multitenant/ours-loss-seconds.ts --size 32 --days 1,4,8 --seeds 1,2,3 [--cpu shares --node-units 4] [--router roundRobin]
  */
-import type { FaroSimConfig } from '../../autoscaler/sim/faro/config';
+import { arg, nums, simArgs, tuningDays } from './cli-args';
 import { runOne } from './ours-lib';
 
-function arg(name: string, def: string): string {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 ? process.argv[i + 1] : def;
-}
-const nums = (s: string): number[] => s.split(',').map(Number);
-const days = nums(arg('days', '1,4,8'));
-if (days.includes(11)) throw new Error('day 11 is the evaluation day: never tune on it');
+const days = tuningDays();
 const size = Number(arg('size', '32'));
-const router = arg('router', 'leastOutstanding') as NonNullable<FaroSimConfig['router']>;
-const cpu = arg('cpu', 'quota') as NonNullable<FaroSimConfig['cpu']>;
-const nodeUnits = arg('node-units', '') === '' ? undefined : Number(arg('node-units', ''));
+const { router, cpu, nodeUnits } = simArgs('leastOutstanding');
 const slo = 720;
 let runs = 0;
 let total = 0;

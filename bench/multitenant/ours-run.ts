@@ -1,10 +1,6 @@
 /** One run of the mlfaas controller in the Faro simulator: `tsx bench/multitenant/ours-run.ts --size 36 --seed 42 [--day 3|eval] [--params '{...}']`. */
 import { runOne } from './ours-lib';
-
-function arg(name: string, def: string): string {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 ? process.argv[i + 1] : def;
-}
+import { arg } from './cli-args';
 
 const day = arg('day', 'eval');
 const m = runOne({

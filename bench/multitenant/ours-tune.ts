@@ -6,28 +6,17 @@
  * --policy Faro-FairSum / Faro-Sum runs that Faro variant (naive forecaster, the artifact's accept-rate
  * timing) on the same days, for the router decomposition.
  */
-import type { FaroSimConfig } from '../../autoscaler/sim/faro/config';
+import { arg, nums, simArgs, tuningDays } from './cli-args';
 import { faroPolicy } from './faro-policies';
 import { registerPredictivePolicies } from './faro-predictive';
 import { runOne, type RunSpec } from './ours-lib';
 
-function arg(name: string, def: string): string {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 ? process.argv[i + 1] : def;
-}
-const nums = (s: string): number[] => s.split(',').map(Number);
-const days = nums(arg('days', '1,4,8'));
-if (days.includes(11)) throw new Error('day 11 is the evaluation day: never tune on it');
+const days = tuningDays();
 const sizes = nums(arg('sizes', '36,32,16'));
 const seeds = nums(arg('seeds', '1'));
 const params = JSON.parse(arg('params', '{}'));
-const router = arg('router', 'roundRobin') as NonNullable<FaroSimConfig['router']>;
-if (router !== 'roundRobin' && router !== 'leastOutstanding') throw new Error(`--router: roundRobin or leastOutstanding, not ${router}`);
+const { router, cpu, nodeUnits } = simArgs('roundRobin');
 const policy = arg('policy', 'mlfaas');
-const cpu = arg('cpu', 'quota') as NonNullable<FaroSimConfig['cpu']>;
-if (cpu !== 'quota' && cpu !== 'shares') throw new Error(`--cpu: quota or shares, not ${cpu}`);
-const nodeUnits = arg('node-units', '') === '' ? undefined : Number(arg('node-units', ''));
-if (nodeUnits !== undefined && !(nodeUnits > 0)) throw new Error(`--node-units: a positive number, not ${arg('node-units', '')}`);
 registerPredictivePolicies();
 /** The run's policy: ours (default) or a Faro variant as the Faro comparison starts it. */
 function policySpec(seed: number): Partial<RunSpec> {
