@@ -7,51 +7,10 @@
 import type Redis from 'ioredis';
 import { ClusterRunner } from '../../../autoscaler/multitenant/live/runner';
 import { clusterLending, limitStale, quotaWords } from '../../../autoscaler/multitenant/live/lending';
-import type { ClusterController, ClusterView } from '../../../autoscaler/multitenant/types';
-import type { FunctionProvider, FunctionStatus } from '../../../gateway/providers/function-provider';
-import type { ReplicaInfo } from '../../../gateway/registry/registry';
 import { connectRedis } from '../../../gateway/lib/redis-server';
 import { ScalingEvents } from '../../../gateway/registry/scaling-events';
 import { testRedis } from '../../helpers/platform';
-
-const NS = 'openfaas-fn';
-
-/** A provider holding each function's replicas; setQuota is recorded and applied (the local provider's semantics). */
-function recordingProvider(fns: Record<string, number>) {
-  const calls: Array<{ fn: string; id: string; quota: number; limit?: number; args: number }> = [];
-  const reps = new Map<string, Array<ReplicaInfo & { limit?: number }>>();
-  const add = (fn: string, i: number) => reps.get(fn)!.push({ id: `${fn}-${i}`, url: 'http://127.0.0.1:1', state: 'ready', agent: 'a',
-    startedAt: new Date(0).toISOString(), restarts: 0, weight: 1, quota: 1 });
-  for (const [fn, n] of Object.entries(fns)) {
-    reps.set(fn, []);
-    for (let i = 0; i < n; i++) add(fn, i);
-  }
-  const labels = { 'com.openfaas.scale.min': '1', 'com.openfaas.scale.max': '4' };
-  const status = (fn: string): FunctionStatus => ({ name: fn, image: 'x', namespace: NS, labels,
-    annotations: {}, replicas: reps.get(fn)!.length, availableReplicas: reps.get(fn)!.length, createdAt: new Date(0).toISOString(), kind: 'inference' });
-  const provider = {
-    list: async () => [...reps.keys()].map(status),
-    endpoints: async (ref: { name: string }) => reps.get(ref.name)!.map((r) => ({ ...r })),
-    async setQuota(ref: { name: string }, id: string, quota: number, limit?: number) {
-      // eslint-disable-next-line prefer-rest-params
-      calls.push({ fn: ref.name, id, quota, limit, args: arguments.length });
-      const r = reps.get(ref.name)!.find((x) => x.id === id)!;
-      Object.assign(r, { quota, limit: limit ?? quota });
-    },
-    async scale(ref: { name: string }, n: number) {
-      const l = reps.get(ref.name)!;
-      while (l.length < n) add(ref.name, l.length);
-      l.length = n;
-    },
-  } as unknown as FunctionProvider;
-  return { provider, calls, reps };
-}
-
-/** Always asks the same allocation (job order = the provider's list order). */
-const fixed = (alloc: Array<{ replicas: number; quota: number }>): ClusterController => ({
-  name: 'fixed', tickS: 1,
-  tick: (v: ClusterView) => ({ jobs: v.jobs.map((_, i) => alloc[i]), reason: 'gave 0.2 core of b to a: utility 1.00 → 1.50' }),
-});
+import { fixed, NS, recordingProvider } from './runner-fixtures';
 
 describe('fixed-cluster lending: the runner', () => {
   let redisSrv: Awaited<ReturnType<typeof testRedis>>;

@@ -7,16 +7,14 @@
 import type Redis from 'ioredis';
 import { ClusterRunner } from '../../../autoscaler/multitenant/live/runner';
 import { coreQuotaOf, coresOf, heldCores, providerLimit, providerQuota, providerWords } from '../../../autoscaler/multitenant/live/units';
-import type { ClusterController, ClusterView } from '../../../autoscaler/multitenant/types';
-import type { FunctionProvider, FunctionStatus } from '../../../gateway/providers/function-provider';
-import type { ReplicaInfo } from '../../../gateway/registry/registry';
 import { connectRedis } from '../../../gateway/lib/redis-server';
 import { ScalingEvents } from '../../../gateway/registry/scaling-events';
 import { replicaOf } from '../../../gateway/providers/kubernetes/pods';
 import { CPU_BASE_ANNOTATION } from '../../../gateway/providers/kubernetes/manifests';
 import { testRedis } from '../../helpers/platform';
+import { fixed, NS, recordingProvider, type Rep } from './runner-fixtures';
 
-const NS = 'openfaas-fn';
+const UNITS_REASON = 'gave 0.33 core of b to a: utility 1.00 → 1.50';
 
 describe('fixed-cluster units: the conversions', () => {
   test.each([
@@ -62,44 +60,6 @@ describe('fixed-cluster units: what the Kubernetes provider reports', () => {
   });
 });
 
-type Rep = ReplicaInfo & { limit?: number };
-
-/** A provider holding each function's replicas (`cores` each; undefined: the field absent); setQuota is recorded and applied. */
-function recordingProvider(fns: Record<string, { n: number; cores?: number }>) {
-  const calls: Array<{ fn: string; id: string; quota: number; limit?: number }> = [];
-  const reps = new Map<string, Rep[]>();
-  const add = (fn: string, i: number) => reps.get(fn)!.push({ id: `${fn}-${i}`, url: 'http://127.0.0.1:1', state: 'ready', agent: 'a',
-    startedAt: new Date(0).toISOString(), restarts: 0, weight: 1, quota: 1, ...(fns[fn].cores !== undefined ? { cores: fns[fn].cores } : {}) });
-  for (const [fn, { n }] of Object.entries(fns)) {
-    reps.set(fn, []);
-    for (let i = 0; i < n; i++) add(fn, i);
-  }
-  const labels = { 'com.openfaas.scale.min': '1', 'com.openfaas.scale.max': '4' };
-  const status = (fn: string): FunctionStatus => ({ name: fn, image: 'x', namespace: NS, labels, annotations: {},
-    replicas: reps.get(fn)!.length, availableReplicas: reps.get(fn)!.length, createdAt: new Date(0).toISOString(), kind: 'inference' });
-  const provider = {
-    list: async () => [...reps.keys()].map(status),
-    endpoints: async (ref: { name: string }) => reps.get(ref.name)!.map((r) => ({ ...r })),
-    async setQuota(ref: { name: string }, id: string, quota: number, limit?: number) {
-      if (!(quota > 0 && quota <= 1)) throw new Error(`quota ${quota} must be in (0, 1]`);
-      if (limit !== undefined && !(limit >= quota && limit <= 1)) throw new Error(`limit ${limit} must be in [quota ${quota}, 1]`);
-      calls.push({ fn: ref.name, id, quota, limit });
-      Object.assign(reps.get(ref.name)!.find((x) => x.id === id)!, { quota, limit: limit ?? quota });
-    },
-    async scale(ref: { name: string }, n: number) {
-      const l = reps.get(ref.name)!;
-      while (l.length < n) add(ref.name, l.length);
-      l.length = n;
-    },
-  } as unknown as FunctionProvider;
-  return { provider, calls, reps };
-}
-
-const fixed = (alloc: Array<{ replicas: number; quota: number }>): ClusterController => ({
-  name: 'fixed', tickS: 1,
-  tick: (v: ClusterView) => ({ jobs: v.jobs.map((_, i) => alloc[i]), reason: 'gave 0.33 core of b to a: utility 1.00 → 1.50' }),
-});
-
 describe('fixed-cluster units: the runner', () => {
   let redisSrv: Awaited<ReturnType<typeof testRedis>>;
   let redis: Redis;
@@ -118,7 +78,7 @@ describe('fixed-cluster units: the runner', () => {
   it('lending: 0.67 core on 2 cores → provider 0.335 / 0.5; on 1 core and without cores unchanged; read back in cores; then quiet', async () => {
     const { provider, calls, reps } = recordingProvider({ two: { n: 1, cores: 2 }, one: { n: 1, cores: 1 }, none: { n: 1 } });
     const alloc = [{ replicas: 1, quota: 0.67 }, { replicas: 1, quota: 0.67 }, { replicas: 1, quota: 0.66 }];
-    const runner = new ClusterRunner(redis, provider, fixed(alloc), { capacity: 2, intervalMs: 1000, defaultSloMs: 500, lending: true });
+    const runner = new ClusterRunner(redis, provider, fixed(alloc, UNITS_REASON), { capacity: 2, intervalMs: 1000, defaultSloMs: 500, lending: true });
     const r1 = await runner.tick(10_000);
     // the first view: the unplaced 2-core replica at the provider's 1 holds 2 cores, seen as one unit
     expect(r1.view.jobs.map((j) => j.quota)).toEqual([1, 1, 1]);
@@ -141,7 +101,7 @@ describe('fixed-cluster units: the runner', () => {
 
   it('without lending: request = limit in the provider\'s units (0.67 core on 2 cores → 0.335 / 0.335), a new replica too', async () => {
     const { provider, calls, reps } = recordingProvider({ two: { n: 1, cores: 2 }, one: { n: 1, cores: 1 } });
-    const runner = new ClusterRunner(redis, provider, fixed([{ replicas: 2, quota: 0.67 }, { replicas: 1, quota: 0.66 }]),
+    const runner = new ClusterRunner(redis, provider, fixed([{ replicas: 2, quota: 0.67 }, { replicas: 1, quota: 0.66 }], UNITS_REASON),
       { capacity: 2, intervalMs: 1000, defaultSloMs: 500, lending: false });
     await runner.tick(10_000);
     expect(reps.get('two')!.length).toBe(2);
@@ -155,7 +115,7 @@ describe('fixed-cluster units: the runner', () => {
 
   it('a pod of half a core holds at most itself: no call every tick for what it cannot hold', async () => {
     const { provider, calls, reps } = recordingProvider({ small: { n: 1, cores: 0.5 } });
-    const runner = new ClusterRunner(redis, provider, fixed([{ replicas: 1, quota: 0.67 }]),
+    const runner = new ClusterRunner(redis, provider, fixed([{ replicas: 1, quota: 0.67 }], UNITS_REASON),
       { capacity: 2, intervalMs: 1000, defaultSloMs: 500, lending: true });
     await runner.tick(10_000);
     await runner.tick(11_000);
@@ -167,10 +127,10 @@ describe('fixed-cluster units: the runner', () => {
   it('a replica already at its quota in cores but at another provider limit gets the lent one (2 cores: 0.5)', async () => {
     const { provider, calls, reps } = recordingProvider({ two: { n: 1, cores: 2 } });
     Object.assign(reps.get('two')![0], { quota: 0.25, limit: 1 });
-    const runner = new ClusterRunner(redis, provider, fixed([{ replicas: 1, quota: 0.5 }]),
+    const runner = new ClusterRunner(redis, provider, fixed([{ replicas: 1, quota: 0.5 }], UNITS_REASON),
       { capacity: 2, intervalMs: 1000, defaultSloMs: 500, lending: true });
     const r = await runner.tick(10_000);
     expect(r.view.jobs[0].quota).toBe(0.5);
-    expect(calls).toEqual([{ fn: 'two', id: 'two-0', quota: 0.25, limit: 0.5 }]);
+    expect(calls).toEqual([{ fn: 'two', id: 'two-0', quota: 0.25, limit: 0.5, args: 4 }]);
   });
 });
