@@ -23,10 +23,9 @@ import { startAutoscaler } from '../../autoscaler/live/start';
 import { Cgroups } from '../../node-runtime/cgroups';
 import { CFS_PERIOD_US, parseCpuList } from '../../node-runtime/cpu-values';
 import { sandboxUnavailable } from '../../node-runtime/sandbox';
-import { profileKey } from '../../node-runtime/profiler';
 import { PlacementBook } from '../../gateway/registry/placements';
 import type { ScalingEvent } from '../../gateway/registry/scaling-events';
-import { seedImage } from '../helpers/images';
+import { allAvailable, deployBurnFunctions, NS } from '../helpers/fixed-cluster';
 import { eventually, testGateway, testRedis, TestPlatform } from '../helpers/platform';
 
 const cg = sandboxUnavailable() ? undefined : Cgroups.detect();
@@ -34,19 +33,7 @@ const maybe = cg && cg.hasCpuset && cg.version === 1 ? describe : describe.skip;
 /** The cores an unplaced replica's cpuset spans (2 on the machine this was written on). */
 const cgroupCores = cg?.nodeCores.length ?? 0;
 const ROOT = '/sys/fs/cgroup';
-const NS = 'openfaas-fn';
 const FNS = ['hot', 'warm', 'idle'];
-
-const SERVER = `
-const http = require('http');
-const server = http.createServer((req, res) => {
-  if (req.url === '/_/ready' || req.url === '/_/health') return res.writeHead(200).end('ok');
-  req.resume();
-  req.on('end', () => res.writeHead(200).end('{}'));
-});
-server.listen(Number(process.env.PORT), process.env.HOST || '127.0.0.1');
-process.on('SIGTERM', () => server.close(() => process.exit(0)));
-`;
 
 const read = (ctrl: string, id: string, f: string) => {
   try {
@@ -99,21 +86,8 @@ maybe('fixed-cluster lending live: mlfaas controller, 2 cores, cgroup v1', () =>
   beforeAll(async () => {
     redis = await testRedis();
     p = await testGateway(redis.url, { MLFAAS_CLUSTER_CAPACITY: '2', MLFAAS_CLUSTER_CONTROLLER: 'mlfaas' });
-    seedImage(p.images, 'test/idle:1', { 'server.js': SERVER },
-      { language: 'node', kind: 'inference', mode: 'http', fprocess: 'node server.js', readiness: '/_/ready', health: '/_/health' });
-    for (const service of FNS) {
-      const dep = { service, image: 'test/idle:1', labels: { 'com.openfaas.scale.min': '1', 'com.openfaas.scale.max': '2' },
-        annotations: { 'mlfaas.slo.latency_ms': '500', 'mlfaas.slo.percentile': '99' } };
-      expect((await p.json('POST', '/system/functions', dep)).status).toBe(202);
-      await p.gw.redis.set(profileKey({ name: service, namespace: NS }), JSON.stringify({
-        function: `${service}.${NS}`, version: 'seeded-by-test', measuredAt: new Date().toISOString(), device: 'cpu',
-        points: [1, 0.5, 0.25].map((quota) => ({ batch: 1, quota, smShare: 1, throughput: (1000 * quota) / 100, latencyMs: 100 / quota })),
-      }));
-    }
-    const ready = await eventually(async () => {
-      for (const fn of FNS) if (((await p.gw.provider.get({ name: fn, namespace: NS }))?.availableReplicas ?? 0) < 1) return false;
-      return true;
-    }, 45000, 200);
+    await deployBurnFunctions(p, { image: 'test/idle:1', fns: FNS, maxScale: 2, burnMs: '0', sloMs: 500, seedProfile: true });
+    const ready = await allAvailable(p, FNS);
     expect(ready).toBe(true);
     expect(p.cfg.autoscaler.cluster).toEqual({ capacity: 2, controller: 'mlfaas' });
     autoscaler = await startAutoscaler(p.cfg, p.gw.redis, p.gw.provider);

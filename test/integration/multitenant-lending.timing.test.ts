@@ -19,32 +19,15 @@ import type { ClusterController, ClusterView } from '../../autoscaler/multitenan
 import { Cgroups } from '../../node-runtime/cgroups';
 import { parseCpuList } from '../../node-runtime/cpu-values';
 import { sandboxUnavailable } from '../../node-runtime/sandbox';
-import { seedImage } from '../helpers/images';
+import { deployBurnFunctions, NS } from '../helpers/fixed-cluster';
 import { eventually, testGateway, testRedis, TestPlatform } from '../helpers/platform';
 
 const cg = sandboxUnavailable() ? undefined : Cgroups.detect();
 const maybe = cg && cg.hasCpuset && cg.version === 1 ? describe : describe.skip;
 const ROOT = '/sys/fs/cgroup';
-const NS = 'openfaas-fn';
 const FNS = ['hot', 'warm', 'idle'];
 const Q = 0.2;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-const BURN = `
-const http = require('http');
-const server = http.createServer((req, res) => {
-  if (req.url === '/_/ready' || req.url === '/_/health') return res.writeHead(200).end('ok');
-  req.resume();
-  req.on('end', () => {
-    const until = Date.now() + Number(process.env.BURN_MS || 10);
-    let x = 0;
-    while (Date.now() < until) x++;
-    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ x }));
-  });
-});
-server.listen(Number(process.env.PORT), process.env.HOST || '127.0.0.1');
-process.on('SIGTERM', () => server.close(() => process.exit(0)));
-`;
 
 const hold: ClusterController = {
   name: 'hold-0.2', tickS: 1,
@@ -66,12 +49,7 @@ maybe('fixed-cluster lending live: what a busy replica borrows (cgroup v1)', () 
   beforeAll(async () => {
     redis = await testRedis();
     p = await testGateway(redis.url, { MLFAAS_CLUSTER_CAPACITY: '2' });
-    seedImage(p.images, 'test/burn:1', { 'server.js': BURN },
-      { language: 'node', kind: 'inference', mode: 'http', fprocess: 'node server.js', readiness: '/_/ready', health: '/_/health' });
-    for (const service of FNS) {
-      const dep = { service, image: 'test/burn:1', envVars: { BURN_MS: '3000' }, labels: { 'com.openfaas.scale.min': '1', 'com.openfaas.scale.max': '1' } };
-      expect((await p.json('POST', '/system/functions', dep)).status).toBe(202);
-    }
+    await deployBurnFunctions(p, { image: 'test/burn:1', fns: FNS, maxScale: 1, burnMs: '3000' });
     const r = await eventually(async () => (await p.gw.provider.endpoints({ name: 'hot', namespace: NS })).find((x) => x.state === 'ready'), 45000, 200);
     expect(r).toBeDefined();
     hot = { id: r!.id, cores: parseCpuList(readFileSync(join(ROOT, 'cpuset/mlfaas', r!.id, 'cpuset.cpus'), 'utf8')).length };

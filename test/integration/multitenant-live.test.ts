@@ -24,27 +24,10 @@ import { DEFAULT_CLUSTER_CONTROLLER } from '../../autoscaler/multitenant/live/cl
 import { ScalingEvents, type ScalingEvent } from '../../gateway/registry/scaling-events';
 
 const ScalingEventsSummary = (e: ScalingEvent) => ScalingEvents.summary(e);
-import { profileKey } from '../../node-runtime/profiler';
-import { seedImage } from '../helpers/images';
+import { coreQuotaOf } from '../../autoscaler/multitenant/live/units';
+import { allAvailable, deployBurnFunctions, NS } from '../helpers/fixed-cluster';
 import { eventually, testGateway, testRedis, TestPlatform } from '../helpers/platform';
 
-const BURN = `
-const http = require('http');
-const server = http.createServer((req, res) => {
-  if (req.url === '/_/ready' || req.url === '/_/health') return res.writeHead(200).end('ok');
-  req.resume();
-  req.on('end', () => {
-    const until = Date.now() + Number(process.env.BURN_MS || 10);
-    let x = 0;
-    while (Date.now() < until) x++;
-    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ x }));
-  });
-});
-server.listen(Number(process.env.PORT), process.env.HOST || '127.0.0.1');
-process.on('SIGTERM', () => server.close(() => process.exit(0)));
-`;
-
-const NS = 'openfaas-fn';
 /** The controller under test: the platform's default unless named (another only to compare). */
 const CONTROLLER = process.env.MLFAAS_CLUSTER_CONTROLLER || DEFAULT_CLUSTER_CONTROLLER;
 /** CPU each request burns, ms (10: cheap; MLFAAS_TEST_BURN_MS=100 makes it what the seeded profile says, to compare controllers). */
@@ -92,28 +75,15 @@ describe('fixed-cluster mode live: three functions over two cores', () => {
   const log: string[] = [];
 
   const events = async (fn: string) => ((await (await p.get(`/system/scaling-events?function=${fn}&limit=1000`)).json()) as ScalingEvent[]).reverse();
-  /** Σ replicas × quota of a function as the provider lists it (draining replicas left out). */
+  /** Σ replicas × quota in cores of a function as the provider lists it (draining left out; coreQuotaOf: the provider gives fractions of each core). */
   const cores = async (fn: string) =>
-    (await p.gw.provider.endpoints({ name: fn, namespace: NS })).filter((r) => r.state !== 'draining').reduce((s, r) => s + r.quota, 0);
+    (await p.gw.provider.endpoints({ name: fn, namespace: NS })).filter((r) => r.state !== 'draining').reduce((s, r) => s + coreQuotaOf(r), 0);
 
   beforeAll(async () => {
     redis = await testRedis();
     p = await testGateway(redis.url, { MLFAAS_PROFILE_SECONDS: '0', MLFAAS_CLUSTER_CAPACITY: '2', MLFAAS_CLUSTER_CONTROLLER: CONTROLLER });
-    seedImage(p.images, 'test/burn:1', { 'server.js': BURN },
-      { language: 'node', kind: 'inference', mode: 'http', fprocess: 'node server.js', readiness: '/_/ready', health: '/_/health' });
-    for (const service of FNS) {
-      const dep = { service, image: 'test/burn:1', envVars: { BURN_MS }, labels: { 'com.openfaas.scale.min': '1', 'com.openfaas.scale.max': '3' },
-        annotations: { 'mlfaas.slo.latency_ms': '500', 'mlfaas.slo.percentile': '99' } };
-      expect((await p.json('POST', '/system/functions', dep)).status).toBe(202);
-      await p.gw.redis.set(profileKey({ name: service, namespace: NS }), JSON.stringify({
-        function: `${service}.${NS}`, version: 'seeded-by-test', measuredAt: new Date().toISOString(), device: 'cpu',
-        points: [1, 0.5, 0.25].map((quota) => ({ batch: 1, quota, smShare: 1, throughput: (1000 * quota) / 100, latencyMs: 100 / quota })),
-      }));
-    }
-    const ready = await eventually(async () => {
-      for (const fn of FNS) if (((await p.gw.provider.get({ name: fn, namespace: NS }))?.availableReplicas ?? 0) < 1) return false;
-      return true;
-    }, 45000, 200);
+    await deployBurnFunctions(p, { image: 'test/burn:1', fns: FNS, maxScale: 3, burnMs: BURN_MS, sloMs: 500, seedProfile: true });
+    const ready = await allAvailable(p, FNS);
     expect(ready).toBe(true);
     autoscaler = await startAutoscaler(p.cfg, p.gw.redis, p.gw.provider);
   }, 60000);
